@@ -1,0 +1,3 @@
+from gradfix.cli import main
+
+main()
