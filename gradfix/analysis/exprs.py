@@ -1,0 +1,272 @@
+"""Shared facts about expressions: source text, equality modulo layout,
+stop-gradient markers, and the alignment of two calls modulo `.detach()`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import List, Optional, Tuple
+
+import libcst as cst
+import libcst.matchers as m
+
+_EMPTY = cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """Source text of a node (without the leading/trailing layout of its owner)."""
+    return _EMPTY.code_for_node(node)
+
+
+@lru_cache(maxsize=4096)
+def _normalise(code: str) -> Optional[str]:
+    try:
+        return ast.dump(ast.parse("(" + code + "\n)", mode="eval"))
+    except SyntaxError:
+        return None
+
+
+def same_expr(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Structural equality, ignoring whitespace, comments and redundant parentheses."""
+    key = _normalise(code_of(a).strip())
+    return key is not None and key == _normalise(code_of(b).strip())
+
+
+def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(node, "lpar", None):
+        return node.with_changes(lpar=[], rpar=[])
+    return node
+
+
+def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`X` if `node` is `X.detach()` (the stop-gradient marker), else None."""
+    if (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "detach"
+    ):
+        return node.func.value
+    return None
+
+
+class _DetachFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        if detach_receiver(node) is not None:
+            self.found = True
+            return False
+        return True
+
+
+def contains_detach(node: cst.CSTNode) -> bool:
+    finder = _DetachFinder()
+    node.visit(finder)
+    return finder.found
+
+
+def is_literal(node: cst.BaseExpression) -> bool:
+    """Numbers, strings, None/True/False (and their negations): never tensors."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return is_literal(node.expression)
+    return False
+
+
+def access_path(node: cst.BaseExpression) -> Optional[Tuple[str, ...]]:
+    """`self.z` -> ("self", "z"); `feats[i]` -> ("feats", "[]"); else None."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Name):
+        return (node.value,)
+    if isinstance(node, cst.Attribute):
+        base = access_path(node.value)
+        return None if base is None else base + (node.attr.value,)
+    if isinstance(node, cst.Subscript):
+        base = access_path(node.value)
+        return None if base is None else base + ("[]",)
+    return None
+
+
+class _NameCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.paths: List[Tuple[str, ...]] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        path = access_path(node)
+        if path is not None:
+            self.paths.append(path)
+            return False
+        return True
+
+    def visit_Subscript(self, node: cst.Subscript) -> Optional[bool]:
+        path = access_path(node)
+        if path is not None:
+            self.paths.append(path)
+            # The index expressions are read too: `feats[i]` depends on `i`.
+            for element in node.slice:
+                element.visit(self)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> Optional[bool]:
+        self.paths.append((node.value,))
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+        return False
+
+
+def read_paths(node: cst.CSTNode) -> List[Tuple[str, ...]]:
+    """Every access path an expression reads (what a rebinding could change)."""
+    collector = _NameCollector()
+    node.visit(collector)
+    return collector.paths
+
+
+def paths_overlap(a: Tuple[str, ...], b: Tuple[str, ...]) -> bool:
+    """True when one path is a prefix of the other: storing to either changes both."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
+# --- aligning two calls modulo `.detach()` ---------------------------------
+
+DETACHED_IN_FIRST = "first"  # `x.detach()` in the first call, `x` in the second
+DETACHED_IN_SECOND = "second"
+DETACHED_IN_BOTH = "both"
+LIVE_IN_BOTH = "live"
+
+
+@dataclass(frozen=True)
+class Point:
+    """A maximal aligned piece of the two argument lists.
+
+    `first` is the node in the first call; `operand` the expression without
+    `.detach()`; `kind` says in which call(s) it is stop-gradiented.
+    """
+
+    first: cst.BaseExpression
+    operand: cst.BaseExpression
+    kind: str
+
+
+class Mismatch(Exception):
+    pass
+
+
+def _align(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> None:
+    r1, r2 = detach_receiver(n1), detach_receiver(n2)
+    if r1 is not None and r2 is not None:
+        if not same_expr(r1, r2):
+            raise Mismatch
+        out.append(Point(n1, r1, DETACHED_IN_BOTH))
+        return
+    if r1 is not None:
+        if contains_detach(n2) or not same_expr(r1, n2):
+            raise Mismatch
+        out.append(Point(n1, r1, DETACHED_IN_FIRST))
+        return
+    if r2 is not None:
+        if contains_detach(n1) or not same_expr(n1, r2):
+            raise Mismatch
+        out.append(Point(n1, n1, DETACHED_IN_SECOND))
+        return
+    if not contains_detach(n1) and not contains_detach(n2):
+        if not same_expr(n1, n2):
+            raise Mismatch
+        out.append(Point(n1, n1, LIVE_IN_BOTH))
+        return
+    # Both sides hold a stop-gradient somewhere inside: descend in step.
+    if type(n1) is not type(n2):
+        raise Mismatch
+    if isinstance(n1, cst.Call):
+        assert isinstance(n2, cst.Call)
+        if contains_detach(n1.func) or not same_expr(n1.func, n2.func):
+            raise Mismatch
+        align_args(n1.args, n2.args, out)
+    elif isinstance(n1, (cst.List, cst.Tuple, cst.Set)):
+        assert isinstance(n2, type(n1))
+        if len(n1.elements) != len(n2.elements):
+            raise Mismatch
+        for e1, e2 in zip(n1.elements, n2.elements):
+            if type(e1) is not type(e2):
+                raise Mismatch
+            _align(e1.value, e2.value, out)
+    elif isinstance(n1, cst.BinaryOperation):
+        assert isinstance(n2, cst.BinaryOperation)
+        if type(n1.operator) is not type(n2.operator):
+            raise Mismatch
+        _align(n1.left, n2.left, out)
+        _align(n1.right, n2.right, out)
+    elif isinstance(n1, cst.UnaryOperation):
+        assert isinstance(n2, cst.UnaryOperation)
+        if type(n1.operator) is not type(n2.operator):
+            raise Mismatch
+        _align(n1.expression, n2.expression, out)
+    elif isinstance(n1, cst.Attribute):
+        assert isinstance(n2, cst.Attribute)
+        if n1.attr.value != n2.attr.value:
+            raise Mismatch
+        _align(n1.value, n2.value, out)
+    elif isinstance(n1, cst.Subscript):
+        assert isinstance(n2, cst.Subscript)
+        if len(n1.slice) != len(n2.slice) or any(
+            contains_detach(s) or not _same_slice(s, t) for s, t in zip(n1.slice, n2.slice)
+        ):
+            raise Mismatch
+        _align(n1.value, n2.value, out)
+    else:
+        raise Mismatch
+
+
+def _same_slice(a: cst.SubscriptElement, b: cst.SubscriptElement) -> bool:
+    return _normalise("x[" + code_of(a) + "]") == _normalise("x[" + code_of(b) + "]")
+
+
+def align_args(
+    args1: Tuple[cst.Arg, ...], args2: Tuple[cst.Arg, ...], out: List[Point]
+) -> None:
+    if len(args1) != len(args2):
+        raise Mismatch
+    for a1, a2 in zip(args1, args2):
+        k1 = a1.keyword.value if a1.keyword else None
+        k2 = a2.keyword.value if a2.keyword else None
+        if k1 != k2 or a1.star != a2.star:
+            raise Mismatch
+        _align(a1.value, a2.value, out)
+
+
+def align_calls(
+    c1: cst.Call, c2_args: Tuple[cst.Arg, ...]
+) -> Optional[List[Point]]:
+    """Align the arguments of two calls of the same callee modulo `.detach()`.
+
+    Returns the aligned points in source order of the first call, or None when
+    the calls differ in anything but stop-gradient markers.
+    """
+    out: List[Point] = []
+    try:
+        align_args(c1.args, c2_args, out)
+    except Mismatch:
+        return None
+    return out
+
+
+def swap_first_two(args: Tuple[cst.Arg, ...]) -> Optional[Tuple[cst.Arg, ...]]:
+    """The arguments with the first two positional ones exchanged, for symmetric callees."""
+    positional = [a for a in args if a.keyword is None and not a.star]
+    if len(positional) != 2 or any(a.keyword is None and not a.star for a in args[2:]):
+        return None
+    first, second = args[0], args[1]
+    return (first.with_changes(value=second.value), second.with_changes(value=first.value)) + tuple(args[2:])
+
+
+def is_call_named(node: cst.CSTNode, attr: str) -> bool:
+    return isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name(attr)))

@@ -1,0 +1,102 @@
+"""``grad_scale``: the runtime op that gradfix-rewritten code imports.
+
+``grad_scale(x, scale)`` is the identity in the forward pass and multiplies
+the gradient flowing back through *this one use* of ``x`` by ``scale``.  It
+lets a rewrite merge ``a*f(x.detach(), y)`` and ``b*f(x, y.detach())`` into
+one pass, ``f(grad_scale(x, b), grad_scale(y, a))`` (DESIGN §1, §2).
+
+Why not a hook: ``x.register_hook(lambda g: -g)`` changes the gradient of
+*every* use of ``x`` (another loss term, a later backward, ``y`` computed
+from ``x``), accumulates on leaves across iterations and raises when ``x``
+does not require grad.  This op is a node in the graph between ``x`` and the
+one expression it wraps, so nothing else is touched.  It is a custom
+``torch.autograd.Function`` whose forward is ``x.view_as(x)``: value-exact
+(inf, NaN and -0.0 pass through untouched, same dtype, device and shape, no
+copy), unlike arithmetic tricks such as ``x.detach() + c*(x - x.detach())``
+that turn inf into NaN.  It works on leaves and non-leaves, under
+``torch.compile`` and under ``torch.func`` (``grad``, ``vmap``).
+
+Behaviour worth knowing:
+
+* ``x`` that is not a tensor (a number, None, a string) is returned
+  unchanged, because the static rewriter cannot always know an argument's
+  type.  A tensor that does not require grad comes back as a view of itself.
+* ``scale`` is a Python number or a one-element tensor; it is read as a
+  value when the forward runs (no gradient flows to it).  ``scale == 0``
+  gives ``x`` a gradient of zeros, not None, as the original two-pass code
+  would.
+* The result is a view of ``x``.  Modifying it in place while autograd
+  records raises torch's own ``RuntimeError`` ("Output 0 of _GradScale is a
+  view and is being modified inplace ... cloning the output"), instead of
+  silently computing wrong gradients; ``grad_scale(x, s).clone()`` first if
+  ``f`` mutates its input.  Without autograd recording, it aliases ``x``
+  exactly as ``x.detach()`` would.
+
+This module imports only torch, so projects can vendor it as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import torch
+
+__all__ = ["grad_scale"]
+
+Scale = Union[float, int, bool, torch.Tensor]
+
+
+class _GradScale(torch.autograd.Function):
+    # Forward and backward are plain torch ops, so torch.func can derive the
+    # batching rule itself.
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x: torch.Tensor, scale: Scale) -> torch.Tensor:
+        # A view, not a copy: value-exact and free, yet a new autograd node
+        # whose backward is ours.
+        return x.view_as(x)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
+        _, scale = inputs
+        if isinstance(scale, torch.Tensor):
+            # torch.func transforms need saved tensors to go through
+            # save_for_backward.
+            ctx.scale_is_tensor = True
+            ctx.save_for_backward(scale)
+        else:
+            ctx.scale_is_tensor = False
+            ctx.scale = scale
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+        scale = ctx.saved_tensors[0] if ctx.scale_is_tensor else ctx.scale
+        # `grad * 0` is a tensor of zeros, so a zero scale still gives x a
+        # gradient (None would differ from the original's zeros).
+        return grad * scale, None
+
+
+def grad_scale(x: Any, scale: Scale) -> Any:
+    """Return ``x`` unchanged in value; scale the gradient of this use by ``scale``.
+
+    ``x`` that is not a ``torch.Tensor`` is returned as is.
+    """
+    if not isinstance(x, torch.Tensor):
+        return x
+    if isinstance(scale, torch.Tensor):
+        if scale.numel() != 1:
+            raise ValueError(
+                f"grad_scale: scale must be a number or a one-element tensor, "
+                f"got a tensor of shape {tuple(scale.shape)}"
+            )
+        # Used as a value: no gradient to it, and a copy so that a later
+        # in-place change of the caller's tensor cannot alter (or, through
+        # the version counter, break) the backward.
+        scale = scale.detach().reshape(()).clone()
+    elif not isinstance(scale, (int, float)):
+        raise TypeError(
+            f"grad_scale: scale must be a number or a one-element tensor, "
+            f"got {type(scale).__name__}"
+        )
+    return _GradScale.apply(x, scale)

@@ -1,0 +1,163 @@
+"""Parse once, run the selected rules, collect findings, apply fixes.
+
+The engine is the one entry point shared by the CLI, the verification harness
+and the tests: `lint_bytes` takes a file's bytes and returns its findings and,
+on request, the fixed bytes. It never touches the filesystem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
+
+from gradfix.findings import Finding, is_suppressed, noqa_map
+
+# Fixes that conflict (touch the same statement) are applied over several
+# passes; a handful is plenty, and the bound guarantees termination.
+MAX_FIX_PASSES = 5
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)  # what `check` reports (after noqa)
+    fixed: Optional[bytes] = None  # new content when fixes were applied and changed something
+    applied: int = 0  # number of findings fixed
+    remaining: List[Finding] = field(default_factory=list)  # findings left after fixing
+    error: Optional[str] = None  # one-line message: "line:col: what" or "what"
+    suppressed: int = 0
+
+
+def prefilter(data: bytes, rules: Sequence[ModuleType]) -> List[ModuleType]:
+    """The rules whose required tokens all occur in the file: only these need a parse."""
+    return [r for r in rules if all(token in data for token in r.REQUIRED_TOKENS)]
+
+
+def lint_bytes(
+    data: bytes,
+    path: str,
+    rules: Sequence[ModuleType],
+    *,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    ignore_noqa: bool = False,
+) -> FileResult:
+    result = FileResult(path)
+    candidates = prefilter(data, rules)
+    if not candidates:
+        return result
+    parsed = _parse(data)
+    if isinstance(parsed, str):
+        result.error = parsed
+        return result
+    findings, module = _run(parsed, path, candidates)
+    findings, suppressed = _unsuppressed(findings, module.code, ignore_noqa)
+    result.findings = findings
+    result.suppressed = suppressed
+    if not fix:
+        result.remaining = list(findings)
+        return result
+
+    current = data
+    applied = 0
+    for _ in range(MAX_FIX_PASSES):
+        fixable = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
+        if not fixable:
+            break
+        new_module, count = apply_fixes(module, fixable)
+        if count == 0:
+            break
+        applied += count
+        current = new_module.bytes
+        reparsed = _parse(current)
+        if isinstance(reparsed, str):  # pragma: no cover - a bug in a rule's rewrite
+            result.error = f"internal error: the fixed code does not parse ({reparsed}); file left unchanged"
+            result.applied = 0
+            result.remaining = list(result.findings)
+            return result
+        findings, module = _run(reparsed, path, candidates)
+        findings, _ = _unsuppressed(findings, module.code, ignore_noqa)
+    result.applied = applied
+    result.remaining = findings
+    if current != data:
+        result.fixed = current
+    return result
+
+
+def _parse(data: bytes):
+    import libcst as cst
+
+    try:
+        return cst.parse_module(data)
+    except cst.ParserSyntaxError as exc:
+        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
+        return f"{exc.raw_line}:{exc.raw_column + 1}: SyntaxError: {message}"
+    except (UnicodeDecodeError, LookupError) as exc:
+        return f"1:1: cannot decode the file: {exc}"
+    except (ValueError, RecursionError) as exc:  # NUL bytes, absurd nesting
+        return f"1:1: cannot parse the file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
+def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tuple[List[Finding], int]:
+    findings = sorted(findings, key=Finding.sort_key)
+    if ignore_noqa or "noqa" not in source:
+        return findings, 0
+    noqa = noqa_map(source)
+    kept = [f for f in findings if not is_suppressed(f, noqa)]
+    return kept, len(findings) - len(kept)
+
+
+def _run(module, path: str, rules: Sequence[ModuleType]):
+    from libcst.metadata import MetadataWrapper
+
+    from gradfix.rules import RuleContext
+
+    wrapper = MetadataWrapper(module)
+    ctx = RuleContext(path=path, grad_scale_name=_grad_scale_name(wrapper.module))
+    findings: List[Finding] = []
+    for rule in rules:
+        visitor = rule.Visitor(ctx)
+        wrapper.visit(visitor)
+        findings.extend(visitor.findings)
+    return findings, wrapper.module
+
+
+def _grad_scale_name(module) -> str:
+    """`grad_scale`, unless the file already uses that name for something else."""
+    import libcst as cst
+
+    names: Set[str] = set()
+    ours = False
+
+    class Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+            nonlocal ours
+            from gradfix.rewrite import dotted
+
+            source = dotted(node.module) if node.module else ""
+            if source == "gradfix.autograd" and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    if alias.name.value == "grad_scale" and alias.asname is None:
+                        ours = True
+                        return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    module.visit(Collect())
+    if ours or "grad_scale" not in names:
+        return "grad_scale"
+    candidate, n = "gradfix_grad_scale", 1
+    while candidate in names:
+        n += 1
+        candidate = f"gradfix_grad_scale_{n}"
+    return candidate
+
+
+def apply_fixes(module, findings: Iterable[Finding]):
+    """Apply the fixes whose statements do not overlap an earlier one's; return (module, count)."""
+    from gradfix.rewrite import apply_fixes as apply
+
+    return apply(module, findings)

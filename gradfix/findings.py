@@ -1,0 +1,99 @@
+"""Findings, fixes and suppression comments.
+
+A rule reports a `Finding`; where it can rewrite the code it attaches a `Fix`.
+A fix is a set of statement replacements keyed by the *original* libcst
+statement nodes (identity, not equality), so the engine can apply the fixes of
+several findings in one tree transformation and detect overlaps.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # libcst is imported only when a file is parsed
+    import libcst as cst
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rewrite of one finding.
+
+    `replacements` maps each original statement to the statements that take its
+    place (an empty sequence deletes it). `safe` is True only when the rewrite
+    is proven exact; otherwise `unsafe_reason` names the unproven condition.
+    """
+
+    safe: bool
+    replacements: "Mapping[cst.CSTNode, Sequence[cst.BaseStatement]]"
+    description: str
+    unsafe_reason: str = ""
+    # Names the rewritten code needs imported: (module, name, alias).
+    imports: Tuple[Tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int  # 1-based
+    col: int  # 1-based
+    code: str
+    message: str
+    fix: Optional[Fix] = field(default=None, compare=False)
+    end_line: int = 0
+    end_col: int = 0
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.safe
+
+    def sort_key(self) -> Tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.code)
+
+
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
+
+# Per line: None means a blanket `# noqa`, otherwise the set of codes.
+NoqaMap = Dict[int, Optional[FrozenSet[str]]]
+
+
+def noqa_map(source: str) -> NoqaMap:
+    """Map line numbers to the codes a `# noqa` comment on that line suppresses.
+
+    Comments are found with the tokenizer so that `# noqa` inside a string is
+    not mistaken for a suppression.
+    """
+    result: NoqaMap = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return result
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        match = _NOQA.search(tok.string)
+        if not match:
+            continue
+        codes = match.group("codes")
+        line = tok.start[0]
+        if codes is None:
+            result[line] = None
+        else:
+            previous = result.get(line, frozenset())
+            if previous is None:
+                continue
+            parsed = frozenset(c.strip().upper() for c in codes.split(","))
+            result[line] = previous | parsed
+    return result
+
+
+def is_suppressed(finding: Finding, noqa: NoqaMap) -> bool:
+    if finding.line not in noqa:
+        return False
+    codes = noqa[finding.line]
+    return codes is None or finding.code in codes

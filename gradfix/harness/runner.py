@@ -1,0 +1,493 @@
+"""Execute an original and a rewritten snippet, compare their state, time them.
+
+Snippet protocol
+----------------
+A snippet is a Python source file.  It runs in a fresh namespace holding
+``__name__ = "__gradfix_snippet__"``, ``__file__`` (the snippet's path) and
+``DEVICE`` (a ``torch.device``), after ``torch.manual_seed(seed)`` (and
+``torch.cuda.manual_seed_all(seed)`` on CUDA), with grad mode on, float32 as
+the default dtype and the chosen device as torch's default device, so
+``torch.randn(...)`` lands on it without the snippet saying so (the previous
+defaults are restored afterwards).  Module-level code is setup.  If it
+defines a callable ``step``, ``step()`` is called once: that is the training
+step compared, and timing calls ``step()`` again and again, so ``step`` must
+be re-runnable (build the graph inside it).  Without ``step``, executing the
+module is the step, and timing re-executes the whole module.  The snippet's
+printed output is discarded.  Afterwards the state is collected from the
+namespace: every reachable tensor (its value, and its ``.grad`` for leaves
+that require grad: None and a tensor of zeros differ), every ``nn.Module``'s
+parameters (value and grad) and buffers, and Python numbers, following
+lists, tuples, dicts and plain objects' attributes (a trainer's ``self.net``,
+``self.history``) to a limited depth; modules, functions, classes,
+optimizers, ``DEVICE`` and dunder names are skipped.  Keys are paths such as
+``trainer.net.0.weight.grad`` or ``history[3]``.  Every key of the original
+must exist in the rewritten state with an equal value, within a tolerance
+tied to the dtype (float64: rtol 1e-10, atol 1e-12; float32 and Python
+floats: rtol 1e-5, atol 1e-6; float16/bfloat16: rtol 2e-2, atol 1e-3;
+integers and bools exact; NaN positions must agree); names only the
+rewrite introduced are ignored.  Because module-level names are part of the
+state, a temporary that the rewrite drops (``l2 = ...``) must stay local to
+``step()`` or it is reported as missing.  Timing runs each side in its own
+fresh namespace, interleaving original and rewritten calls after a warm-up,
+and reports the median of ``repeat`` calls each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import math
+import statistics
+import sys
+import time
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import torch
+
+from gradfix.harness.compare import Row, collect_state, compare_states
+
+__all__ = [
+    "DeviceUnavailable",
+    "SnippetError",
+    "PairReport",
+    "resolve_device",
+    "run_snippet",
+    "verify_pair",
+    "format_report",
+]
+
+SNIPPET_MODULE = "__gradfix_snippet__"
+WARMUP = 2
+
+
+class DeviceUnavailable(RuntimeError):
+    """The requested device cannot be used here (e.g. CUDA without a GPU)."""
+
+
+class SnippetError(Exception):
+    """An exception raised while executing a snippet, with where it happened.
+
+    ``side`` is "original" or "rewritten" (None from :func:`run_snippet`),
+    ``phase`` is "setup" (module code), "step" (the ``step()`` call) or
+    "timing", ``lineno`` the snippet line from the traceback (or None).
+    """
+
+    def __init__(
+        self,
+        exc_type: str,
+        message: str,
+        *,
+        filename: str,
+        lineno: Optional[int],
+        line: str = "",
+        phase: str = "setup",
+        side: Optional[str] = None,
+    ) -> None:
+        self.exc_type = exc_type
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.line = line
+        self.phase = phase
+        self.side = side
+        super().__init__(exc_type, message)
+
+    def __str__(self) -> str:
+        where = self.filename if self.lineno is None else f"{self.filename}, line {self.lineno}"
+        if self.line:
+            where += f": {self.line}"
+        prefix = f"{self.side} " if self.side else ""
+        text = f"{self.exc_type}: {self.message}" if self.message else self.exc_type
+        return f"{prefix}{self.phase} failed: {text} ({where})"
+
+
+@dataclass
+class PairReport:
+    """Outcome of :func:`verify_pair`.
+
+    ``ok`` is True when both snippets ran and every row matched.  ``error``
+    describes a snippet failure (``error_side`` / ``error_line`` locate it)
+    or a protocol problem.  Timing fields are None when not measured;
+    ``timing_error`` says why when timing itself failed.
+    """
+
+    filename: str
+    device: str
+    rows: List[Row] = field(default_factory=list)
+    ok: bool = False
+    error: Optional[str] = None
+    timed_step: bool = False
+    orig_ms: Optional[float] = None
+    new_ms: Optional[float] = None
+    speedup: Optional[float] = None
+    repeat: int = 0
+    error_side: Optional[str] = None
+    error_line: Optional[int] = None
+    timing_error: Optional[str] = None
+
+
+# ------------------------------------------------------------------ devices
+
+
+def resolve_device(name: str) -> str:
+    """Map "cpu", "cuda", "cuda:N" or "auto" to a usable device string.
+
+    Raises :class:`DeviceUnavailable` for CUDA where there is none, and
+    ``ValueError`` for a name it does not know.
+    """
+    n = name.strip().lower()
+    if n == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if n == "cpu":
+        return "cpu"
+    if n == "cuda" or n.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            built = (
+                "built without CUDA"
+                if torch.version.cuda is None
+                else f"built with CUDA {torch.version.cuda}, but no usable GPU or driver"
+            )
+            raise DeviceUnavailable(
+                f"CUDA was requested but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}, {built})"
+            )
+        if n != "cuda":
+            index = n.split(":", 1)[1]
+            if not index.isdigit() or int(index) >= torch.cuda.device_count():
+                raise DeviceUnavailable(
+                    f"{name!r} was requested but only {torch.cuda.device_count()} CUDA device(s) exist"
+                )
+        return n
+    raise ValueError(f"unknown device {name!r}: expected 'cpu', 'cuda', 'cuda:N' or 'auto'")
+
+
+def _is_cuda(device: str) -> bool:
+    return torch.device(device).type == "cuda"
+
+
+def _set_default_device(device: torch.device) -> None:
+    # CPU is torch's built-in default; installing a device mode for it would
+    # only add a per-call cost to every torch function and skew timings.
+    torch.set_default_device(None if device.type == "cpu" else device)
+
+
+@contextlib.contextmanager
+def _torch_defaults(device: str) -> Iterator[None]:
+    """Make ``device`` the default for the block; restore torch's globals after."""
+    prev_device = torch.get_default_device()
+    prev_dtype = torch.get_default_dtype()
+    prev_grad = torch.is_grad_enabled()
+    _set_default_device(torch.device(device))
+    try:
+        yield
+    finally:
+        _set_default_device(prev_device)
+        torch.set_default_dtype(prev_dtype)
+        torch.set_grad_enabled(prev_grad)
+
+
+# ---------------------------------------------------------------- execution
+
+
+@dataclass
+class _Loaded:
+    namespace: Dict[str, Any]
+    step: Optional[Callable[[], Any]]
+    # What the snippet's setup left as torch's defaults, re-applied before
+    # each step() call (the other side may have changed them meanwhile).
+    dtype: torch.dtype
+    grad_enabled: bool
+
+    def enter(self) -> None:
+        torch.set_default_dtype(self.dtype)
+        torch.set_grad_enabled(self.grad_enabled)
+
+
+def _error_from(exc: BaseException, code_filename: str, source: str, phase: str) -> SnippetError:
+    lineno: Optional[int] = None
+    if isinstance(exc, SyntaxError) and exc.filename == code_filename:
+        lineno = exc.lineno
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == code_filename:
+            lineno = frame.lineno
+    line = ""
+    if lineno is not None:
+        lines = source.splitlines()
+        if 1 <= lineno <= len(lines):
+            line = lines[lineno - 1].strip()
+    message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    return SnippetError(
+        type(exc).__name__, message, filename=code_filename, lineno=lineno, line=line, phase=phase
+    )
+
+
+@contextlib.contextmanager
+def _captured(source: str, filename: str, phase: str) -> Iterator[None]:
+    """Turn any exception from snippet code into a SnippetError; hide its prints."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    except (Exception, SystemExit) as exc:  # SystemExit: a snippet calling sys.exit()
+        raise _error_from(exc, filename, source, phase) from exc
+
+
+@contextlib.contextmanager
+def _registered(module: types.ModuleType) -> Iterator[None]:
+    # In sys.modules while its code runs, so that dataclasses, typing and
+    # pickle can find the snippet's module by name.
+    previous = sys.modules.get(SNIPPET_MODULE)
+    sys.modules[SNIPPET_MODULE] = module
+    try:
+        yield
+    finally:
+        if previous is None:
+            sys.modules.pop(SNIPPET_MODULE, None)
+        else:
+            sys.modules[SNIPPET_MODULE] = previous
+
+
+def _new_namespace(filename: str, device: str) -> types.ModuleType:
+    module = types.ModuleType(SNIPPET_MODULE)
+    module.__dict__.update(__file__=filename, DEVICE=torch.device(device))
+    return module
+
+
+def _compile(source: str, filename: str) -> types.CodeType:
+    with _captured(source, filename, "setup"):
+        return compile(source, filename, "exec", dont_inherit=True)
+
+
+def _seed(seed: int, device: str) -> None:
+    torch.manual_seed(seed)
+    if _is_cuda(device):
+        torch.cuda.manual_seed_all(seed)
+
+
+def _load(code: types.CodeType, source: str, filename: str, device: str, seed: int) -> _Loaded:
+    """Execute the module-level code in a fresh namespace (inside _torch_defaults)."""
+    _seed(seed, device)
+    module = _new_namespace(filename, device)
+    namespace = module.__dict__
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    with _captured(source, filename, "setup"), _registered(module):
+        exec(code, namespace)
+    step = namespace.get("step")
+    return _Loaded(
+        namespace,
+        step if callable(step) else None,
+        torch.get_default_dtype(),
+        torch.is_grad_enabled(),
+    )
+
+
+def _run(source: str, filename: str, device: str, seed: int) -> tuple:
+    code = _compile(source, filename)
+    with _torch_defaults(device):
+        loaded = _load(code, source, filename, device, seed)
+        if loaded.step is not None:
+            with _captured(source, filename, "step"):
+                loaded.step()
+        try:
+            state = collect_state(loaded.namespace)
+        except Exception as exc:  # an object the walk could not read
+            raise SnippetError(
+                type(exc).__name__, str(exc), filename=filename, lineno=None, phase="state collection"
+            ) from exc
+    return state, loaded.step is not None
+
+
+def run_snippet(source: str, *, filename: str, device: str = "cpu", seed: int = 0) -> Dict[str, object]:
+    """Execute one snippet per the protocol and return its collected state.
+
+    Raises :class:`SnippetError` when the snippet raises (or does not compile).
+    """
+    state, _ = _run(source, filename, resolve_device(device), seed)
+    return state
+
+
+# ------------------------------------------------------------------- timing
+
+
+def _time_pair(
+    original: str, rewritten: str, filename: str, device: str, seed: int, repeat: int
+) -> tuple:
+    """Median ms per call for each side, and whether step() was what was timed."""
+    cuda = _is_cuda(device)
+    sides = []
+    with _torch_defaults(device):
+        for side, source in (("original", original), ("rewritten", rewritten)):
+            code = _compile(source, filename)
+            try:
+                loaded = _load(code, source, filename, device, seed)
+            except SnippetError as e:
+                e.side, e.phase = side, "timing"
+                raise
+            sides.append((side, source, code, loaded))
+        timed_step = all(s[3].step is not None for s in sides)
+
+        def call(side: str, source: str, code: types.CodeType, loaded: _Loaded) -> float:
+            try:
+                if timed_step:
+                    loaded.enter()
+                    fn: Callable[[], Any] = loaded.step  # type: ignore[assignment]
+                else:
+                    _seed(seed, device)
+                    module = _new_namespace(filename, device)
+                    torch.set_default_dtype(torch.float32)
+                    torch.set_grad_enabled(True)
+
+                    def fn() -> None:
+                        with _registered(module):
+                            exec(code, module.__dict__)
+                with _captured(source, filename, "timing"):
+                    if cuda:
+                        torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    fn()
+                    if cuda:
+                        torch.cuda.synchronize()
+                    return (time.perf_counter() - start) * 1e3
+            except SnippetError as e:
+                e.side = side
+                raise
+
+        for _ in range(WARMUP):
+            for s in sides:
+                call(*s)
+        gc.collect()
+        times: List[List[float]] = [[], []]
+        for _ in range(repeat):
+            for i, s in enumerate(sides):
+                times[i].append(call(*s))
+    return statistics.median(times[0]), statistics.median(times[1]), timed_step
+
+
+# ------------------------------------------------------------------- verify
+
+
+def verify_pair(
+    original: str,
+    rewritten: str,
+    *,
+    filename: str,
+    device: str = "cpu",
+    repeat: int = 20,
+    seed: int = 0,
+) -> PairReport:
+    """Run both snippets with the same seed, compare their state, and time them.
+
+    Snippet failures are reported in the result, never raised; an
+    unavailable device raises :class:`DeviceUnavailable`.
+    """
+    device = resolve_device(device)
+    report = PairReport(filename=filename, device=device, repeat=repeat)
+    states = []
+    has_step = []
+    for side, source in (("original", original), ("rewritten", rewritten)):
+        try:
+            state, stepped = _run(source, filename, device, seed)
+        except SnippetError as e:
+            e.side = side
+            report.error, report.error_side, report.error_line = str(e), side, e.lineno
+            return report
+        states.append(state)
+        has_step.append(stepped)
+    if has_step[0] != has_step[1]:
+        which = "original" if has_step[0] else "rewritten"
+        other = "rewritten" if has_step[0] else "original"
+        report.error = f"the {which} snippet defines step() but the {other} does not"
+        return report
+    report.timed_step = has_step[0]
+    if not states[0]:
+        report.error = (
+            "nothing to compare: the original leaves no tensors, modules or numbers "
+            "in its namespace"
+        )
+        return report
+    report.rows = compare_states(states[0], states[1])
+    report.ok = all(r.ok for r in report.rows)
+    if repeat > 0:
+        try:
+            orig_ms, new_ms, report.timed_step = _time_pair(
+                original, rewritten, filename, device, seed, repeat
+            )
+        except SnippetError as e:
+            report.timing_error = str(e)
+        else:
+            report.orig_ms, report.new_ms = orig_ms, new_ms
+            report.speedup = orig_ms / new_ms if new_ms > 0 else None
+    return report
+
+
+# ------------------------------------------------------------------- report
+
+
+def _num(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{x:.1e}"
+
+
+def _row_line(r: Row) -> str:
+    status = "ok      " if r.ok else "MISMATCH"
+    line = f"  {status} {r.key}: max abs {_num(r.max_abs)}, max rel {_num(r.max_rel)}"
+    if r.note and not r.ok:
+        line += f" ({r.note})"
+    return line
+
+
+def _count(rows: List[Row]) -> str:
+    tensors = sum(1 for r in rows if r.kind == "tensor")
+    numbers = len(rows) - tensors
+    text = f"{tensors} tensor{'s' if tensors != 1 else ''}"
+    if numbers:
+        text += f" and {numbers} number{'s' if numbers != 1 else ''}"
+    return text
+
+
+def _worst(rows: List[Row], attr: str) -> Optional[float]:
+    values = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
+    return max(values, default=None)
+
+
+def format_report(report: PairReport, *, verbose: bool = False) -> str:
+    """Plain-text report: rows, a verdict line and, when timed, a time line."""
+    lines = [f"{report.filename} ({report.device})"]
+    if report.error is not None:
+        lines.append(f"ERROR: {report.error}")
+        return "\n".join(lines)
+    bad = [r for r in report.rows if not r.ok]
+    lines.extend(_row_line(r) for r in (report.rows if verbose else bad))
+    max_abs, max_rel = _worst(report.rows, "max_abs"), _worst(report.rows, "max_rel")
+    if not bad:
+        lines.append(
+            f"OK: {_count(report.rows)} match (max abs {_num(max_abs)}, max rel {_num(max_rel)})"
+        )
+    else:
+        # A missing or incomparable entry (no error figure) ranks worst, NaN next.
+        worst = max(
+            bad,
+            key=lambda r: (
+                r.max_abs is None,
+                math.inf if r.max_abs is None or math.isnan(r.max_abs) else r.max_abs,
+            ),
+        )
+        lines.append(
+            f"MISMATCH: {len(bad)} of {len(report.rows)} differ "
+            f"(worst {worst.key}: max abs {_num(worst.max_abs)}, max rel {_num(worst.max_rel)}"
+            + (f", {worst.note}" if worst.note else "")
+            + ")"
+        )
+    if report.timing_error is not None:
+        lines.append(f"time: not measured: {report.timing_error}")
+    elif report.orig_ms is not None and report.new_ms is not None:
+        speed = f"{report.speedup:.2f}x" if report.speedup is not None else "n/a"
+        what = "" if report.timed_step else ", whole module re-executed: no step()"
+        lines.append(
+            f"time: original {report.orig_ms:.2f} ms, rewritten {report.new_ms:.2f} ms, "
+            f"speedup {speed} (median of {report.repeat}, {report.device}{what})"
+        )
+    return "\n".join(lines)

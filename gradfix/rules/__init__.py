@@ -1,0 +1,66 @@
+"""The rule registry.
+
+Each rule is one module exposing: CODE, NAME, SUMMARY, DEFAULT (in the default
+selection), FIXABLE ("always"/"sometimes"/"never"), REQUIRED_TOKENS (byte
+strings that must all occur in a file for the rule to possibly match: the
+prefilter that lets gradfix skip parsing most files), and `Visitor`, a libcst
+metadata-dependent visitor constructed with a `RuleContext` that collects
+`findings`. Its docstring is the rule's documentation (`gradfix rule CODE`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Iterable, List, Optional, Sequence
+
+from gradfix.rules import gf001_detached_double_backward
+
+ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward,)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    path: str
+    # The name the rewritten code calls the gradient-scaling op by, chosen per
+    # file so it never clashes with a name the file already uses.
+    grad_scale_name: str
+    grad_scale_module: str = "gradfix.autograd"
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def by_code(code: str) -> Optional[ModuleType]:
+    for rule in ALL_RULES:
+        if rule.CODE == code.upper():
+            return rule
+    return None
+
+
+def select(select: Optional[Iterable[str]] = None, ignore: Iterable[str] = ()) -> List[ModuleType]:
+    """Rules chosen by ruff's semantics: exact codes, prefixes (`GF`, `GF0`) and `ALL`.
+
+    With no `select`, the rules marked DEFAULT are chosen.
+    """
+
+    def matching(selector: str) -> List[ModuleType]:
+        selector = selector.strip().upper()
+        if selector == "ALL":
+            return list(ALL_RULES)
+        found = [r for r in ALL_RULES if r.CODE.startswith(selector)]
+        if not found:
+            raise SelectionError(f"unknown rule selector `{selector}`")
+        return found
+
+    if select is None:
+        chosen = [r for r in ALL_RULES if r.DEFAULT]
+    else:
+        chosen = []
+        for selector in select:
+            for rule in matching(selector):
+                if rule not in chosen:
+                    chosen.append(rule)
+    ignored = {r.CODE for selector in ignore for r in matching(selector)}
+    return [r for r in chosen if r.CODE not in ignored]

@@ -1,0 +1,570 @@
+"""GF001 detached-double-backward: the same function evaluated twice with complementary `.detach()`, both backpropagated.
+
+## What it does
+Finds, inside one straight-line block (a module, function, loop or branch
+body), two losses that evaluate the same callee on the same arguments, each
+with a different operand stop-gradiented by `.detach()`, where both losses are
+backpropagated and the first `backward` keeps the graph:
+
+    l1 = F.mse_loss(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -1 * F.mse_loss(x, y.detach())
+    l2.backward()
+
+Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
+`f(...).backward(...)`, and `scaler.scale(loss).backward(...)` with the same
+scaler; coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
+numbers, names or attributes; operands that are names, attributes or
+subscripts, with the `.detach()` anywhere inside an argument
+(`torch.cat([x.detach(), y], 1)`), keyword arguments included; swapped
+arguments for callees that are symmetric in value and gradient (`mse_loss`,
+`l1_loss`, `smooth_l1_loss`, `huber_loss` and their modules).
+
+## Why it is costly
+Both evaluations compute the same value. Running `f` twice costs two forwards,
+two backwards and a retained graph, where one of each gives the same gradients:
+the operand detached in the first loss receives its gradient only from the
+second, and the other way round. For an `f` that dominates the step that is
+up to 2x faster and holds half the activations.
+
+## Example and rewrite
+    from gradfix.autograd import grad_scale
+
+    l1 = F.mse_loss(grad_scale(x, -1.0), y)
+    l1.backward()
+
+In general, with losses `a * f(x.detach(), y)` and `b * f(x, y.detach())`, the
+rewrite is `f(grad_scale(x, b), grad_scale(y, a))` backpropagated once with the
+second call's keyword arguments; an operand live in both calls gets `a + b` (0
+gives zeros, not None); a factor of 1 needs no op. `grad_scale` is an identity
+in the forward that scales only this one use's gradient, never a hook on `x`
+itself (a hook would flip every other use of `x`). Loss values read later
+(logging, `.item()`) are rebuilt as detached values of the one result.
+
+## Not reported (DESIGN §1, E3, E7)
+When anything between the two passes steps an optimizer, zeroes, reads or
+clips gradients, runs another backward, modifies an operand in place, rebinds
+an operand, the callee or a coefficient, changes grad mode, or can skip the
+second loss (`return`, `break`, `continue`, `raise`); when the first backward
+does not retain the graph; when either backward passes `gradient`, `inputs` or
+`create_graph`; when the callee draws random numbers (dropout): the two
+evaluations are then different computations.
+
+## Fix safety
+Safe only when proven exact: the callee is parameter-free and deterministic
+(allowlisted `torch`/`torch.nn.functional` functions, loss modules built in
+the same file, lambdas and functions of the same file that use only those),
+every call inside the arguments is such a function, the coefficients are
+numeric literals or names bound once to numbers, and only calls known to be
+harmless stand between the passes. Otherwise the fix is unsafe and the
+message names the unproven condition: a callee that owns trainable parameters
+gets (a+b)·∂f/∂θ in the original (exactly 0 in the seed) but ∂f/∂θ after the
+rewrite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.exprs import (
+    DETACHED_IN_BOTH,
+    DETACHED_IN_FIRST,
+    DETACHED_IN_SECOND,
+    LIVE_IN_BOTH,
+    Point,
+    align_calls,
+    code_of,
+    contains_detach,
+    detach_receiver,
+    is_literal,
+    read_paths,
+    same_expr,
+    strip_parens,
+    swap_first_two,
+)
+from gradfix.analysis.linear import Coef, parse_coef, split_linear
+from gradfix.analysis.purity import (
+    MODULE,
+    PURE,
+    PURE_TENSOR_METHODS,
+    RANDOM,
+    CalleeClassifier,
+)
+from gradfix.findings import Finding, Fix
+
+CODE = "GF001"
+NAME = "detached-double-backward"
+SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
+DEFAULT = True
+FIXABLE = "sometimes"
+REQUIRED_TOKENS = (b".detach(", b".backward(")
+
+_FORBIDDEN_BACKWARD_KWARGS = ("gradient", "inputs", "create_graph")
+
+
+@dataclass
+class _Site:
+    """One `backward` call and the loss it backpropagates."""
+
+    index: int  # position of the backward statement in the block
+    statement: cst.SimpleStatementLine
+    receiver: cst.BaseExpression  # the loss expression or name the backward is called on
+    scaler: Optional[cst.BaseExpression]
+    retains_graph: bool
+    def_index: Optional[int]  # the `name = ...` statement, or None when inline
+    target: Optional[cst.Name]
+    expr: cst.BaseExpression  # the loss expression
+    coef: Coef
+    call: cst.Call
+
+
+def _backward_call(statement: cst.BaseStatement) -> Optional[cst.Call]:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
+        return call
+    return None
+
+
+def _single_assign(statement: cst.BaseStatement) -> Optional[cst.Assign]:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return small
+    return None
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+class Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+        self._module: Optional[cst.Module] = None
+        self._taken_names: Set[str] = set()
+        self._constants: Dict[str, Optional[Fraction]] = {}
+
+    # -- blocks ------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+        collector = _Names()
+        node.visit(collector)
+        self._taken_names = collector.names
+        self._constants = _module_constants(node)
+        self._block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block(node.body)
+
+    # -- finding the backward sites ----------------------------------------------------
+    def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
+        statement = block[index]
+        call = _backward_call(statement)
+        if call is None:
+            return None
+        retains = False
+        for arg in call.args:
+            if arg.keyword is None or arg.star:
+                return None  # a positional `gradient` or **kwargs we cannot see through
+            key = arg.keyword.value
+            if key in _FORBIDDEN_BACKWARD_KWARGS:
+                return None  # DESIGN E7: not a plain first-order backward
+            if key == "retain_graph":
+                retains = _is_true(arg.value)
+            else:
+                return None
+        receiver = call.func.value  # type: ignore[attr-defined]
+        scaler = None
+        loss = strip_parens(receiver)  # for type checks only: children keep their identity
+        if (
+            isinstance(loss, cst.Call)
+            and isinstance(loss.func, cst.Attribute)
+            and loss.func.attr.value == "scale"
+            and len(loss.args) == 1
+            and loss.args[0].keyword is None
+            and not loss.args[0].star
+        ):
+            scaler = loss.func.value
+            receiver = loss.args[0].value
+            loss = strip_parens(receiver)
+        def_index: Optional[int] = None
+        target: Optional[cst.Name] = None
+        expr: cst.BaseExpression = receiver
+        if isinstance(loss, cst.Name):
+            found = self._definition(block, index, loss.value)
+            if found is None:
+                return None
+            def_index, assign = found
+            target = assign.targets[0].target  # type: ignore[assignment]
+            expr = assign.value
+        parsed = split_linear(expr)
+        if parsed is None or not contains_detach(parsed[1]):
+            return None
+        coef, loss_call = parsed
+        return _Site(index, statement, receiver, scaler, retains, def_index, target, expr, coef, loss_call)
+
+    def _definition(
+        self, block: Sequence[cst.BaseStatement], index: int, name: str
+    ) -> Optional[Tuple[int, cst.Assign]]:
+        """The nearest `name = ...` above `index` in the block, if nothing else binds `name` between."""
+        for j in range(index - 1, -1, -1):
+            assign = _single_assign(block[j])
+            if assign is not None and isinstance(assign.targets[0].target, cst.Name):
+                if assign.targets[0].target.value == name:
+                    return j, assign
+            if stores_into_name(block[j], name):
+                return None
+        return None
+
+    # -- pairing --------------------------------------------------------------------
+    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+        sites = [s for s in (self._site(block, i) for i in range(len(block))) if s is not None]
+        used: Set[int] = set()
+        for i, first in enumerate(sites):
+            if first.index in used or not first.retains_graph:
+                continue
+            for second in sites[i + 1 :]:
+                if second.index in used:
+                    continue
+                finding = self._pair(block, first, second)
+                if finding is not None:
+                    self.findings.append(finding)
+                    used.update((first.index, second.index))
+                    break
+
+    def _pair(self, block: Sequence[cst.BaseStatement], first: _Site, second: _Site) -> Optional[Finding]:
+        c1, c2 = first.call, second.call
+        if (first.scaler is None) != (second.scaler is None):
+            return None
+        if first.scaler is not None and not same_expr(first.scaler, second.scaler):  # type: ignore[arg-type]
+            return None
+        if first.def_index is not None and first.def_index == second.def_index:
+            return None
+        if not same_expr(c1.func, c2.func) or contains_detach(c1.func):
+            return None
+        callee = self.classifier.classify(c1.func)
+        if callee.kind == RANDOM:
+            return None  # DESIGN E1: two draws are two different computations
+        points = align_calls(c1, c2.args)
+        swapped = False
+        if points is None and callee.kind == PURE and callee.symmetric:
+            swapped_args = swap_first_two(c2.args)
+            if swapped_args is not None:
+                points = align_calls(c1, swapped_args)
+                swapped = points is not None
+        if points is None:
+            return None
+        kinds = {p.kind for p in points}
+        if DETACHED_IN_FIRST not in kinds or DETACHED_IN_SECOND not in kinds:
+            return None
+
+        # What the two passes read: operands, callee, coefficients, scaler.
+        watched = read_paths(first.expr) + read_paths(second.expr) + read_paths(c1.func)
+        if first.scaler is not None:
+            watched += read_paths(first.scaler)
+        for site in (first, second):
+            if site.def_index is not None and stores_into(block[site.def_index], watched):
+                return None
+        involved = {first.index, second.index, first.def_index, second.def_index}
+        starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
+        between = [block[k] for k in range(min(starts), second.index) if k not in involved]
+        verdict = scan_between(between, watched)
+        if verdict.barrier is not None:
+            return None
+
+        # Fix safety: everything that is not proven goes into the reason.
+        reasons: List[str] = []
+        if callee.kind != PURE:
+            if callee.kind == MODULE:
+                reasons.append(f"{callee.reason}: they receive (a+b)·∂f/∂θ{self._ab_note(first, second)} in the original but ∂f/∂θ after the rewrite")
+            else:
+                reasons.append(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{self._ab_note(first, second)} in the original but ∂f/∂θ after the rewrite")
+        argument_issue = self._argument_calls(c1)
+        if argument_issue is RANDOM:
+            return None
+        if argument_issue:
+            reasons.append(argument_issue)
+        for site in (first, second):
+            problem = self._coefficient_problem(site.coef)
+            if problem:
+                reasons.append(problem)
+        if verdict.unknown_calls:
+            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
+            reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
+
+        fix = self._fix(block, first, second, points, reasons)
+        callee_text = code_of(c1.func).strip()
+        line1 = self.get_metadata(PositionProvider, c1).start.line
+        position = self.get_metadata(PositionProvider, c2)
+        message = (
+            f"`{callee_text}` is evaluated twice with complementary `.detach()` (line {line1} and here) "
+            f"and both results are backpropagated; one forward and one backward with `grad_scale` give the same gradients"
+        )
+        if swapped:
+            message += " (arguments swapped; the callee is symmetric)"
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=CODE,
+            message=message,
+            fix=fix,
+        )
+
+    @staticmethod
+    def _ab_note(first: _Site, second: _Site) -> str:
+        total = first.coef + second.coef
+        return " = 0" if total.is_zero() else ""
+
+    def _argument_calls(self, call: cst.Call) -> object:
+        """Calls inside the arguments run twice in the original and once after the rewrite."""
+        issue: object = ""
+        for inner in _calls_in(call.args):
+            if detach_receiver(inner) is not None:
+                continue
+            func = inner.func
+            if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in PURE_TENSOR_METHODS:
+                continue
+            kind = self.classifier.classify(func)
+            if kind.kind == RANDOM:
+                return RANDOM
+            if kind.kind != PURE and not issue:
+                issue = f"`{code_of(inner).strip()}` in the arguments runs twice in the original and once after the rewrite; gradfix cannot prove it deterministic"
+        return issue
+
+    def _coefficient_problem(self, coef: Coef) -> str:
+        for factor in coef.num + coef.den:
+            if not self._numeric_name(factor):
+                return f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost"
+        return ""
+
+    def _numeric_name(self, text: str) -> bool:
+        """A name bound exactly once in the module, to a numeric literal."""
+        return text.isidentifier() and self._constants.get(text) is not None
+
+    # -- the rewrite ----------------------------------------------------------------
+    def _fix(
+        self,
+        block: Sequence[cst.BaseStatement],
+        first: _Site,
+        second: _Site,
+        points: List[Point],
+        reasons: List[str],
+    ) -> Fix:
+        a, b = first.coef, second.coef
+        gs = self.ctx.grad_scale_name
+        uses_op = False
+        replace: Dict[cst.CSTNode, cst.BaseExpression] = {}
+        for point in points:
+            if point.kind == DETACHED_IN_BOTH:
+                continue
+            if point.kind == LIVE_IN_BOTH and is_literal(point.operand):
+                continue
+            coef = {DETACHED_IN_FIRST: b, DETACHED_IN_SECOND: a, LIVE_IN_BOTH: a + b}[point.kind]
+            operand = point.operand
+            if coef.is_one():
+                new: cst.BaseExpression = operand
+            else:
+                uses_op = True
+                new = cst.Call(
+                    func=cst.Name(gs),
+                    args=[
+                        cst.Arg(strip_parens(operand), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                        cst.Arg(cst.parse_expression(coef.render())),
+                    ],
+                )
+            if new is not point.first:
+                replace[point.first] = new
+        merged_call = first.call.visit(_Replace(replace))
+        assert isinstance(merged_call, cst.Call)
+
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        named = [s for s in (first, second) if s.def_index is not None]
+        if not named:
+            # Both inline: the one evaluation happens where the second did.
+            replacements[first.statement] = []
+            replacements[second.statement] = [_with_receiver(second, merged_call)]
+        else:
+            reads = {id(s): self._read_elsewhere(s) for s in named}
+            # The merged forward goes where the earlier loss was defined, under
+            # that loss's name when nothing else reads it.
+            host = min(named, key=lambda s: s.def_index)  # type: ignore[arg-type, return-value]
+            name = host.target.value if not reads[id(host)] else self._fresh_name(named)  # type: ignore[union-attr]
+            for site in named:
+                statement = block[site.def_index]  # type: ignore[index]
+                new_lines: List[cst.BaseStatement] = []
+                if site is host:
+                    new_lines.append(_assign_line(statement, name, merged_call))
+                if reads[id(site)]:
+                    # The loss value is read later: rebuild it, detached, from the one result.
+                    value = site.expr.visit(_Replace({site.call: _detached(name)}))
+                    rebuilt = _assign_line(statement, site.target.value, value)  # type: ignore[union-attr, arg-type]
+                    if new_lines:
+                        rebuilt = rebuilt.with_changes(leading_lines=[])
+                    new_lines.append(rebuilt)
+                replacements[statement] = new_lines
+            replacements[first.statement] = []
+            replacements[second.statement] = [_with_receiver(second, cst.Name(name))]
+
+        imports = (("gradfix.autograd", "grad_scale", gs),) if uses_op else ()
+        callee = code_of(first.call.func).strip()
+        return Fix(
+            safe=not reasons,
+            replacements=replacements,
+            description=f"Evaluate `{callee}` once with `grad_scale` and backpropagate once",
+            unsafe_reason="; ".join(reasons),
+            imports=imports,
+        )
+
+    def _read_elsewhere(self, site: _Site) -> bool:
+        """Is the loss name read anywhere but by its own `backward`?"""
+        target = site.target
+        if target is None:
+            return True
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return True
+        for assignment in scope.assignments[target.value]:
+            if getattr(assignment, "node", None) is not target:
+                continue
+            for access in assignment.references:
+                if not _inside(access.node, site.statement):
+                    return True
+            return False
+        return True
+
+    def _fresh_name(self, named: List[_Site]) -> str:
+        parts = [s.target.value for s in named if s.target is not None]
+        base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
+        name, n = base, 1
+        while name in self._taken_names:
+            n += 1
+            name = f"{base}_{n}"
+        self._taken_names.add(name)
+        return name
+
+
+def stores_into_name(statement: cst.BaseStatement, name: str) -> bool:
+    return stores_into(statement, [(name,)]) is not None
+
+
+def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    found = [False]
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is node:
+                found[0] = True
+            return not found[0]
+
+    container.visit(Find())
+    return found[0]
+
+
+def _calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
+    calls: List[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    for arg in args:
+        arg.visit(Collect())
+    return calls
+
+
+def _module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
+    """Names bound once at module level to a numeric literal (None when bound otherwise too)."""
+    values: Dict[str, Optional[Fraction]] = {}
+    counts: Dict[str, int] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Name):
+                counts[node.target.value] = counts.get(node.target.value, 0) + 1
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                coef = parse_coef(node.value)
+                if coef is not None and not coef.symbolic:
+                    values[node.targets[0].target.value] = coef.const
+
+        def visit_Param(self, node: cst.Param) -> None:
+            counts[node.name.value] = counts.get(node.name.value, 0) + 2
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                counts[node.target.value] = counts.get(node.target.value, 0) + 2
+
+    module.visit(Collect())
+    return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    @classmethod
+    def of(cls, node: cst.CSTNode) -> Set[str]:
+        collector = cls()
+        node.visit(collector)
+        return collector.names
+
+
+class _Replace(cst.CSTTransformer):
+    """Replace nodes by identity."""
+
+    def __init__(self, mapping: Dict[cst.CSTNode, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.mapping = mapping
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        replacement = self.mapping.get(original_node)
+        if replacement is None:
+            return updated_node
+        # Keep the surrounding parentheses the original had.
+        if getattr(original_node, "lpar", None) and hasattr(replacement, "lpar") and not replacement.lpar:
+            replacement = replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+        return replacement
+
+
+def _detached(name: str) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("detach")))
+
+
+def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """`name = value`, keeping the template line's comments and layout."""
+    assert isinstance(template, cst.SimpleStatementLine)
+    assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=strip_parens(value) if isinstance(value, cst.Call) else value)
+    return template.with_changes(body=[assign])
+
+
+def _with_receiver(site: _Site, new: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """The site's backward statement with the loss replaced by `new`."""
+    return site.statement.visit(_Replace({site.receiver: new}))  # type: ignore[return-value]
