@@ -131,6 +131,16 @@ class CalleeClassifier:
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
+        """Import-resolved names of a dotted name (`F.mse_loss` -> torch.nn.functional.mse_loss).
+
+        Only plain dotted chains: libcst also names `f(x).mean` or `(u - v).pow`
+        (as `f.mean`, `builtins.None`), which would be wrong here.
+        """
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return set()
         names: Collection[QualifiedName] = self.meta(QualifiedNameProvider, node, set())  # type: ignore[assignment]
         return {q.name for q in names if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
 
@@ -299,16 +309,20 @@ class _BodyChecker(cst.CSTVisitor):
         if isinstance(node.target, cst.Name):
             self.locals.add(node.target.value)
 
+    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
+        node.value.visit(self)  # the keyword is a parameter name, not a read
+        return False
+
+    def visit_Param(self, node: cst.Param) -> Optional[bool]:
+        if node.default is not None:
+            node.default.visit(self)
+        return False
+
     def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
-        # `torch.nn.functional` and friends are resolved as a whole by the Call
-        # visit; attribute reads of parameters are fine; only the base Name matters.
-        base = node
-        while isinstance(base, cst.Attribute):
-            base = base.value  # type: ignore[assignment]
-        if isinstance(base, cst.Name):
-            self._check_name(base)
-            return False
-        return True
+        # The attribute name is not a read; only what it is taken from is.
+        # (`torch.nn.functional.x` ends in the Name `torch`, checked by import.)
+        node.value.visit(self)
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self._check_name(node)

@@ -69,7 +69,7 @@ from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import (
@@ -442,8 +442,8 @@ class Visitor(cst.CSTVisitor):
         if target is None:
             return True
         scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None:
-            return True
+        if scope is None or isinstance(scope, GlobalScope):
+            return True  # a module global is visible to importers: keep its value
         for assignment in scope.assignments[target.value]:
             if getattr(assignment, "node", None) is not target:
                 continue
@@ -540,16 +540,17 @@ class _Names(cst.CSTVisitor):
 class _Replace(cst.CSTTransformer):
     """Replace nodes by identity."""
 
-    def __init__(self, mapping: Dict[cst.CSTNode, cst.BaseExpression]) -> None:
+    def __init__(self, mapping: Dict[cst.CSTNode, cst.BaseExpression], keep_parens: bool = True) -> None:
         super().__init__()
         self.mapping = mapping
+        self.keep_parens = keep_parens
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         replacement = self.mapping.get(original_node)
         if replacement is None:
             return updated_node
         # Keep the surrounding parentheses the original had.
-        if getattr(original_node, "lpar", None) and hasattr(replacement, "lpar") and not replacement.lpar:
+        if self.keep_parens and getattr(original_node, "lpar", None) and hasattr(replacement, "lpar") and not replacement.lpar:
             replacement = replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
         return replacement
 
@@ -566,5 +567,5 @@ def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpressi
 
 
 def _with_receiver(site: _Site, new: cst.BaseExpression) -> cst.SimpleStatementLine:
-    """The site's backward statement with the loss replaced by `new`."""
-    return site.statement.visit(_Replace({site.receiver: new}))  # type: ignore[return-value]
+    """The site's backward statement with the loss replaced by `new` (a call or a name: no parentheses needed)."""
+    return site.statement.visit(_Replace({site.receiver: new}, keep_parens=False))  # type: ignore[return-value]
