@@ -405,11 +405,16 @@ class Visitor(cst.CSTVisitor):
             replacements[first.statement] = []
             replacements[second.statement] = [_with_receiver(second, merged_call)]
         else:
-            reads = {id(s): self._read_elsewhere(s) for s in named}
+            partner_of = {id(first): second, id(second): first}
+            reads = {id(s): self._read_elsewhere(s, partner_of[id(s)], block) for s in named}
             # The merged forward goes where the earlier loss was defined, under
             # that loss's name when nothing else reads it.
             host = min(named, key=lambda s: s.def_index)  # type: ignore[arg-type, return-value]
-            name = host.target.value if not reads[id(host)] else self._fresh_name(named)  # type: ignore[union-attr]
+            # A rebuilt value must never overwrite the merged loss before its
+            # backward: a name shared by both losses then needs a fresh name.
+            shared = len({s.target.value for s in named if s.target is not None}) < len(named)
+            clash = shared and any(reads.values())
+            name = host.target.value if not reads[id(host)] and not clash else self._fresh_name(named)  # type: ignore[union-attr]
             for site in named:
                 statement = block[site.def_index]  # type: ignore[index]
                 new_lines: List[cst.BaseStatement] = []
@@ -436,25 +441,44 @@ class Visitor(cst.CSTVisitor):
             imports=imports,
         )
 
-    def _read_elsewhere(self, site: _Site) -> bool:
-        """Is the loss name read anywhere but by its own `backward`?"""
+    def _read_elsewhere(self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement]) -> bool:
+        """Is this binding of the loss name read anywhere but by the pair's own `backward` calls?
+
+        Scope analysis is not flow-sensitive: when both losses share one name
+        (`loss = ...; loss.backward(...); loss = ...`), an access is attributed
+        to the binding that precedes it in the block.
+        """
         target = site.target
         if target is None:
             return True
         scope = self.get_metadata(ScopeProvider, target, None)
         if scope is None or isinstance(scope, GlobalScope):
             return True  # a module global is visible to importers: keep its value
+        same_name = partner.target is not None and partner.target.value == target.value
+        own = [site.statement] + ([partner.statement] if same_name else [])
+        line = self._line(block[site.def_index])  # type: ignore[index]
+        other = self._line(block[partner.def_index]) if same_name else None  # type: ignore[index]
         for assignment in scope.assignments[target.value]:
             if getattr(assignment, "node", None) is not target:
                 continue
             for access in assignment.references:
-                if not _inside(access.node, site.statement):
-                    return True
+                if any(_inside(access.node, statement) for statement in own):
+                    continue
+                if other is not None:
+                    at = self.get_metadata(PositionProvider, access.node).start.line
+                    first_binding = line < other
+                    belongs_to_other = (line < at < other) if not first_binding else (at > other)
+                    if belongs_to_other:
+                        continue
+                return True
             return False
         return True
 
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
     def _fresh_name(self, named: List[_Site]) -> str:
-        parts = [s.target.value for s in named if s.target is not None]
+        parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
         name, n = base, 1
         while name in self._taken_names:
