@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
-from gradfix.findings import Finding, is_suppressed, noqa_map
+from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
 
 # Fixes that conflict (touch the same statement) are applied over several
 # passes; a handful is plenty, and the bound guarantees termination.
@@ -42,7 +42,17 @@ def lint_bytes(
     fix: bool = False,
     unsafe_fixes: bool = False,
     ignore_noqa: bool = False,
+    with_edits: bool = False,
+    grad_scale_import: str = "gradfix.autograd",
 ) -> FileResult:
+    """Lint one file's bytes.
+
+    `fix` applies fixes (unsafe ones too with `unsafe_fixes`) and returns the
+    new bytes in `fixed`; `with_edits` attaches each finding's own fix as text
+    edits (for formats that show or serialise fixes). `grad_scale_import` is
+    where rewritten code takes the gradient-scaling op from: a module path, or
+    `inline` to define it once in the file.
+    """
     result = FileResult(path)
     candidates = prefilter(data, rules)
     if not candidates:
@@ -51,8 +61,10 @@ def lint_bytes(
     if isinstance(parsed, str):
         result.error = parsed
         return result
-    findings, module = _run(parsed, path, candidates)
+    findings, module = _run(parsed, path, candidates, grad_scale_import)
     findings, suppressed = _unsuppressed(findings, module.code, ignore_noqa)
+    if with_edits:
+        findings = [_with_edits(module, f) for f in findings]
     result.findings = findings
     result.suppressed = suppressed
     if not fix:
@@ -76,13 +88,33 @@ def lint_bytes(
             result.applied = 0
             result.remaining = list(result.findings)
             return result
-        findings, module = _run(reparsed, path, candidates)
+        findings, module = _run(reparsed, path, candidates, grad_scale_import)
         findings, _ = _unsuppressed(findings, module.code, ignore_noqa)
     result.applied = applied
     result.remaining = findings
     if current != data:
         result.fixed = current
     return result
+
+
+def _with_edits(module, finding: Finding) -> Finding:
+    """The finding with its fix alone applied, expressed as whole-line edits."""
+    import dataclasses
+    import difflib
+
+    if finding.fix is None:
+        return finding
+    new_module, count = apply_fixes(module, [finding])
+    if not count:
+        return finding
+    before = module.code.splitlines(keepends=True)
+    after = new_module.code.splitlines(keepends=True)
+    edits = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            edits.append(TextEdit(i1 + 1, i2 + 1, "".join(after[j1:j2])))
+    return dataclasses.replace(finding, edits=tuple(edits))
 
 
 def _parse(data: bytes):
@@ -108,13 +140,17 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
     return kept, len(findings) - len(kept)
 
 
-def _run(module, path: str, rules: Sequence[ModuleType]):
+def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = "gradfix.autograd"):
     from libcst.metadata import MetadataWrapper
 
     from gradfix.rules import RuleContext
 
     wrapper = MetadataWrapper(module)
-    ctx = RuleContext(path=path, grad_scale_name=_grad_scale_name(wrapper.module))
+    ctx = RuleContext(
+        path=path,
+        grad_scale_name=_grad_scale_name(wrapper.module, grad_scale_import),
+        grad_scale_module=grad_scale_import,
+    )
     findings: List[Finding] = []
     for rule in rules:
         visitor = rule.Visitor(ctx)
@@ -123,37 +159,49 @@ def _run(module, path: str, rules: Sequence[ModuleType]):
     return findings, wrapper.module
 
 
-def _grad_scale_name(module) -> str:
-    """`grad_scale`, unless the file already uses that name for something else."""
+def _grad_scale_name(module, source: str = "gradfix.autograd") -> str:
+    """The name rewritten code calls the op by in this file.
+
+    The name our op is already bound to (imported from `source`, or defined
+    inline by an earlier fix), else `grad_scale` unless the file uses that name
+    for something else, else a fresh `gradfix_grad_scale[_N]`.
+    """
     import libcst as cst
 
+    from gradfix.rewrite import INLINE_MARKER, dotted
+
     names: Set[str] = set()
-    ours = False
+    bound: List[str] = []
 
     class Collect(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
-            nonlocal ours
-            from gradfix.rewrite import dotted
-
-            source = dotted(node.module) if node.module else ""
-            if source == "gradfix.autograd" and not isinstance(node.names, cst.ImportStar):
+            if node.module is not None and dotted(node.module) == source and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
-                    if alias.name.value == "grad_scale" and alias.asname is None:
-                        ours = True
-                        return False
+                    if alias.name.value == "grad_scale":
+                        bound.append(alias.asname.name.value if alias.asname else "grad_scale")  # type: ignore[union-attr]
             return True
 
         def visit_Name(self, node: cst.Name) -> None:
             names.add(node.value)
 
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if source == "inline" and INLINE_MARKER in _leading_comments(node):
+                bound.append(node.name.value)
+
     module.visit(Collect())
-    if ours or "grad_scale" not in names:
+    if bound:
+        return bound[0]
+    if "grad_scale" not in names:
         return "grad_scale"
     candidate, n = "gradfix_grad_scale", 1
     while candidate in names:
         n += 1
         candidate = f"gradfix_grad_scale_{n}"
     return candidate
+
+
+def _leading_comments(node) -> str:
+    return "".join(line.comment.value for line in node.leading_lines if line.comment is not None)
 
 
 def apply_fixes(module, findings: Iterable[Finding]):

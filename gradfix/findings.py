@@ -36,6 +36,15 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class TextEdit:
+    """Whole-line replacement: lines [start_line, end_line) become `content` (1-based)."""
+
+    start_line: int
+    end_line: int
+    content: str
+
+
+@dataclass(frozen=True)
 class Finding:
     path: str
     line: int  # 1-based
@@ -45,6 +54,9 @@ class Finding:
     fix: Optional[Fix] = field(default=None, compare=False)
     end_line: int = 0
     end_col: int = 0
+    # The fix as text edits of the original file, filled in by the engine
+    # when an output format shows or serialises fixes.
+    edits: Tuple[TextEdit, ...] = field(default=(), compare=False)
 
     @property
     def fixable(self) -> bool:

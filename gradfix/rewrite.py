@@ -9,6 +9,11 @@ import libcst as cst
 from gradfix.findings import Finding, Fix
 
 
+# The comment that marks an inline definition of the op, so later runs reuse it.
+INLINE_MARKER = "gradfix: inline grad_scale"
+_INLINE_CLASS = "_GradfixGradScale"
+
+
 def dotted(node) -> str:
     if isinstance(node, cst.Name):
         return node.value
@@ -88,7 +93,9 @@ def _comments_of(statement) -> list:
 
 
 def _ensure_import(module, source: str, name: str, alias: str):
-    """Add `from source import name [as alias]` after the file's leading imports, once."""
+    """Make `alias` name the op: `from source import name [as alias]`, or the inline definition."""
+    if source == "inline":
+        return _ensure_inline(module, alias)
     wanted_alias = None if alias == name else alias
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
@@ -100,6 +107,10 @@ def _ensure_import(module, source: str, name: str, alias: str):
                             if item.name.value == name and bound == alias:
                                 return module
     line = cst.parse_statement(f"from {source} import {name}" + (f" as {wanted_alias}" if wanted_alias else "") + "\n")
+    return _insert_after_imports(module, [line])
+
+
+def _insert_after_imports(module, statements: List[cst.BaseStatement]):
     body = list(module.body)
     position = 0
     for index, statement in enumerate(body):
@@ -107,8 +118,78 @@ def _ensure_import(module, source: str, name: str, alias: str):
             position = index + 1
         else:
             break
-    body.insert(position, line)
+    body[position:position] = statements
     return module.with_changes(body=body)
+
+
+def _ensure_inline(module, alias: str):
+    """Define the op once in the file, copied from gradfix/autograd.py (the one source of truth)."""
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == alias:
+            return module
+    statements = list(_inline_definition(alias))
+    if not _imports_torch(module):
+        statements.insert(0, cst.parse_statement("import torch\n"))
+    new = _insert_after_imports(module, statements)
+    # PEP 8: two blank lines after a top-level definition.
+    body = list(new.body)
+    after = body.index(statements[-1]) + 1
+    if after < len(body):
+        following = body[after]
+        lines = list(following.leading_lines)
+        blanks = 0
+        while blanks < len(lines) and lines[blanks].comment is None:
+            blanks += 1
+        if blanks < 2:
+            body[after] = following.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blanks) + lines)
+    return new.with_changes(body=body)
+
+
+def _imports_torch(module) -> bool:
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import) and not isinstance(small.names, cst.ImportStar):
+                    if any(dotted(a.name) == "torch" and a.asname is None for a in small.names):
+                        return True
+    return False
+
+
+def _inline_definition(alias: str) -> Sequence[cst.BaseStatement]:
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "autograd.py").read_text(encoding="utf-8")
+    tree = cst.parse_module(source)
+    wanted = {"_GradScale": _INLINE_CLASS, "grad_scale": alias}
+    picked = [s for s in tree.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value in wanted]
+    out = []
+    for index, node in enumerate(picked):
+        node = node.visit(_InlineCleaner(wanted))
+        blank = [cst.EmptyLine(), cst.EmptyLine()]
+        if isinstance(node, cst.FunctionDef):
+            blank.append(cst.EmptyLine(comment=cst.Comment(f"# {INLINE_MARKER} (from gradfix.autograd, so this file needs no gradfix install)")))
+        node = node.with_changes(leading_lines=blank)
+        out.append(node)
+    # Two blank lines after the definitions too: the next statement keeps its own.
+    return out
+
+
+class _InlineCleaner(cst.CSTTransformer):
+    """Rename to the file's names and drop annotations (their types are not imported there)."""
+
+    def __init__(self, names) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Name(self, original_node, updated_node):
+        new = self.names.get(updated_node.value)
+        return updated_node.with_changes(value=new) if new else updated_node
+
+    def leave_Param(self, original_node, updated_node):
+        return updated_node.with_changes(annotation=None)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        return updated_node.with_changes(returns=None)
 
 
 def _is_leading(statement, index: int) -> bool:

@@ -177,17 +177,26 @@ def _set_default_device(device: torch.device) -> None:
 
 @contextlib.contextmanager
 def _torch_defaults(device: str) -> Iterator[None]:
-    """Make ``device`` the default for the block; restore torch's globals after."""
+    """Make ``device`` the default for the block; restore torch's globals after.
+
+    The caller's random state is restored too, so running a snippet leaves
+    no trace in the process that verifies it.
+    """
     prev_device = torch.get_default_device()
     prev_dtype = torch.get_default_dtype()
     prev_grad = torch.is_grad_enabled()
-    _set_default_device(torch.device(device))
-    try:
-        yield
-    finally:
-        _set_default_device(prev_device)
-        torch.set_default_dtype(prev_dtype)
-        torch.set_grad_enabled(prev_grad)
+    prev_deterministic = torch.are_deterministic_algorithms_enabled()
+    prev_warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    cuda_devices = list(range(torch.cuda.device_count())) if _is_cuda(device) else []
+    with torch.random.fork_rng(devices=cuda_devices):
+        _set_default_device(torch.device(device))
+        try:
+            yield
+        finally:
+            _set_default_device(prev_device)
+            torch.set_default_dtype(prev_dtype)
+            torch.set_grad_enabled(prev_grad)
+            torch.use_deterministic_algorithms(prev_deterministic, warn_only=prev_warn_only)
 
 
 # ---------------------------------------------------------------- execution

@@ -431,7 +431,7 @@ class Visitor(cst.CSTVisitor):
             replacements[first.statement] = []
             replacements[second.statement] = [_with_receiver(second, cst.Name(name))]
 
-        imports = (("gradfix.autograd", "grad_scale", gs),) if uses_op else ()
+        imports = ((self.ctx.grad_scale_module, "grad_scale", gs),) if uses_op else ()
         callee = code_of(first.call.func).strip()
         return Fix(
             safe=not reasons,
