@@ -10,167 +10,35 @@ execute user code.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 from gradfix import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STDIN = "-"
+# A progress bar is worth drawing only for runs this long, and only on a terminal.
+PROGRESS_THRESHOLD = 200
+
+
+class ConfigProblem(click.ClickException):
+    """A configuration error: one line naming the file and key, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file=None) -> None:
+        click.echo(f"gradfix: {self.format_message()}", err=True)
 
 
 def _split_codes(values: Sequence[str]) -> Optional[List[str]]:
     if not values:
         return None
-    return [code for value in values for code in value.split(",") if code.strip()]
-
-
-def _rules(select: Sequence[str], ignore: Sequence[str]):
-    from gradfix.rules import SelectionError, select as choose
-
-    try:
-        return choose(_split_codes(select), _split_codes(ignore) or ())
-    except SelectionError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-def _error(path: str, message: str) -> None:
-    click.echo(f"{path}:{message}" if message[:1].isdigit() else f"{path}: {message}", err=True)
-
-
-def _lint_paths(paths: Sequence[str], rules, *, fix: bool, unsafe_fixes: bool, ignore_noqa: bool):
-    """Yield (FileResult, original bytes) for every file; problems with a path become results with an error."""
-    from gradfix.engine import FileResult, lint_bytes
-    from gradfix.files import discover
-
-    files, problems = discover(paths or ["."])
-    for raw, message in problems:
-        yield FileResult(raw, error=message), b""
-    for path in files:
-        name = str(path)
-        try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            yield FileResult(name, error="is a directory"), b""
-            continue
-        except OSError as exc:
-            yield FileResult(name, error=f"cannot read: {exc.strerror or exc}"), b""
-            continue
-        yield lint_bytes(data, name, rules, fix=fix, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa), data
-
-
-def _finding_line(finding) -> str:
-    mark = " [*]" if finding.fixable else ""
-    return f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{mark} {finding.message}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gradfix")
-def main() -> None:
-    """Find and exactly rewrite duplicated detached-operand autograd passes in PyTorch code."""
-
-
-_select_option = click.option(
-    "--select", multiple=True, metavar="CODES",
-    help="Rules to enable: codes, prefixes or ALL, comma-separated (default: the default rules).",
-)
-_ignore_option = click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable, comma-separated.")
-_noqa_option = click.option("--ignore-noqa", is_flag=True, help="Report findings even where `# noqa` suppresses them.")
-
-
-@main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@_select_option
-@_ignore_option
-@_noqa_option
-def check(paths: Tuple[str, ...], select, ignore, ignore_noqa: bool) -> None:
-    """Report findings in PATHS (files or directories; default: .)."""
-    rules = _rules(select, ignore)
-    findings = []
-    errors = 0
-    for result, _ in _lint_paths(paths, rules, fix=False, unsafe_fixes=False, ignore_noqa=ignore_noqa):
-        if result.error:
-            errors += 1
-            _error(result.path, result.error)
-        findings.extend(result.findings)
-    findings.sort(key=lambda f: f.sort_key())
-    for finding in findings:
-        click.echo(_finding_line(finding))
-    fixable = sum(f.fixable for f in findings)
-    if findings:
-        tail = f" ({fixable} fixable with `gradfix fix --apply`)" if fixable else ""
-        click.echo(f"Found {_plural(len(findings), 'finding')}{tail}.", err=True)
-    elif not errors:
-        click.echo("All checks passed!", err=True)
-    if errors:
-        click.echo(f"{_plural(errors, 'file')} could not be checked.", err=True)
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if findings else EXIT_CLEAN)
-
-
-@main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--apply", "apply_", is_flag=True, help="Write the fixes (default: print a diff and write nothing).")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that are not proven exact.")
-@_select_option
-@_ignore_option
-@_noqa_option
-def fix(paths: Tuple[str, ...], apply_: bool, unsafe_fixes: bool, select, ignore, ignore_noqa: bool) -> None:
-    """Rewrite findings in PATHS: print a unified diff, or write the files with --apply."""
-    from gradfix.files import write_atomic
-
-    rules = _rules(select, ignore)
-    errors = applied = changed_files = 0
-    remaining = []
-    for result, original in _lint_paths(paths, rules, fix=True, unsafe_fixes=unsafe_fixes, ignore_noqa=ignore_noqa):
-        if result.error:
-            errors += 1
-            _error(result.path, result.error)
-            continue
-        if result.fixed is not None:
-            if apply_:
-                try:
-                    write_atomic(Path(result.path), result.fixed)
-                except OSError as exc:
-                    errors += 1
-                    _error(result.path, f"cannot write: {exc.strerror or exc}; file left unchanged")
-                    remaining.extend(result.findings)
-                    continue
-            else:
-                click.echo(_diff(result.path, original, result.fixed), nl=False)
-            applied += result.applied
-            changed_files += 1
-        remaining.extend(result.remaining)
-    remaining.sort(key=lambda f: f.sort_key())
-    for finding in remaining:
-        click.echo(_finding_line(finding))
-    verb = "Fixed" if apply_ else "Would fix"
-    summary = f"{verb} {_plural(applied, 'finding')} in {_plural(changed_files, 'file')}"
-    if remaining:
-        unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
-        summary += f"; {len(remaining)} remaining"
-        if unsafe and not unsafe_fixes:
-            summary += f" ({unsafe} with an unsafe fix: see the message, and use --unsafe-fixes to apply)"
-    click.echo(summary + ".", err=True)
-    if errors:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FINDINGS if remaining else EXIT_CLEAN)
-
-
-def _diff(path: str, original: bytes, fixed: bytes) -> str:
-    before = _decode(original)
-    after = _decode(fixed)
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=path, tofile=path
-    )
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    return text
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
 def _decode(data: bytes) -> str:
@@ -184,6 +52,340 @@ def _decode(data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+def _diff(path: str, original: bytes, fixed: bytes) -> str:
+    from gradfix.files import lines_with_ends
+
+    before, after = _decode(original), _decode(fixed)
+    lines = difflib.unified_diff(lines_with_ends(before), lines_with_ends(after), fromfile=path, tofile=path)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _use_color(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+# --- the shared run over files -------------------------------------------------
+
+
+@dataclass
+class Options:
+    select: Optional[List[str]] = None
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    config: Optional[str] = None
+    isolated: bool = False
+    force_exclude: bool = False
+    ignore_noqa: bool = False
+    stdin_filename: Optional[str] = None
+    unsafe_fixes: Optional[bool] = None  # None: from the configuration
+
+
+@dataclass
+class Outcome:
+    path: str
+    original: bytes
+    result: object  # gradfix.engine.FileResult
+    unsafe_fixes: bool = False
+
+
+@dataclass
+class Run:
+    outcomes: List[Outcome] = field(default_factory=list)
+    errors: List[Tuple[str, str]] = field(default_factory=list)
+
+
+def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool = False) -> Run:
+    from gradfix.config import ConfigError, SettingsResolver, discover_files
+    from gradfix.engine import lint_bytes
+    from gradfix.rules import SelectionError
+
+    run = Run()
+    # Bad selectors on the command line are usage errors, whatever the files.
+    try:
+        from gradfix.rules import select as choose
+
+        choose(options.select, (*options.extend_select, *options.ignore))
+    except SelectionError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        resolver = SettingsResolver(config=Path(options.config) if options.config else None, isolated=options.isolated)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+
+    def lint(name: str, data: bytes, settings_path: Path) -> None:
+        try:
+            settings = resolver.for_path(settings_path)
+            rules = settings.rules_for(
+                settings_path,
+                cli_select=options.select,
+                cli_extend_select=options.extend_select,
+                cli_ignore=options.ignore,
+            )
+        except (ConfigError, SelectionError) as exc:
+            raise ConfigProblem(str(exc)) from None
+        unsafe = settings.unsafe_fixes if options.unsafe_fixes is None else options.unsafe_fixes
+        result = lint_bytes(
+            data,
+            name,
+            rules,
+            fix=fix,
+            unsafe_fixes=unsafe,
+            ignore_noqa=options.ignore_noqa,
+            with_edits=with_edits,
+            grad_scale_import=settings.grad_scale_import,
+        )
+        if result.error:
+            run.errors.append((name, result.error))
+        run.outcomes.append(Outcome(name, data, result, unsafe))
+
+    if list(paths) == [STDIN]:
+        data = click.get_binary_stream("stdin").read()
+        name = options.stdin_filename or STDIN
+        if options.stdin_filename:
+            try:
+                if resolver.for_path(Path(name)).is_excluded(Path(name)) and options.force_exclude:
+                    run.outcomes.append(Outcome(name, data, _empty_result(name)))
+                    return run
+            except ConfigError as exc:
+                raise ConfigProblem(str(exc)) from None
+        lint(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
+        return run
+
+    try:
+        files, problems = discover_files(list(paths) or ["."], resolver, force_exclude=options.force_exclude)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+    for raw, message in problems:
+        run.errors.append((raw, message))
+    for path in _progress(files):
+        name = str(path)
+        try:
+            data = path.read_bytes()
+        except IsADirectoryError:
+            run.errors.append((name, "is a directory"))
+            continue
+        except OSError as exc:
+            run.errors.append((name, f"cannot read: {exc.strerror or exc}"))
+            continue
+        lint(name, data, path)
+    return run
+
+
+def _empty_result(name: str):
+    from gradfix.engine import FileResult
+
+    return FileResult(name)
+
+
+def _progress(files: List[Path]) -> Iterator[Path]:
+    if len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        yield from files
+        return
+    with click.progressbar(files, label="gradfix", file=sys.stderr) as bar:
+        yield from bar
+
+
+def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
+    for path, message in errors:
+        # Messages with a position read `LINE:COL: ...`; others are free text.
+        separator = ":" if message[:1].isdigit() else ": "
+        click.echo(f"{path}{separator}{message}", err=True)
+
+
+def _emit(text: str, output_file: Optional[str]) -> None:
+    if output_file:
+        Path(output_file).write_text(text, encoding="utf-8")
+    elif text:
+        click.echo(text, nl=False)
+
+
+# --- commands --------------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gradfix")
+def main() -> None:
+    """Find and exactly rewrite duplicated detached-operand autograd passes in PyTorch code."""
+
+
+def _common(command):
+    """Options shared by check and fix: rule selection, configuration, suppression, stdin."""
+    options = [
+        click.option("--select", multiple=True, metavar="CODES",
+                     help="Rules to enable: codes, prefixes or ALL, comma-separated (replaces the configured selection)."),
+        click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection."),
+        click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable, comma-separated."),
+        click.option("--config", type=click.Path(dir_okay=False), metavar="PATH",
+                     help="Use this configuration file for every file (pyproject.toml or gradfix.toml)."),
+        click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too."),
+        click.option("--ignore-noqa", is_flag=True, help="Report findings even where `# noqa` suppresses them."),
+        click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (for configuration and messages)."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Include fixes that are not proven exact."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return click.argument("paths", nargs=-1, type=click.Path())(command)
+
+
+def _options(kwargs) -> Options:
+    return Options(
+        select=_split_codes(kwargs["select"]),
+        extend_select=tuple(_split_codes(kwargs["extend_select"]) or ()),
+        ignore=tuple(_split_codes(kwargs["ignore"]) or ()),
+        config=kwargs["config"],
+        isolated=kwargs["isolated"],
+        force_exclude=kwargs["force_exclude"],
+        ignore_noqa=kwargs["ignore_noqa"],
+        stdin_filename=kwargs["stdin_filename"],
+        unsafe_fixes=kwargs["unsafe_fixes"],
+    )
+
+
+@main.command()
+@_common
+@click.option("--output-format", type=click.Choice(["concise", "full", "json", "sarif", "github"]),
+              default="concise", show_default=True, help="How findings are printed.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the findings to this file.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
+@click.option("--show-fixes", is_flag=True, help="Show each finding's proposed fix.")
+def check(paths, output_format, output_file, statistics, show_diff, show_fixes, **kwargs) -> None:
+    """Report findings in PATHS (files or directories; default: `.`; `-` reads standard input)."""
+    from gradfix.output import render
+    from gradfix.output import statistics as render_statistics
+
+    options = _options(kwargs)
+    wants_edits = show_fixes or output_format in ("full", "json", "sarif")
+    run = _run(paths, options, fix=show_diff, with_edits=wants_edits)
+    _report_errors(run.errors)
+
+    findings = sorted(
+        (f for outcome in run.outcomes for f in outcome.result.findings), key=lambda f: f.sort_key()
+    )
+    unsafe_shown = any(o.unsafe_fixes for o in run.outcomes)
+    if unsafe_shown:
+        findings = [_as_available(f) for f in findings]
+    if show_diff:
+        text = "".join(
+            _diff(o.path, o.original, o.result.fixed) for o in run.outcomes if o.result.fixed is not None
+        )
+        _emit(text, output_file)
+        fixable = sum(o.result.applied for o in run.outcomes)
+        remaining = sum(len(o.result.remaining) for o in run.outcomes)
+        click.echo(f"Would fix {_plural(fixable, 'finding')}" + (f" ({remaining} not fixable)." if remaining else "."), err=True)
+        status = EXIT_FINDINGS if findings else EXIT_CLEAN
+    else:
+        sources = {o.path: _decode(o.original) for o in run.outcomes if o.result.findings} if output_format == "full" or show_fixes else None
+        if statistics:
+            text = render_statistics(findings)
+        else:
+            text = render(
+                findings,
+                output_format,
+                sources=sources,
+                show_fixes=show_fixes,
+                color=output_format in ("concise", "full") and not output_file and _use_color(sys.stdout),
+            )
+        _emit(text, output_file)
+        if output_format in ("concise", "full") or statistics:
+            fixable = sum(f.fixable for f in findings)
+            if findings:
+                tail = f" ({fixable} fixable with `gradfix fix --apply`)" if fixable else ""
+                click.echo(f"Found {_plural(len(findings), 'finding')}{tail}.", err=True)
+            elif not run.errors:
+                click.echo("All checks passed!", err=True)
+        status = EXIT_FINDINGS if findings else EXIT_CLEAN
+    if run.errors:
+        click.echo(f"{_plural(len(run.errors), 'file')} could not be checked.", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_CLEAN if kwargs["exit_zero"] else status)
+
+
+def _as_available(finding):
+    """With --unsafe-fixes, an unsafe fix is offered too: mark it as fixable in the output."""
+    import dataclasses
+
+    if finding.fix is None or finding.fix.safe:
+        return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, safe=True))
+
+
+@main.command()
+@_common
+@click.option("--apply", "apply_", is_flag=True, help="Write the fixes (default: print a unified diff and write nothing).")
+@click.option("--show-fixes", is_flag=True, help="List each fixed finding.")
+def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
+    """Rewrite findings in PATHS: print a unified diff, or write the files with --apply.
+
+    With `-` the source is read from standard input and the fixed source is
+    written to standard output.
+    """
+    from gradfix.files import write_atomic
+
+    options = _options(kwargs)
+    run = _run(paths, options, fix=True)
+    _report_errors(run.errors)
+    errors = len(run.errors)
+    applied = changed_files = 0
+    remaining = []
+    fixed_findings = []
+    stdin_mode = list(paths) == [STDIN]
+    for outcome in run.outcomes:
+        result = outcome.result
+        if result.error:
+            continue
+        if stdin_mode:
+            click.get_binary_stream("stdout").write(result.fixed if result.fixed is not None else outcome.original)
+        elif result.fixed is not None:
+            if apply_:
+                try:
+                    write_atomic(Path(outcome.path), result.fixed)
+                except OSError as exc:
+                    errors += 1
+                    click.echo(f"{outcome.path}: cannot write: {exc.strerror or exc}; file left unchanged", err=True)
+                    remaining.extend(result.findings)
+                    continue
+            else:
+                click.echo(_diff(outcome.path, outcome.original, result.fixed), nl=False)
+        if result.fixed is not None:
+            applied += result.applied
+            changed_files += 1
+            fixed_ids = {(f.line, f.col) for f in result.remaining}
+            fixed_findings.extend(f for f in result.findings if f.fix is not None and (f.line, f.col) not in fixed_ids)
+        remaining.extend(result.remaining)
+    remaining.sort(key=lambda f: f.sort_key())
+    for finding in remaining:
+        mark = " [*]" if finding.fixable else ""
+        click.echo(f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{mark} {finding.message}", err=stdin_mode)
+    if show_fixes and fixed_findings:
+        click.echo(("Fixed" if apply_ else "Would fix") + ":", err=True)
+        for finding in sorted(fixed_findings, key=lambda f: f.sort_key()):
+            click.echo(f"  {finding.path}:{finding.line}:{finding.col}: {finding.code} {finding.fix.description}", err=True)
+    verb = "Fixed" if apply_ or stdin_mode else "Would fix"
+    summary = f"{verb} {_plural(applied, 'finding')} in {_plural(changed_files, 'file')}"
+    if remaining:
+        unsafe = sum(1 for f in remaining if f.fix is not None and not f.fix.safe)
+        summary += f"; {len(remaining)} remaining"
+        if unsafe and not any(o.unsafe_fixes for o in run.outcomes):
+            summary += f" ({unsafe} with an unsafe fix: see the message; --unsafe-fixes applies it)"
+    click.echo(summary + ".", err=True)
+    if errors:
+        sys.exit(EXIT_ERROR)
+    # A dry run leaves every finding on disk: only a written fix counts as fixed.
+    pending = bool(remaining) or (not apply_ and not stdin_mode and applied > 0)
+    sys.exit(EXIT_FINDINGS if pending and not kwargs["exit_zero"] else EXIT_CLEAN)
+
+
 @main.command()
 @click.argument("snippets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
@@ -193,7 +395,9 @@ def _decode(data: bytes) -> str:
               help="Timed steps of each version, interleaved (0: no timing).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for both runs.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every compared tensor, not only mismatches.")
-def verify(snippets: Tuple[str, ...], device: str, unsafe_fixes: bool, repeat: int, seed: int, verbose: bool) -> None:
+@click.option("--config", type=click.Path(dir_okay=False), metavar="PATH", help="Configuration file to use.")
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, seed: int, verbose: bool, config, isolated) -> None:
     """Rewrite each SNIPPET in memory, run original and rewrite, compare gradients and time them.
 
     Snippet protocol: module-level code is setup; a `step()` function, if
@@ -204,24 +408,21 @@ def verify(snippets: Tuple[str, ...], device: str, unsafe_fixes: bool, repeat: i
     except ImportError as exc:
         click.echo(f"gradfix verify needs torch: pip install 'gradfix[verify]' ({exc})", err=True)
         sys.exit(EXIT_ERROR)
-    from gradfix.engine import lint_bytes
-    from gradfix.rules import select as choose
 
     try:
         chosen_device = resolve_device(device)
     except DeviceUnavailable as exc:
         click.echo(f"gradfix verify: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    rules = choose(None)
-    status = EXIT_CLEAN
-    for snippet in snippets:
-        data = Path(snippet).read_bytes()
-        result = lint_bytes(data, snippet, rules, fix=True, unsafe_fixes=unsafe_fixes)
+    options = Options(config=config, isolated=isolated, unsafe_fixes=True if unsafe_fixes else None)
+    run = _run(list(snippets), options, fix=True)
+    _report_errors(run.errors)
+    status = EXIT_ERROR if run.errors else EXIT_CLEAN
+    for outcome in run.outcomes:
+        result = outcome.result
         if result.error:
-            _error(snippet, result.error)
-            status = EXIT_ERROR
             continue
-        click.echo(f"== {snippet}")
+        click.echo(f"== {outcome.path}")
         if result.fixed is None:
             pending = [f for f in result.findings if f.fix is not None and not f.fix.safe]
             hint = " (only unsafe fixes: add --unsafe-fixes to verify them)" if pending else ""
@@ -229,7 +430,8 @@ def verify(snippets: Tuple[str, ...], device: str, unsafe_fixes: bool, repeat: i
             continue
         click.echo(f"rewrote {_plural(result.applied, 'finding')}")
         report = verify_pair(
-            _decode(data), _decode(result.fixed), filename=snippet, device=chosen_device, repeat=repeat, seed=seed
+            _decode(outcome.original), _decode(result.fixed),
+            filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed,
         )
         click.echo(format_report(report, verbose=verbose))
         if report.error:

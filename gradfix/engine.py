@@ -61,7 +61,13 @@ def lint_bytes(
     if isinstance(parsed, str):
         result.error = parsed
         return result
-    findings, module = _run(parsed, path, candidates, grad_scale_import)
+    try:
+        findings, module = _run(parsed, path, candidates, grad_scale_import)
+    except RecursionError:
+        # Valid but deeply nested code (hundreds of unary operators) exhausts
+        # libcst's recursive metadata passes: report it, do not crash.
+        result.error = "1:1: too deeply nested for gradfix's analysis (RecursionError)"
+        return result
     findings, suppressed = _unsuppressed(findings, module.code, ignore_noqa)
     if with_edits:
         findings = [_with_edits(module, f) for f in findings]
@@ -107,8 +113,10 @@ def _with_edits(module, finding: Finding) -> Finding:
     new_module, count = apply_fixes(module, [finding])
     if not count:
         return finding
-    before = module.code.splitlines(keepends=True)
-    after = new_module.code.splitlines(keepends=True)
+    from gradfix.files import lines_with_ends
+
+    before = lines_with_ends(module.code)
+    after = lines_with_ends(new_module.code)
     edits = []
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -118,22 +126,49 @@ def _with_edits(module, finding: Finding) -> Finding:
 
 
 def _parse(data: bytes):
+    """A libcst module, or a one-line error `LINE:COL: message`.
+
+    CPython's own parser checks the file first: it is several times faster
+    than libcst, gives exact positions and messages, rejects what Python
+    rejects (NUL bytes, bad encodings), and keeps inputs that crash libcst's
+    native parser (thousands of nested brackets) away from it.
+    """
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our business
+            ast.parse(data)
+    except SyntaxError as exc:
+        line = exc.lineno if exc.lineno and exc.lineno > 0 else 1
+        col = exc.offset if exc.offset and exc.offset > 0 else 1
+        kind = "SyntaxError" if type(exc) is SyntaxError else type(exc).__name__
+        return f"{line}:{col}: {kind}: {exc.msg}"
+    except (ValueError, UnicodeDecodeError, LookupError) as exc:  # NUL bytes, undecodable text
+        return f"1:1: cannot read the source: {_first_line(exc)}"
+    except (RecursionError, MemoryError) as exc:
+        return f"1:1: too deeply nested to parse ({type(exc).__name__})"
+
     import libcst as cst
 
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
-        message = str(exc.message).splitlines()[0] if exc.message else "invalid syntax"
-        return f"{exc.raw_line}:{exc.raw_column + 1}: SyntaxError: {message}"
-    except (UnicodeDecodeError, LookupError) as exc:
-        return f"1:1: cannot decode the file: {exc}"
-    except (ValueError, RecursionError) as exc:  # NUL bytes, absurd nesting
-        return f"1:1: cannot parse the file: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        # Python accepts it but libcst's grammar does not (newer syntax).
+        return f"{exc.raw_line}:{exc.raw_column + 1}: libcst cannot parse this file: {_first_line(exc.message)}"
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError) as exc:
+        return f"1:1: libcst cannot parse this file: {_first_line(exc)}"
+
+
+def _first_line(exc: object) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tuple[List[Finding], int]:
     findings = sorted(findings, key=Finding.sort_key)
-    if ignore_noqa or "noqa" not in source:
+    if ignore_noqa or "NOQA" not in source.upper():
         return findings, 0
     noqa = noqa_map(source)
     kept = [f for f in findings if not is_suppressed(f, noqa)]

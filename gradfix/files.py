@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -21,6 +22,18 @@ DEFAULT_EXCLUDES = frozenset(
 )
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lines_with_ends(text: str) -> List[str]:
+    """Lines split as Python's tokenizer numbers them (\\r\\n, \\r or \\n), endings kept.
+
+    Unlike `str.splitlines`, a form feed or U+2028 inside a line does not split it,
+    so line numbers agree with the findings'.
+    """
+    return _LINE.findall(text)
 
 
 class PathProblem(Exception):

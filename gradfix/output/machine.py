@@ -1,0 +1,209 @@
+"""The machine-readable renderers: json (ruff's layout), sarif (2.1.0) and github (workflow commands)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from typing import Any, Dict, List, Optional, Sequence
+from urllib.parse import quote
+
+from gradfix.output._common import edits_of, end_of, has_end, rule_module
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+INFORMATION_URI = "https://pypi.org/project/gradfix/"
+LEVEL = "warning"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+# -- json ------------------------------------------------------------------------
+
+
+def json_edit(edit: Any) -> Dict[str, Any]:
+    return {
+        "content": edit.content,
+        "location": {"row": int(edit.start_line), "column": 1},
+        "end_location": {"row": int(edit.end_line), "column": 1},
+    }
+
+
+def json_fix(finding: Any) -> Optional[Dict[str, Any]]:
+    fix = finding.fix
+    if fix is None:
+        return None
+    return {
+        "applicability": "safe" if fix.safe else "unsafe",
+        "message": fix.description,
+        "unsafe_reason": None if fix.safe or not fix.unsafe_reason else fix.unsafe_reason,
+        "edits": [json_edit(edit) for edit in edits_of(finding)],
+    }
+
+
+def json_finding(finding: Any) -> Dict[str, Any]:
+    end_line, end_col = end_of(finding)
+    return {
+        "code": finding.code,
+        "message": finding.message,
+        "filename": finding.path,
+        "location": {"row": finding.line, "column": finding.col},
+        "end_location": {"row": end_line, "column": end_col},
+        "fix": json_fix(finding),
+        "noqa_row": finding.line,
+    }
+
+
+def render_json(findings: Sequence[Any]) -> str:
+    return _dump([json_finding(f) for f in findings])
+
+
+# -- sarif -----------------------------------------------------------------------
+
+
+def artifact_uri(path: str) -> str:
+    """A relative POSIX URI reference for a relative path; a file:// URI for an absolute one."""
+    posix = path.replace(os.sep, "/") if os.sep != "/" else path
+    if os.path.isabs(path):
+        try:
+            from pathlib import Path
+
+            return Path(path).as_uri()
+        except ValueError:  # pragma: no cover - isabs and as_uri disagree only on odd paths
+            pass
+    return quote(posix, safe="/!$&'()*+,;=@-._~")
+
+
+def sarif_rule(code: str) -> Dict[str, Any]:
+    rule = rule_module(code)
+    descriptor: Dict[str, Any] = {"id": code}
+    if rule is not None:
+        doc = inspect.getdoc(rule) or getattr(rule, "SUMMARY", "")
+        descriptor["name"] = getattr(rule, "NAME", code)
+        descriptor["shortDescription"] = {"text": getattr(rule, "SUMMARY", "")}
+        descriptor["fullDescription"] = {"text": doc}
+        descriptor["help"] = {"text": doc}
+    descriptor["defaultConfiguration"] = {"level": LEVEL}
+    return descriptor
+
+
+def sarif_region(start_line: int, start_col: int, end_line: Optional[int], end_col: Optional[int]) -> Dict[str, int]:
+    region = {"startLine": start_line, "startColumn": start_col}
+    if end_line is not None:
+        region["endLine"] = end_line
+        region["endColumn"] = end_col if end_col is not None else 1
+    return region
+
+
+def sarif_replacement(edit: Any) -> Dict[str, Any]:
+    """SARIF regions are inclusive of their start and exclusive of (line e, column 1)."""
+    start, end = int(edit.start_line), int(edit.end_line)
+    end = max(end, start)
+    return {
+        "deletedRegion": {"startLine": start, "startColumn": 1, "endLine": end, "endColumn": 1},
+        "insertedContent": {"text": edit.content},
+    }
+
+
+def sarif_result(finding: Any, rule_index: int) -> Dict[str, Any]:
+    uri = artifact_uri(finding.path)
+    end = end_of(finding) if has_end(finding) else (None, None)
+    result: Dict[str, Any] = {
+        "ruleId": finding.code,
+        "ruleIndex": rule_index,
+        "level": LEVEL,
+        "message": {"text": finding.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri},
+                    "region": sarif_region(finding.line, finding.col, *end),
+                }
+            }
+        ],
+    }
+    edits = edits_of(finding)
+    if finding.fix is not None and finding.fix.safe and edits:
+        result["fixes"] = [
+            {
+                "description": {"text": finding.fix.description},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": uri},
+                        "replacements": [sarif_replacement(edit) for edit in edits],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def sarif_log(findings: Sequence[Any], version: str) -> Dict[str, Any]:
+    codes = sorted({f.code for f in findings})
+    index = {code: i for i, code in enumerate(codes)}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "gradfix",
+                        "informationUri": INFORMATION_URI,
+                        "version": version,
+                        "rules": [sarif_rule(code) for code in codes],
+                    }
+                },
+                # libcst columns count code points.
+                "columnKind": "unicodeCodePoints",
+                "results": [sarif_result(f, index[f.code]) for f in findings],
+            }
+        ],
+    }
+
+
+def render_sarif(findings: Sequence[Any], version: str) -> str:
+    return _dump(sarif_log(findings, version))
+
+
+# -- github ----------------------------------------------------------------------
+
+
+def escape_data(text: str) -> str:
+    """GitHub's workflow-command escaping of a message."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """GitHub's workflow-command escaping of a property value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_line(finding: Any) -> str:
+    props = [
+        ("title", f"gradfix ({finding.code})"),
+        ("file", finding.path),
+        ("line", str(finding.line)),
+        ("col", str(finding.col)),
+    ]
+    if has_end(finding):
+        end_line, end_col = end_of(finding)
+        props += [("endLine", str(end_line)), ("endColumn", str(end_col))]
+    rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
+    return f"::{LEVEL} {rendered}::{escape_data(f'{finding.code} {finding.message}')}\n"
+
+
+def render_github(findings: Sequence[Any]) -> str:
+    return "".join(github_line(f) for f in findings)
+
+
+__all__: List[str] = [
+    "render_json",
+    "render_sarif",
+    "render_github",
+    "escape_data",
+    "escape_property",
+    "sarif_log",
+]

@@ -1,0 +1,110 @@
+"""The pre-commit hooks, driven by the real `pre-commit` against a temporary repository.
+
+Slow (pre-commit builds a hook environment from this checkout, without
+torch): deselect with `-m "not slow"`. `.ci/run` runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
+
+SEED = """\
+import torch
+import torch.nn.functional as F
+
+x = torch.randn(4, 3, requires_grad=True)
+y = torch.randn(4, 3, requires_grad=True)
+
+
+def step():
+    l1 = F.mse_loss(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -1 * F.mse_loss(x, y.detach())
+    l2.backward()
+"""
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(PRE_COMMIT).exists(), reason="pre-commit is not installed"),
+]
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+
+
+@pytest.fixture()
+def hook_repo(tmp_path: Path) -> Path:
+    """A committed copy of this checkout (pre-commit installs hooks from a git revision)."""
+    repo = tmp_path / "hooks"
+    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", "fixtures", "tests")
+    shutil.copytree(ROOT, repo, ignore=ignore)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hooks")
+    return repo
+
+
+@pytest.fixture()
+def env(tmp_path: Path) -> dict:
+    environment = dict(os.environ)
+    environment["PRE_COMMIT_HOME"] = str(tmp_path / "cache")
+    environment["GIT_AUTHOR_NAME"] = environment["GIT_COMMITTER_NAME"] = "t"
+    environment["GIT_AUTHOR_EMAIL"] = environment["GIT_COMMITTER_EMAIL"] = "t@t"
+    return environment
+
+
+def test_commit_blocked_then_passes_after_fix(tmp_path: Path, hook_repo: Path, env: dict):
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    rev = _git(hook_repo, "rev-parse", "HEAD").stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n"
+    )
+    (project / "train.py").write_text(SEED)
+    subprocess.run([PRE_COMMIT, "install"], cwd=project, env=env, check=True, capture_output=True)
+    _git(project, "add", "-A")
+
+    blocked = subprocess.run(["git", "commit", "-m", "add training step"], cwd=project, env=env, capture_output=True, text=True)
+    output = blocked.stdout + blocked.stderr
+    assert blocked.returncode != 0, output
+    assert "train.py:11:15: GF001 [*]" in output
+
+    # The fix hook rewrites the file (and, as pre-commit hooks that modify
+    # files do, fails so the user can review); then the commit goes through.
+    fixed = subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), "gradfix-fix", "--files", "train.py"],
+        cwd=project, env=env, capture_output=True, text=True,
+    )
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "grad_scale(x, -1.0)" in (project / "train.py").read_text()
+    _git(project, "add", "-A")
+    done = subprocess.run(["git", "commit", "-m", "add training step"], cwd=project, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_hook_environment_has_no_torch(tmp_path: Path, hook_repo: Path, env: dict):
+    project = tmp_path / "clean"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / "ok.py").write_text("print('no autograd here')\n")
+    _git(project, "add", "-A")
+    result = subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), "gradfix", "--all-files", "--verbose"],
+        cwd=project, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The hook's virtualenv was built from the `gradfix` dependencies only.
+    envs = list(Path(env["PRE_COMMIT_HOME"]).glob("repo*/py_env-*"))
+    assert envs, "pre-commit built no environment"
+    assert not list(envs[0].glob("lib/python*/site-packages/torch")), "torch leaked into the hook environment"
