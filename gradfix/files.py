@@ -1,4 +1,6 @@
-"""Which files to check, reading them, and writing them back atomically."""
+"""File-level facts: which names are Python files, line splitting, atomic writes.
+
+Walking directories with exclusions lives in `gradfix.config.discover_files`."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator, List, Tuple
+from typing import List
 
 # Directories never descended into when walking (explicit file arguments are
 # always checked). The same defaults as ruff, so results agree on a tree.
@@ -38,44 +40,6 @@ def lines_with_ends(text: str) -> List[str]:
 
 class PathProblem(Exception):
     """A path argument that cannot be checked (missing, unreadable, ...)."""
-
-
-def discover(paths: Iterable[str]) -> Tuple[List[Path], List[Tuple[str, str]]]:
-    """Expand path arguments into a sorted list of Python files.
-
-    Returns (files, problems) where problems are (path, message) pairs for
-    arguments that do not exist; walking never follows directory symlinks, so
-    symlink loops cannot hang it.
-    """
-    found = set()
-    problems: List[Tuple[str, str]] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists() and not path.is_symlink():
-            problems.append((raw, "No such file or directory"))
-            continue
-        if path.is_dir():
-            found.update(_walk(path))
-        elif path.is_file() or path.is_symlink():
-            found.add(path)
-        else:
-            problems.append((raw, "not a regular file or directory"))
-    return sorted(found, key=lambda p: str(p)), problems
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
-        for name in filenames:
-            if name.endswith(PYTHON_SUFFIXES):
-                candidate = Path(dirpath) / name
-                yield candidate
-        # A directory named like a Python file is not a file: os.walk already
-        # lists it under dirnames, so nothing to do here.
-
-
-def read_bytes(path: Path) -> bytes:
-    return path.read_bytes()
 
 
 def write_atomic(path: Path, data: bytes) -> None:

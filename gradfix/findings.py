@@ -70,8 +70,26 @@ _NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 
+# `# gradfix: noqa` (all rules) or `# gradfix: noqa: GF001, ...` anywhere in a
+# file, as a comment of its own, suppresses those rules in the whole file.
+_FILE_NOQA = re.compile(
+    r"#\s*gradfix:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?\s*$", re.IGNORECASE
+)
+
 # Per line: None means a blanket `# noqa`, otherwise the set of codes.
+# Line 0 holds the file-level suppression.
 NoqaMap = Dict[int, Optional[FrozenSet[str]]]
+FILE_LEVEL = 0
+
+
+def _merge(result: NoqaMap, line: int, codes: Optional[str]) -> None:
+    if codes is None:
+        result[line] = None
+        return
+    previous = result.get(line, frozenset())
+    if previous is None:
+        return
+    result[line] = previous | frozenset(c.strip().upper() for c in codes.split(","))
 
 
 def noqa_map(source: str) -> NoqaMap:
@@ -88,24 +106,20 @@ def noqa_map(source: str) -> NoqaMap:
     for tok in tokens:
         if tok.type != tokenize.COMMENT:
             continue
-        match = _NOQA.search(tok.string)
-        if not match:
+        whole = _FILE_NOQA.match(tok.string)
+        if whole and tok.line.strip() == tok.string.strip():
+            _merge(result, FILE_LEVEL, whole.group("codes"))
             continue
-        codes = match.group("codes")
-        line = tok.start[0]
-        if codes is None:
-            result[line] = None
-        else:
-            previous = result.get(line, frozenset())
-            if previous is None:
-                continue
-            parsed = frozenset(c.strip().upper() for c in codes.split(","))
-            result[line] = previous | parsed
+        match = _NOQA.search(tok.string)
+        if match:
+            _merge(result, tok.start[0], match.group("codes"))
     return result
 
 
 def is_suppressed(finding: Finding, noqa: NoqaMap) -> bool:
-    if finding.line not in noqa:
-        return False
-    codes = noqa[finding.line]
-    return codes is None or finding.code in codes
+    for line in (FILE_LEVEL, finding.line):
+        if line in noqa:
+            codes = noqa[line]
+            if codes is None or finding.code in codes:
+                return True
+    return False
