@@ -313,8 +313,8 @@ class Visitor(cst.CSTVisitor):
         line1 = self.get_metadata(PositionProvider, c1).start.line
         position = self.get_metadata(PositionProvider, c2)
         message = (
-            f"`{callee_text}` is evaluated twice with complementary `.detach()` (line {line1} and here) "
-            f"and both results are backpropagated; one forward and one backward with `grad_scale` give the same gradients"
+            f"`{callee_text}` evaluated twice with complementary `.detach()` (line {line1} and here), "
+            f"both backpropagated: one pass with `grad_scale` gives the same gradients"
         )
         if swapped:
             message += " (arguments swapped; the callee is symmetric)"
