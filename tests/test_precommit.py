@@ -97,14 +97,17 @@ def test_hook_environment_has_no_torch(tmp_path: Path, hook_repo: Path, env: dic
     project = tmp_path / "clean"
     project.mkdir()
     _git(project, "init", "-q")
+    rev = _git(hook_repo, "rev-parse", "HEAD").stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n"
+    )
     (project / "ok.py").write_text("print('no autograd here')\n")
     _git(project, "add", "-A")
-    result = subprocess.run(
-        [PRE_COMMIT, "try-repo", str(hook_repo), "gradfix", "--all-files", "--verbose"],
-        cwd=project, env=env, capture_output=True, text=True,
-    )
+    result = subprocess.run([PRE_COMMIT, "run", "--all-files"], cwd=project, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    # The hook's virtualenv was built from the `gradfix` dependencies only.
+    # The hook's virtualenv was built from gradfix's own dependencies only.
     envs = list(Path(env["PRE_COMMIT_HOME"]).glob("repo*/py_env-*"))
     assert envs, "pre-commit built no environment"
-    assert not list(envs[0].glob("lib/python*/site-packages/torch")), "torch leaked into the hook environment"
+    site = list(envs[0].glob("lib/python*/site-packages"))
+    assert site and (site[0] / "libcst").is_dir()
+    assert not (site[0] / "torch").exists(), "torch leaked into the hook environment"
