@@ -66,11 +66,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from gradfix.analysis.backward import backward_call, definition
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import (
     DETACHED_IN_BOTH,
@@ -105,9 +106,6 @@ DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b".detach(", b".backward(")
 
-_FORBIDDEN_BACKWARD_KWARGS = ("gradient", "inputs", "create_graph")
-
-
 @dataclass
 class _Site:
     """One `backward` call and the loss it backpropagates."""
@@ -122,30 +120,6 @@ class _Site:
     expr: cst.BaseExpression  # the loss expression
     coef: Coef
     call: cst.Call
-
-
-def _backward_call(statement: cst.BaseStatement) -> Optional[cst.Call]:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return None
-    call = small.value
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward":
-        return call
-    return None
-
-
-def _single_assign(statement: cst.BaseStatement) -> Optional[cst.Assign]:
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            return small
-    return None
-
-
-def _is_true(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
 
 
 class Visitor(cst.CSTVisitor):
@@ -174,63 +148,28 @@ class Visitor(cst.CSTVisitor):
 
     # -- finding the backward sites ----------------------------------------------------
     def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
-        statement = block[index]
-        call = _backward_call(statement)
-        if call is None:
-            return None
-        retains = False
-        for arg in call.args:
-            if arg.keyword is None or arg.star:
-                return None  # a positional `gradient` or **kwargs we cannot see through
-            key = arg.keyword.value
-            if key in _FORBIDDEN_BACKWARD_KWARGS:
-                return None  # DESIGN E7: not a plain first-order backward
-            if key == "retain_graph":
-                retains = _is_true(arg.value)
-            else:
-                return None
-        receiver = call.func.value  # type: ignore[attr-defined]
-        scaler = None
-        loss = strip_parens(receiver)  # for type checks only: children keep their identity
-        if (
-            isinstance(loss, cst.Call)
-            and isinstance(loss.func, cst.Attribute)
-            and loss.func.attr.value == "scale"
-            and len(loss.args) == 1
-            and loss.args[0].keyword is None
-            and not loss.args[0].star
-        ):
-            scaler = loss.func.value
-            receiver = loss.args[0].value
-            loss = strip_parens(receiver)
+        found = backward_call(block, index)
+        if found is None or not found.plain:
+            return None  # DESIGN E7: gradient=, inputs=, create_graph= or opaque arguments
         def_index: Optional[int] = None
         target: Optional[cst.Name] = None
-        expr: cst.BaseExpression = receiver
-        if isinstance(loss, cst.Name):
-            found = self._definition(block, index, loss.value)
-            if found is None:
+        expr: cst.BaseExpression = found.receiver
+        name = found.loss_name
+        if name is not None:
+            defined = definition(block, index, name)
+            if defined is None:
                 return None
-            def_index, assign = found
+            def_index, assign = defined
             target = assign.targets[0].target  # type: ignore[assignment]
             expr = assign.value
         parsed = split_linear(expr)
         if parsed is None or not contains_detach(parsed[1]):
             return None
         coef, loss_call = parsed
-        return _Site(index, statement, receiver, scaler, retains, def_index, target, expr, coef, loss_call)
-
-    def _definition(
-        self, block: Sequence[cst.BaseStatement], index: int, name: str
-    ) -> Optional[Tuple[int, cst.Assign]]:
-        """The nearest `name = ...` above `index` in the block, if nothing else binds `name` between."""
-        for j in range(index - 1, -1, -1):
-            assign = _single_assign(block[j])
-            if assign is not None and isinstance(assign.targets[0].target, cst.Name):
-                if assign.targets[0].target.value == name:
-                    return j, assign
-            if stores_into_name(block[j], name):
-                return None
-        return None
+        return _Site(
+            index, found.statement, found.receiver, found.scaler, found.retains_graph,
+            def_index, target, expr, coef, loss_call,
+        )
 
     # -- pairing --------------------------------------------------------------------
     def _block(self, block: Sequence[cst.BaseStatement]) -> None:
@@ -486,10 +425,6 @@ class Visitor(cst.CSTVisitor):
             name = f"{base}_{n}"
         self._taken_names.add(name)
         return name
-
-
-def stores_into_name(statement: cst.BaseStatement, name: str) -> bool:
-    return stores_into(statement, [(name,)]) is not None
 
 
 def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
