@@ -186,11 +186,19 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
         grad_scale_name=_grad_scale_name(wrapper.module, grad_scale_import),
         grad_scale_module=grad_scale_import,
     )
-    findings: List[Finding] = []
+    by_code = {}
     for rule in rules:
         visitor = rule.Visitor(ctx)
         wrapper.visit(visitor)
-        findings.extend(visitor.findings)
+        by_code[rule.CODE] = visitor.findings
+    findings: List[Finding] = []
+    for rule in rules:
+        stronger = [f for code in getattr(rule, "SUPERSEDED_BY", ()) for f in by_code.get(code, ())]
+        taken = {id(node) for f in stronger if f.fix is not None for node in f.fix.replacements}
+        for finding in by_code[rule.CODE]:
+            if finding.fix is not None and any(id(node) in taken for node in finding.fix.replacements):
+                continue  # the same statements are covered by a better rewrite
+            findings.append(finding)
     return findings, wrapper.module
 
 

@@ -245,7 +245,9 @@ def test_unknown_selector_is_a_usage_error_even_with_no_files_to_check(tmp_path,
     assert "GF9" in result.stderr
 
 
-@pytest.mark.parametrize("args", [["--ignore", "GF001"], ["--ignore", "GF"], ["--select", "ALL", "--ignore", "GF001"]])
+@pytest.mark.parametrize(
+    "args", [["--ignore", "GF001,GF003"], ["--ignore", "GF"], ["--select", "ALL", "--ignore", "GF001", "--ignore", "GF003"]]
+)
 def test_ignore_removes_the_rule(tmp_path, args):
     p = write(tmp_path / "seed.py", SEED)
     result = invoke("check", *args, p)
@@ -254,9 +256,19 @@ def test_ignore_removes_the_rule(tmp_path, args):
     assert result.stderr == "All checks passed!\n"
 
 
+def test_ignoring_gf001_lets_gf003_report_the_two_backward_calls(tmp_path):
+    # GF001 supersedes GF003 on the seed; without GF001 the merge of the two
+    # backward calls is still a valid, weaker finding.
+    p = write(tmp_path / "seed.py", SEED)
+    result = invoke("check", "--ignore", "GF001", p)
+    assert result.exit_code == 1
+    assert [m["code"] for m in parsed_lines(result.stdout)] == ["GF003"]
+    assert parsed_lines(invoke("check", p).stdout)[0]["code"] == "GF001"
+
+
 def test_ignore_under_fix_writes_nothing(tmp_path):
     p = write(tmp_path / "seed.py", SEED)
-    result = invoke("fix", "--apply", "--ignore", "GF001", p)
+    result = invoke("fix", "--apply", "--ignore", "GF001,GF003", p)
     assert result.exit_code == 0
     assert p.read_text() == SEED
 

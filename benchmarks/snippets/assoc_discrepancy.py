@@ -22,8 +22,10 @@ BATCH, HEADS, L, DM = {"small": (8, 4, 64, 64), "large": (16, 8, 128, 128)}[SIZE
 DK = DM // HEADS
 K = 3.0
 
-q_proj = nn.Linear(DM, DM)
-k_proj = nn.Linear(DM, DM)
+# No bias on q/k: a key bias cannot change a softmax over keys, so its gradient
+# is exactly zero and Adam would turn rounding noise there into full-size steps.
+q_proj = nn.Linear(DM, DM, bias=False)
+k_proj = nn.Linear(DM, DM, bias=False)
 sigma_proj = nn.Linear(DM, HEADS)
 opt = torch.optim.Adam([*q_proj.parameters(), *k_proj.parameters(), *sigma_proj.parameters()], lr=1e-4)
 window = torch.randn(BATCH, L, DM)

@@ -168,6 +168,16 @@ class CalleeClassifier:
             return None  # imports, parameters, loop targets, tuple unpacking ...
         return values
 
+    def harmless(self, func: cst.BaseExpression) -> bool:
+        """A call that cannot step, zero or read gradients: a proven-pure or random
+        function, building or running a torch.nn module of this file, or gradfix's op.
+
+        (In-place calls, `step`, `zero_grad` and the like never get here: the
+        scanner stops at them first.)"""
+        if any(n.startswith(("torch.nn.", "gradfix.autograd.")) for n in self.qualified(func)):
+            return True
+        return self.classify(func).kind in (PURE, RANDOM, MODULE)
+
     # -- classification ---------------------------------------------------------------
     def classify(self, func: cst.BaseExpression) -> Callee:
         text = code_of(func).strip()

@@ -6,6 +6,9 @@ strings that must all occur in a file for the rule to possibly match: the
 prefilter that lets gradfix skip parsing most files), and `Visitor`, a libcst
 metadata-dependent visitor constructed with a `RuleContext` that collects
 `findings`. Its docstring is the rule's documentation (`gradfix rule CODE`).
+A rule may declare SUPERSEDED_BY: codes of rules whose findings, where their
+fixes touch the same statements, replace its own (the engine drops the
+weaker finding).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable, List, Optional, Sequence
 
-from gradfix.rules import gf001_detached_double_backward
+from gradfix.rules import gf001_detached_double_backward, gf003_mergeable_backward
 
-ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward,)
+ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward, gf003_mergeable_backward)
 
 
 @dataclass(frozen=True)

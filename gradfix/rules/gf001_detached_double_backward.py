@@ -69,7 +69,13 @@ from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import (
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
 from gradfix.analysis.backward import backward_call, definition
 from gradfix.analysis.between import scan_between, stores_into
@@ -223,7 +229,7 @@ class Visitor(cst.CSTVisitor):
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
-        verdict = scan_between(between, watched)
+        verdict = scan_between(between, watched, self.classifier.harmless)
         if verdict.barrier is not None:
             return None
 

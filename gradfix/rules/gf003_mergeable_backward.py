@@ -1,0 +1,220 @@
+"""GF003 mergeable-backward: consecutive `backward` calls on a retained graph that one `backward` of the sum replaces.
+
+## What it does
+Finds, inside one straight-line block, two or more `backward` calls where
+every call but the last keeps the graph (`retain_graph=True`) and nothing
+between them steps, zeroes, reads or clips gradients:
+
+    loss_rec.backward(retain_graph=True)
+    loss_kl.backward()
+
+## Why it is costly
+`retain_graph=True` keeps the whole graph alive so that the next call can walk
+the shared part of it again. Gradients are linear in the loss, so one
+backward of the sum gives the same gradients with one traversal of the shared
+graph, and lets autograd free it as it goes.
+
+## Example and rewrite
+    (loss_rec + loss_kl).backward()
+
+With a GradScaler, `scaler.scale(a).backward(retain_graph=True)` and
+`scaler.scale(b).backward()` (the same scaler) become
+`scaler.scale(a + b).backward()`. The last call's keyword arguments are kept.
+
+## Not reported
+When any call passes `gradient=`, `inputs=` or `create_graph=` (DESIGN §1,
+E7: per-call gradients or higher order), a positional argument or `**kwargs`;
+when the calls use different scalers or one is scaled and the other not; when
+a call does not retain the graph before the last one; when anything between
+them steps an optimizer, zeroes, reads or writes `.grad`, clips, modifies a
+tensor in place, runs `torch.autograd.grad`, rebinds a loss that is
+backpropagated later than before, or can skip the rest (`return`, `break`,
+`continue`, `raise`). The pattern of GF001 (the same function twice with
+complementary `.detach()`) is left to GF001, whose rewrite saves more.
+
+## Fix safety
+Safe when every loss is a name (its value is computed where it was) and only
+calls known to be harmless stand between the backward calls. The sum is
+exact by linearity; only floating-point summation order differs. Otherwise
+unsafe: a loss written inline is evaluated later than before, and an unknown
+call between the passes may step, zero or read gradients.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from gradfix.analysis.backward import BackwardCall, backward_calls
+from gradfix.analysis.between import scan_between
+from gradfix.analysis.exprs import code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.purity import CalleeClassifier
+from gradfix.findings import Finding, Fix
+
+CODE = "GF003"
+NAME = "mergeable-backward"
+SUMMARY = "Consecutive `backward` calls on a retained graph: one `backward` of the sum gives the same gradients"
+DEFAULT = True
+FIXABLE = "sometimes"
+REQUIRED_TOKENS = (b".backward(", b"retain_graph")
+# Where both apply, GF001's rewrite (one forward and one backward) is the better one.
+SUPERSEDED_BY = ("GF001",)
+
+
+class Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block(node.body)
+
+    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+        calls = backward_calls(block)
+        i = 0
+        while i < len(calls):
+            run, unknown = self._run_from(block, calls, i)
+            if len(run) >= 2:
+                self.findings.append(self._finding(run, unknown))
+                i += len(run)
+            else:
+                i += 1
+
+    def _run_from(
+        self, block: Sequence[cst.BaseStatement], calls: List[BackwardCall], start: int
+    ) -> Tuple[List[BackwardCall], List[str]]:
+        """The longest run of mergeable calls from `start`, and the unknown calls between them."""
+        first = calls[start]
+        if not first.plain or not first.retains_graph:
+            return [first], []
+        run = [first]
+        unknown: List[str] = []
+        for candidate in calls[start + 1 :]:
+            previous = run[-1]
+            if not previous.retains_graph or not candidate.plain:
+                break
+            if (previous.scaler is None) != (candidate.scaler is None):
+                break
+            if previous.scaler is not None and not same_expr(previous.scaler, candidate.scaler):  # type: ignore[arg-type]
+                break
+            # The losses already in the run are backpropagated later than
+            # before: nothing between may change them or the gradients.
+            watched = [p for call in run for p in read_paths(call.receiver)]
+            if previous.scaler is not None:
+                watched += read_paths(previous.scaler)
+            verdict = scan_between(block[previous.index + 1 : candidate.index], watched, self.classifier.harmless)
+            if verdict.barrier is not None:
+                break
+            unknown.extend(verdict.unknown_calls)
+            unknown.extend(_augmented_tensors(block[previous.index + 1 : candidate.index]))
+            run.append(candidate)
+        return run, unknown
+
+    def _finding(self, run: List[BackwardCall], unknown_calls: List[str]) -> Finding:
+        last = run[-1]
+        reasons = []
+        inline = [code_of(c.receiver).strip() for c in run[:-1] if c.loss_name is None]
+        if inline:
+            reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
+        unknown = list(dict.fromkeys(unknown_calls))
+        calls = [u for u in unknown if not u.endswith("=")]
+        updates = [u for u in unknown if u.endswith("=")]
+        if calls:
+            names = ", ".join(f"`{c}()`" for c in calls)
+            reasons.append(f"{names} between the backward calls may step, zero or read gradients")
+        if updates:
+            names = ", ".join(f"`{u}`" for u in updates)
+            reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
+
+        total = _sum([c.receiver for c in run])
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {c.statement: [] for c in run[:-1]}
+        replacements[last.statement] = [last.statement.visit(_ReplaceNode(last.receiver, total))]  # type: ignore[list-item]
+        rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run)
+        fix = Fix(
+            safe=not reasons,
+            replacements=replacements,
+            description=f"Backpropagate `{rendered}` once",
+            unsafe_reason="; ".join(reasons),
+        )
+        position = self.get_metadata(PositionProvider, run[0].call)
+        lines = ", ".join(str(self.get_metadata(PositionProvider, c.call).start.line) for c in run[1:])
+        message = (
+            f"`{code_of(run[0].receiver).strip()}.backward(retain_graph=True)` keeps the graph for another "
+            f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"
+        )
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=CODE,
+            message=message,
+            fix=fix,
+        )
+
+
+def _augmented_tensors(statements: Sequence[cst.BaseStatement]) -> List[str]:
+    """`x += ...` statements that may update a tensor in place (not `total += loss.item()`)."""
+    found: List[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            value = strip_parens(node.value)
+            if isinstance(value, (cst.Integer, cst.Float)):
+                return
+            if isinstance(value, cst.Call) and (
+                (isinstance(value.func, cst.Attribute) and value.func.attr.value == "item")
+                or (isinstance(value.func, cst.Name) and value.func.value in ("float", "int", "len"))
+            ):
+                return
+            found.append(f"{code_of(node.target).strip()} {code_of(node.operator).strip()}")
+
+    for statement in statements:
+        statement.visit(Collect())
+    return found
+
+
+def _operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """A summand, parenthesised unless it binds tighter than `+` already."""
+    bare = strip_parens(node)
+    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return bare
+    return bare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _sum(receivers: List[cst.BaseExpression]) -> cst.BaseExpression:
+    total = _operand(receivers[0])
+    for receiver in receivers[1:]:
+        total = cst.BinaryOperation(left=total, operator=cst.Add(), right=_operand(receiver))
+    return total
+
+
+class _ReplaceNode(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.BaseExpression) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        if original_node is self.old:
+            return self.new
+        if isinstance(original_node, cst.Attribute) and original_node.value is self.old and isinstance(self.new, cst.BinaryOperation):
+            # `(a + b).backward()`: a sum needs parentheses as a receiver (not inside `scaler.scale(...)`).
+            return updated_node.with_changes(value=self.new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+        return updated_node
