@@ -65,7 +65,6 @@ rewrite.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
@@ -80,27 +79,24 @@ from libcst.metadata import (
 from gradfix.analysis.backward import backward_call, definition
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import (
-    DETACHED_IN_BOTH,
-    DETACHED_IN_FIRST,
-    DETACHED_IN_SECOND,
-    LIVE_IN_BOTH,
     Point,
-    align_calls,
     code_of,
     contains_detach,
-    detach_receiver,
-    is_literal,
     read_paths,
     same_expr,
     strip_parens,
-    swap_first_two,
 )
-from gradfix.analysis.linear import Coef, parse_coef, split_linear
+from gradfix.analysis.linear import Coef, split_linear
+from gradfix.analysis.merge import (
+    MergeSafety,
+    Replace,
+    detached,
+    fresh_name,
+    match_pair,
+    merged_call,
+    names_in,
+)
 from gradfix.analysis.purity import (
-    MODULE,
-    PURE,
-    PURE_TENSOR_METHODS,
-    RANDOM,
     CalleeClassifier,
 )
 from gradfix.findings import Finding, Fix
@@ -138,15 +134,12 @@ class Visitor(cst.CSTVisitor):
         self.classifier = CalleeClassifier(self.get_metadata)
         self._module: Optional[cst.Module] = None
         self._taken_names: Set[str] = set()
-        self._constants: Dict[str, Optional[Fraction]] = {}
 
     # -- blocks ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
-        collector = _Names()
-        node.visit(collector)
-        self._taken_names = collector.names
-        self._constants = _module_constants(node)
+        self._taken_names = names_in(node)
+        self.safety = MergeSafety(self.classifier, node)
         self._block(node.body)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -201,22 +194,8 @@ class Visitor(cst.CSTVisitor):
             return None
         if first.def_index is not None and first.def_index == second.def_index:
             return None
-        if not same_expr(c1.func, c2.func) or contains_detach(c1.func):
-            return None
-        callee = self.classifier.classify(c1.func)
-        if callee.kind == RANDOM:
-            return None  # DESIGN E1: two draws are two different computations
-        points = align_calls(c1, c2.args)
-        swapped = False
-        if points is None and callee.kind == PURE and callee.symmetric:
-            swapped_args = swap_first_two(c2.args)
-            if swapped_args is not None:
-                points = align_calls(c1, swapped_args)
-                swapped = points is not None
-        if points is None:
-            return None
-        kinds = {p.kind for p in points}
-        if DETACHED_IN_FIRST not in kinds or DETACHED_IN_SECOND not in kinds:
+        match = match_pair(c1, c2, self.classifier)
+        if match is None:
             return None
 
         # What the two passes read: operands, callee, coefficients, scaler.
@@ -234,26 +213,14 @@ class Visitor(cst.CSTVisitor):
             return None
 
         # Fix safety: everything that is not proven goes into the reason.
-        reasons: List[str] = []
-        if callee.kind != PURE:
-            if callee.kind == MODULE:
-                reasons.append(f"{callee.reason}: they receive (a+b)·∂f/∂θ{self._ab_note(first, second)} in the original but ∂f/∂θ after the rewrite")
-            else:
-                reasons.append(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{self._ab_note(first, second)} in the original but ∂f/∂θ after the rewrite")
-        argument_issue = self._argument_calls(c1)
-        if argument_issue is RANDOM:
-            return None
-        if argument_issue:
-            reasons.append(argument_issue)
-        for site in (first, second):
-            problem = self._coefficient_problem(site.coef)
-            if problem:
-                reasons.append(problem)
+        reasons = self.safety.reasons(match, c1, first.coef, second.coef)
+        if reasons is None:
+            return None  # random calls in the arguments: two different computations
         if verdict.unknown_calls:
             names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
             reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
 
-        fix = self._fix(block, first, second, points, reasons)
+        fix = self._fix(block, first, second, match.points, reasons)
         callee_text = code_of(c1.func).strip()
         line1 = self.get_metadata(PositionProvider, c1).start.line
         position = self.get_metadata(PositionProvider, c2)
@@ -261,7 +228,7 @@ class Visitor(cst.CSTVisitor):
             f"`{callee_text}` evaluated twice with complementary `.detach()` (line {line1} and here), "
             f"both backpropagated: one pass with `grad_scale` gives the same gradients"
         )
-        if swapped:
+        if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
         if reasons:
             message += f" [unsafe fix: {'; '.join(reasons)}]"
@@ -276,37 +243,6 @@ class Visitor(cst.CSTVisitor):
             fix=fix,
         )
 
-    @staticmethod
-    def _ab_note(first: _Site, second: _Site) -> str:
-        total = first.coef + second.coef
-        return " = 0" if total.is_zero() else ""
-
-    def _argument_calls(self, call: cst.Call) -> object:
-        """Calls inside the arguments run twice in the original and once after the rewrite."""
-        issue: object = ""
-        for inner in _calls_in(call.args):
-            if detach_receiver(inner) is not None:
-                continue
-            func = inner.func
-            if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in PURE_TENSOR_METHODS:
-                continue
-            kind = self.classifier.classify(func)
-            if kind.kind == RANDOM:
-                return RANDOM
-            if kind.kind != PURE and not issue:
-                issue = f"`{code_of(inner).strip()}` in the arguments runs twice in the original and once after the rewrite; gradfix cannot prove it deterministic"
-        return issue
-
-    def _coefficient_problem(self, coef: Coef) -> str:
-        for factor in coef.num + coef.den:
-            if not self._numeric_name(factor):
-                return f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost"
-        return ""
-
-    def _numeric_name(self, text: str) -> bool:
-        """A name bound exactly once in the module, to a numeric literal."""
-        return text.isidentifier() and self._constants.get(text) is not None
-
     # -- the rewrite ----------------------------------------------------------------
     def _fix(
         self,
@@ -316,39 +252,15 @@ class Visitor(cst.CSTVisitor):
         points: List[Point],
         reasons: List[str],
     ) -> Fix:
-        a, b = first.coef, second.coef
         gs = self.ctx.grad_scale_name
-        uses_op = False
-        replace: Dict[cst.CSTNode, cst.BaseExpression] = {}
-        for point in points:
-            if point.kind == DETACHED_IN_BOTH:
-                continue
-            if point.kind == LIVE_IN_BOTH and is_literal(point.operand):
-                continue
-            coef = {DETACHED_IN_FIRST: b, DETACHED_IN_SECOND: a, LIVE_IN_BOTH: a + b}[point.kind]
-            operand = point.operand
-            if coef.is_one():
-                new: cst.BaseExpression = operand
-            else:
-                uses_op = True
-                new = cst.Call(
-                    func=cst.Name(gs),
-                    args=[
-                        cst.Arg(strip_parens(operand), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                        cst.Arg(cst.parse_expression(coef.render())),
-                    ],
-                )
-            if new is not point.first:
-                replace[point.first] = new
-        merged_call = first.call.visit(_Replace(replace))
-        assert isinstance(merged_call, cst.Call)
+        merged, uses_op = merged_call(first.call, points, first.coef, second.coef, gs)
 
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         named = [s for s in (first, second) if s.def_index is not None]
         if not named:
             # Both inline: the one evaluation happens where the second did.
             replacements[first.statement] = []
-            replacements[second.statement] = [_with_receiver(second, merged_call)]
+            replacements[second.statement] = [_with_receiver(second, merged)]
         else:
             partner_of = {id(first): second, id(second): first}
             reads = {id(s): self._read_elsewhere(s, partner_of[id(s)], block) for s in named}
@@ -364,10 +276,10 @@ class Visitor(cst.CSTVisitor):
                 statement = block[site.def_index]  # type: ignore[index]
                 new_lines: List[cst.BaseStatement] = []
                 if site is host:
-                    new_lines.append(_assign_line(statement, name, merged_call))
+                    new_lines.append(_assign_line(statement, name, merged))
                 if reads[id(site)]:
                     # The loss value is read later: rebuild it, detached, from the one result.
-                    value = site.expr.visit(_Replace({site.call: _detached(name)}))
+                    value = site.expr.visit(Replace({site.call: detached(name)}))
                     rebuilt = _assign_line(statement, site.target.value, value)  # type: ignore[union-attr, arg-type]
                     if new_lines:
                         rebuilt = rebuilt.with_changes(leading_lines=[])
@@ -425,12 +337,7 @@ class Visitor(cst.CSTVisitor):
     def _fresh_name(self, named: List[_Site]) -> str:
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
-        name, n = base, 1
-        while name in self._taken_names:
-            n += 1
-            name = f"{base}_{n}"
-        self._taken_names.add(name)
-        return name
+        return fresh_name(base, self._taken_names)
 
 
 def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
@@ -446,84 +353,6 @@ def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
     return found[0]
 
 
-def _calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
-    calls: List[cst.Call] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            calls.append(node)
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    for arg in args:
-        arg.visit(Collect())
-    return calls
-
-
-def _module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
-    """Names bound once at module level to a numeric literal (None when bound otherwise too)."""
-    values: Dict[str, Optional[Fraction]] = {}
-    counts: Dict[str, int] = {}
-
-    class Collect(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 1
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                coef = parse_coef(node.value)
-                if coef is not None and not coef.symbolic:
-                    values[node.targets[0].target.value] = coef.const
-
-        def visit_Param(self, node: cst.Param) -> None:
-            counts[node.name.value] = counts.get(node.name.value, 0) + 2
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 2
-
-    module.visit(Collect())
-    return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}
-
-
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    @classmethod
-    def of(cls, node: cst.CSTNode) -> Set[str]:
-        collector = cls()
-        node.visit(collector)
-        return collector.names
-
-
-class _Replace(cst.CSTTransformer):
-    """Replace nodes by identity."""
-
-    def __init__(self, mapping: Dict[cst.CSTNode, cst.BaseExpression], keep_parens: bool = True) -> None:
-        super().__init__()
-        self.mapping = mapping
-        self.keep_parens = keep_parens
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        replacement = self.mapping.get(original_node)
-        if replacement is None:
-            return updated_node
-        # Keep the surrounding parentheses the original had.
-        if self.keep_parens and getattr(original_node, "lpar", None) and hasattr(replacement, "lpar") and not replacement.lpar:
-            replacement = replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
-        return replacement
-
-
-def _detached(name: str) -> cst.Call:
-    return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("detach")))
-
-
 def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
     """`name = value`, keeping the template line's comments and layout."""
     assert isinstance(template, cst.SimpleStatementLine)
@@ -533,4 +362,4 @@ def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpressi
 
 def _with_receiver(site: _Site, new: cst.BaseExpression) -> cst.SimpleStatementLine:
     """The site's backward statement with the loss replaced by `new` (a call or a name: no parentheses needed)."""
-    return site.statement.visit(_Replace({site.receiver: new}, keep_parens=False))  # type: ignore[return-value]
+    return site.statement.visit(Replace({site.receiver: new}, keep_parens=False))  # type: ignore[return-value]
