@@ -17,8 +17,10 @@ allocated when it started:
 * CPU: torch has no CPU allocator statistics, so the step runs once under
   ``torch.profiler.profile(profile_memory=True)`` and the peak is the running
   maximum of the sum of the CPU ``[memory]`` events (every allocation and free
-  of torch's CPU allocator, forward and backward, in time order).
-  ``tracemalloc`` would not see tensor memory at all.
+  of torch's CPU allocator, forward and backward, in time order; frees of
+  memory allocated before the step, e.g. ``.grad`` dropped by ``zero_grad``,
+  are not reported by the profiler, the same on both sides).  ``tracemalloc``
+  would not see tensor memory at all.
 """
 
 from __future__ import annotations
@@ -185,8 +187,14 @@ def peak_step_memory(fn: Callable[[], object], device: str) -> float:
             return (torch.cuda.max_memory_allocated() - base) / 2**20
         from torch.profiler import ProfilerActivity, profile
 
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            fn()
+        # No automatic garbage collection inside the step: it could free an
+        # earlier snippet's tensors there and count their frees.
+        gc.disable()
+        try:
+            with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+                fn()
+        finally:
+            gc.enable()
         events = [
             e
             for e in prof.profiler.kineto_results.events()
@@ -198,6 +206,28 @@ def peak_step_memory(fn: Callable[[], object], device: str) -> float:
             current += e.nbytes()
             peak = max(peak, current)
         return peak / 2**20
+
+
+def saved_for_backward_mib(fn: Callable[[], object], device: str) -> float:
+    """MiB of distinct storages that autograd saves for backward during one step.
+
+    Counted with ``torch.autograd.graph.saved_tensors_hooks`` (the pack hook
+    records each saved tensor's storage once and returns the tensor itself,
+    so nothing changes).  Includes what upstream layers save and leaves saved
+    by reference (weights for their input gradients): the same on both sides,
+    so the difference is what f's extra evaluation saves.
+    """
+    storages: Dict[tuple, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        st = t.untyped_storage()
+        key = (st.data_ptr(), str(t.device))
+        storages[key] = max(storages.get(key, 0), st.nbytes())
+        return t
+
+    with default_device(device), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    return sum(storages.values()) / 2**20
 
 
 @dataclass
@@ -219,8 +249,9 @@ def environment(device: str, threads: int) -> Env:
     )
 
 
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    aligns = ["---" if i < 3 else "---:" for i in range(len(headers))]
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 3) -> str:
+    """A Markdown table; the first ``left`` columns left-aligned, the rest right-aligned."""
+    aligns = ["---" if i < left else "---:" for i in range(len(headers))]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(aligns) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -10,9 +10,11 @@ For each snippet in benchmarks/snippets and each size (small, large):
    (``repeat=0``: no timing there); report the largest absolute and relative
    gradient error;
 3. time ``step()`` of both, interleaved in one process: warm-up, then the
-   median of ``--repeat`` calls each, with a fixed thread count;
+   median of at least ``--repeat`` calls each (more for fast steps, so that
+   each side is timed for about half a second), with a fixed thread count;
 4. measure the peak memory one step allocates on each side (method printed
-   with the table; see benchmarks/_bench.py).
+   with the table; see benchmarks/_bench.py), and what autograd saves for
+   backward during the step.
 
 Prints a Markdown table; ``--json PATH`` also writes the rows.
 
@@ -23,6 +25,7 @@ Prints a Markdown table; ``--json PATH`` also writes the rows.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -38,6 +41,9 @@ from gradfix.harness import verify_pair
 from gradfix.rules import select
 
 
+MIN_SECONDS = 0.5
+
+
 @dataclass
 class Result:
     case: str
@@ -48,11 +54,14 @@ class Result:
     speedup: Optional[float] = None
     original_peak_mib: Optional[float] = None
     rewritten_peak_mib: Optional[float] = None
+    original_saved_mib: Optional[float] = None
+    rewritten_saved_mib: Optional[float] = None
     max_grad_abs_err: Optional[float] = None
     max_grad_rel_err: Optional[float] = None
     grads_ok: Optional[bool] = None
     original_spread_ms: Optional[List[float]] = None  # [p25, p75]
     rewritten_spread_ms: Optional[List[float]] = None
+    repeat: int = 0  # timed calls per side
     error: Optional[str] = None
 
 
@@ -92,7 +101,14 @@ def run_case(path: Path, size: str, device: str, repeat: int, warmup: int) -> Re
         ns_orig = _bench.load(original, str(path), device)
         ns_new = _bench.load(rewritten, str(path), device)
     steps = [ns_orig["step"], ns_new["step"]]
-    t_orig, t_new = _bench.interleaved(steps, device, repeat, warmup)
+    # Sub-millisecond steps need many more samples than the --repeat minimum
+    # for a stable median: time at least MIN_SECONDS per side.
+    with _bench.default_device(device):
+        for s in steps:  # the first call pays for lazy state (optimizer moments)
+            s()
+        probe = max(_bench.time_call(s, device) for s in steps) / 1e3
+    res.repeat = max(repeat, min(100 * repeat, int(MIN_SECONDS / max(probe, 1e-6))))
+    t_orig, t_new = _bench.interleaved(steps, device, res.repeat, warmup)
     res.original_ms = _bench.median(t_orig)
     res.rewritten_ms = _bench.median(t_new)
     res.speedup = res.original_ms / res.rewritten_ms
@@ -100,6 +116,10 @@ def run_case(path: Path, size: str, device: str, repeat: int, warmup: int) -> Re
     res.rewritten_spread_ms = quartiles(t_new)
     res.original_peak_mib = _bench.peak_step_memory(steps[0], device)
     res.rewritten_peak_mib = _bench.peak_step_memory(steps[1], device)
+    res.original_saved_mib = _bench.saved_for_backward_mib(steps[0], device)
+    res.rewritten_saved_mib = _bench.saved_for_backward_mib(steps[1], device)
+    del steps, ns_orig, ns_new
+    gc.collect()
     return res
 
 
@@ -112,19 +132,21 @@ def fmt(x: Optional[float], spec: str) -> str:
 def table(results: List[Result]) -> str:
     headers = [
         "case", "size", "device", "original ms", "rewritten ms", "speedup",
-        "peak MiB original", "peak MiB rewritten", "max grad err (abs / rel)",
+        "peak MiB original", "peak MiB rewritten", "saved MiB original", "saved MiB rewritten",
+        "max grad err (abs / rel)",
     ]
     rows = []
     for r in results:
         if r.error:
-            rows.append([r.case, r.size, r.device, "error", "", "", "", "", r.error.replace("|", "/")])
+            rows.append([r.case, r.size, r.device, "error", "", "", "", "", "", "", r.error.replace("|", "/")])
             continue
         err = f"{fmt(r.max_grad_abs_err, '.1e')} / {fmt(r.max_grad_rel_err, '.1e')}"
         if not r.grads_ok:
             err += " MISMATCH"
         rows.append([
             r.case, r.size, r.device, fmt(r.original_ms, ".3f"), fmt(r.rewritten_ms, ".3f"),
-            fmt(r.speedup, ".2f") + "x", fmt(r.original_peak_mib, ".2f"), fmt(r.rewritten_peak_mib, ".2f"), err,
+            fmt(r.speedup, ".2f") + "x", fmt(r.original_peak_mib, ".2f"), fmt(r.rewritten_peak_mib, ".2f"),
+            fmt(r.original_saved_mib, ".2f"), fmt(r.rewritten_saved_mib, ".2f"), err,
         ])
     return _bench.markdown_table(headers, rows)
 
@@ -132,7 +154,9 @@ def table(results: List[Result]) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cpu", help="cpu or cuda (cuda:N); default cpu")
-    ap.add_argument("--repeat", type=int, default=30, help="timed calls per side (median); default 30")
+    ap.add_argument("--repeat", type=int, default=30,
+                    help="timed calls per side (median); at least this many, more for fast steps "
+                         f"(about {MIN_SECONDS:g} s per side); default 30")
     ap.add_argument("--warmup", type=int, default=3, help="untimed calls per side first; default 3")
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads; default 1")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -166,10 +190,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     method = _bench.CUDA_MEMORY_METHOD if cuda else _bench.CPU_MEMORY_METHOD
     print(
         f"GF001 rewrite speed: {env.device_name}, torch {env.torch}, {env.threads} thread(s), "
-        f"median of {args.repeat} interleaved step() calls after {args.warmup} warm-up, {env.date}\n"
+        f"median of >= {args.repeat} interleaved step() calls per side (>= {MIN_SECONDS:g} s) "
+        f"after {args.warmup} warm-up, {env.date}\n"
     )
     print(table(results))
     print(f"\nPeak memory: {method}.")
+    print("Saved MiB: distinct storages saved for backward during one step "
+          "(torch.autograd.graph.saved_tensors_hooks), upstream included.")
     print("Gradient error: largest over every parameter's and leaf's .grad "
           "(gradfix.harness.verify_pair, same seed, one step).")
     if args.json:

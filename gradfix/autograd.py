@@ -16,6 +16,15 @@ copy), unlike arithmetic tricks such as ``x.detach() + c*(x - x.detach())``
 that turn inf into NaN.  It works on leaves and non-leaves, under
 ``torch.compile`` and under ``torch.func`` (``grad``, ``vmap``).
 
+Two forms of the same Function, chosen per call (benchmarks/op_candidates.py
+has the numbers): in eager mode an old-style ``forward(ctx, ...)`` Function
+(~8 µs a call on CPU), because ``Function.apply`` runs ``inspect.signature``
+on every call of a ``setup_context`` Function (~37 µs); when a ``torch.func``
+transform is active or ``torch.compile`` is tracing, the ``setup_context``
+form, which those transforms require.  Both have the same forward and backward.  A view plus a tensor hook
+would cost the same as the eager form but is silently wrong when ``f``
+modifies its input in place, so it is not used.
+
 Behaviour worth knowing:
 
 * ``x`` that is not a tensor (a number, None, a string) is returned
@@ -26,8 +35,8 @@ Behaviour worth knowing:
   gives ``x`` a gradient of zeros, not None, as the original two-pass code
   would.
 * The result is a view of ``x``.  Modifying it in place while autograd
-  records raises torch's own ``RuntimeError`` ("Output 0 of _GradScale is a
-  view and is being modified inplace ... cloning the output"), instead of
+  records raises torch's own ``RuntimeError`` ("Output 0 of _GradScaleEager
+  is a view and is being modified inplace ... cloning the output"), instead of
   silently computing wrong gradients; ``grad_scale(x, s).clone()`` first if
   ``f`` mutates its input.  Without autograd recording, it aliases ``x``
   exactly as ``x.detach()`` would.
@@ -76,6 +85,24 @@ class _GradScale(torch.autograd.Function):
         # gradient (None would differ from the original's zeros).
         return grad * scale, None
 
+    class _GradScaleEager(torch.autograd.Function):
+        """The same op in the old style, for eager mode: no per-call signature binding.
+
+        Nested in the setup_context class so that the inline copy of the op
+        (gradfix's ``grad-scale-import = "inline"``) carries it along.
+        torch.func transforms reject this form and torch.compile does not
+        trace a nested class: ``grad_scale`` does not use it there.
+        """
+
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor, scale: Scale) -> torch.Tensor:
+            ctx.scale = scale
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> tuple:
+            return grad * ctx.scale, None
+
 
 def grad_scale(x: Any, scale: Scale) -> Any:
     """Return ``x`` unchanged in value; scale the gradient of this use by ``scale``.
@@ -99,4 +126,14 @@ def grad_scale(x: Any, scale: Scale) -> Any:
             f"grad_scale: scale must be a number or a one-element tensor, "
             f"got {type(scale).__name__}"
         )
-    return _GradScale.apply(x, scale)
+    # torch.func transforms need the setup_context form, and torch.compile
+    # traces it (not the nested class); in plain eager mode the old-style form
+    # gives the same result without Function.apply's per-call
+    # inspect.signature.  The transform predicate is the one Function.apply
+    # itself consults; where a torch lacks either predicate, the
+    # setup_context form is used, which is always correct.
+    compiling = getattr(torch.compiler, "is_compiling", None)
+    transforms_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+    if compiling is None or transforms_active is None or compiling() or transforms_active():
+        return _GradScale.apply(x, scale)
+    return _GradScale._GradScaleEager.apply(x, scale)

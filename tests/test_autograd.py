@@ -8,6 +8,7 @@ detach form it replaces (DESIGN §1): ``a*f(x.detach(), y)`` and
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -340,3 +341,133 @@ def test_cuda():
     x.grad = None
     grad_scale(x, torch.tensor(-2.0)).sum().backward()
     assert torch.equal(x.grad, torch.full_like(x, -2.0))
+
+
+# ------------------------------------------------------- the two forms of the op
+#
+# grad_scale uses an old-style Function in eager mode (cheaper per call: no
+# inspect.signature in Function.apply) and the setup_context Function under
+# torch.func and torch.compile (benchmarks/op_candidates.py).  Both forms must
+# have every property above.
+
+from gradfix.autograd import _GradScale  # noqa: E402
+
+FORMS = {
+    "setup_context": _GradScale.apply,
+    "eager": _GradScale._GradScaleEager.apply,
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_both_forms_value_exact_and_scaled(form):
+    apply = FORMS[form]
+    x = torch.tensor(SPECIAL, requires_grad=True)
+    out = apply(x, -1.0)
+    assert_value_exact(out, x)
+    torch.manual_seed(10)
+    a = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    mse(apply(a, -2.5), apply(b, 0.3)).backward()
+    ga, gb = two_pass_grads(mse, a, b, a=0.3, b=-2.5)
+    torch.testing.assert_close(a.grad, ga, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(b.grad, gb, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_both_forms_zero_and_tensor_scale(form):
+    apply = FORMS[form]
+    x = torch.randn(4, requires_grad=True)
+    (apply(x, 0.0) * 3).sum().backward()
+    assert torch.equal(x.grad, torch.zeros(4))
+    x.grad = None
+    apply(x, torch.tensor(-3.0, dtype=torch.float64)).sum().backward()
+    assert x.grad.dtype == torch.float32 and torch.equal(x.grad, torch.full((4,), -3.0))
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "non-leaf"])
+def test_both_forms_refuse_inplace_on_output(form, leaf):
+    w = torch.randn(4, requires_grad=True)
+    x = w if leaf else w * 1.0
+    with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+        FORMS[form](x, -1.0).add_(1)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_both_forms_pass_through_without_grad(form):
+    x = torch.randn(3)
+    out = FORMS[form](x, -1.0)
+    assert torch.equal(out, x) and not out.requires_grad and out.grad_fn is None
+
+
+def test_eager_mode_uses_the_cheap_form():
+    x = torch.randn(3, requires_grad=True)
+    assert type(grad_scale(x, -1.0).grad_fn).__name__ == "_GradScaleEagerBackward"
+
+
+def test_torch_func_uses_the_setup_context_form():
+    seen = []
+
+    def f(x):
+        out = grad_scale(x, -1.0)
+        seen.append(torch._C._are_functorch_transforms_active())
+        return out.sum()
+
+    assert torch.equal(torch.func.grad(f)(torch.ones(3)), -torch.ones(3))
+    assert seen == [True]  # and the eager form would have raised here
+
+
+def test_falls_back_to_setup_context_form_without_a_predicate(monkeypatch):
+    # An older torch without torch.compiler.is_compiling (< 2.3).  (The other
+    # predicate cannot be removed here: Function.apply itself calls it.)
+    monkeypatch.delattr(torch.compiler, "is_compiling")
+    x = torch.randn(3, requires_grad=True)
+    out = grad_scale(x, -2.0)
+    assert type(out.grad_fn).__name__ == "_GradScaleBackward"
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), -2.0))
+
+
+INLINE_SEED = b'''import torch
+import torch.nn.functional as F
+
+x = torch.randn(5, 3, requires_grad=True)
+y = torch.randn(5, 3, requires_grad=True)
+l1 = F.mse_loss(x.detach(), y)
+l1.backward(retain_graph=True)
+l2 = -1 * F.mse_loss(x, y.detach())
+l2.backward()
+'''
+
+
+def test_inline_copy_of_the_op_has_both_forms(tmp_path):
+    # grad-scale-import = "inline" copies _GradScale and grad_scale into the
+    # user's file; the eager form is nested in _GradScale so it comes along.
+    import sys
+    import types
+
+    from gradfix.engine import lint_bytes
+    from gradfix.rules import select
+
+    res = lint_bytes(INLINE_SEED, "seed.py", select(["GF001"]), fix=True, grad_scale_import="inline")
+    assert res.fixed is not None and b"# gradfix: inline grad_scale" in res.fixed
+    assert not re.search(rb"^(from|import) gradfix", res.fixed, re.MULTILINE)
+    module = types.ModuleType("_gradfix_inline_test")
+    sys.modules[module.__name__] = module  # torch.compile looks functions' modules up
+    try:
+        torch.manual_seed(11)
+        exec(compile(res.fixed, str(tmp_path / "seed.py"), "exec"), module.__dict__)
+        ns = module.__dict__
+        gx, gy = two_pass_grads(mse, ns["x"], ns["y"])
+        torch.testing.assert_close(ns["x"].grad, gx)
+        torch.testing.assert_close(ns["y"].grad, gy)
+        gs = ns["grad_scale"]
+        t = torch.randn(3, requires_grad=True)
+        assert type(gs(t, -1.0).grad_fn).__name__ == "_GradScaleEagerBackward"
+        assert torch.equal(torch.func.grad(lambda v: gs(v, -1.0).sum())(torch.ones(3)), -torch.ones(3))
+        torch._dynamo.reset()
+        out = torch.compile(lambda v: gs(v, -1.0).sum(), backend="aot_eager", fullgraph=True)(t)
+        out.backward()
+        assert torch.equal(t.grad, -torch.ones(3))
+    finally:
+        sys.modules.pop(module.__name__, None)

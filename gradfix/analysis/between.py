@@ -144,6 +144,15 @@ class _Scanner(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if "clip_grad" in last:
+            # clip_grad_norm (deprecated, no underscore) clips gradients too.
+            self._barrier(f"`{code_of(func)}()` clips gradients between the two passes")
+            return
+        if last == "grad" and not self.stores_only:
+            # `torch.autograd.grad(...)`, `grad(...)` imported from it, `torch.func.grad`.
+            self._barrier(f"`{code_of(func)}()` computes gradients between the two passes")
+            return
         if isinstance(func, cst.Attribute):
             name = func.attr.value
             if name in _GRADIENT_METHODS:

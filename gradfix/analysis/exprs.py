@@ -69,6 +69,35 @@ def contains_detach(node: cst.CSTNode) -> bool:
     return finder.found
 
 
+def contains_node(container: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Is `node` (by identity) inside `container` (or `container` itself)?"""
+    found = [False]
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if n is node:
+                found[0] = True
+            return not found[0]
+
+    container.visit(Find())
+    return found[0]
+
+
+def calls_within(node: cst.CSTNode) -> List[cst.Call]:
+    """Every call inside `node`, lambdas' bodies excepted (they do not run there)."""
+    calls: List[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            calls.append(n)
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    node.visit(Collect())
+    return calls
+
+
 def is_literal(node: cst.BaseExpression) -> bool:
     """Numbers, strings, None/True/False (and their negations): never tensors."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):

@@ -10,63 +10,102 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
 from gradfix.analysis.exprs import access_path, code_of, strip_parens
 
 
+Monomial = Tuple[Tuple[str, ...], Tuple[str, ...]]  # (symbolic factors, symbolic divisors), sorted
+
+
 @dataclass(frozen=True)
 class Coef:
-    const: Fraction
-    num: Tuple[str, ...] = ()  # symbolic factors
-    den: Tuple[str, ...] = ()  # symbolic divisors
+    """A sum of monomials `c * s1 * s2 / d1`, with exact rational constants `c`.
+
+    Symbols are the source text of names or attributes (`BETA`, `self.k`).
+    Enough algebra for coefficients: sums and products, division by a
+    monomial, and rendering back to readable Python.
+    """
+
+    terms: Tuple[Tuple[Monomial, Fraction], ...]  # sorted, no zero constants
+
+    @staticmethod
+    def of(value: Fraction, num: Tuple[str, ...] = (), den: Tuple[str, ...] = ()) -> "Coef":
+        return Coef._make({(tuple(sorted(num)), tuple(sorted(den))): Fraction(value)})
+
+    @staticmethod
+    def _make(terms: Dict[Monomial, Fraction]) -> "Coef":
+        return Coef(tuple(sorted((m, c) for m, c in terms.items() if c != 0)))
 
     @property
     def symbolic(self) -> bool:
-        return bool(self.num or self.den)
+        return any(m != ((), ()) for m, _ in self.terms)
+
+    @property
+    def const(self) -> Fraction:
+        """The constant of a purely numeric coefficient."""
+        return dict(self.terms).get(((), ()), Fraction(0))
+
+    def symbols(self) -> Tuple[str, ...]:
+        return tuple(dict.fromkeys(s for (num, den), _ in self.terms for s in num + den))
 
     def is_one(self) -> bool:
-        return self.const == 1 and not self.symbolic
+        return self.terms == ((((), ()), Fraction(1)),)
 
     def is_zero(self) -> bool:
-        return self.const == 0
-
-    def __mul__(self, other: "Coef") -> "Coef":
-        return Coef(self.const * other.const, tuple(sorted(self.num + other.num)), tuple(sorted(self.den + other.den)))
-
-    def __neg__(self) -> "Coef":
-        return Coef(-self.const, self.num, self.den)
+        return not self.terms
 
     def __add__(self, other: "Coef") -> "Coef":
-        if (self.num, self.den) == (other.num, other.den):
-            total = self.const + other.const
-            return Coef(total) if total == 0 else Coef(total, self.num, self.den)
-        if self.is_zero():
-            return other
-        if other.is_zero():
-            return self
-        # Different symbolic shapes: keep the sum as one opaque factor.
-        left, right = self.render(), other.render()
-        text = f"{left} - {right[1:]}" if right.startswith("-") else f"{left} + {right}"
-        return Coef(Fraction(1), (f"({text})",))
+        total: Dict[Monomial, Fraction] = dict(self.terms)
+        for m, c in other.terms:
+            total[m] = total.get(m, Fraction(0)) + c
+        return Coef._make(total)
+
+    def __neg__(self) -> "Coef":
+        return Coef(tuple((m, -c) for m, c in self.terms))
+
+    def __mul__(self, other: "Coef") -> "Coef":
+        total: Dict[Monomial, Fraction] = {}
+        for (n1, d1), c1 in self.terms:
+            for (n2, d2), c2 in other.terms:
+                m = (tuple(sorted(n1 + n2)), tuple(sorted(d1 + d2)))
+                total[m] = total.get(m, Fraction(0)) + c1 * c2
+        return Coef._make(total)
+
+    def inverse(self) -> Optional["Coef"]:
+        """1 / self for a single monomial; None otherwise (or for zero)."""
+        if len(self.terms) != 1:
+            return None
+        (num, den), c = self.terms[0]
+        return Coef._make({(den, num): 1 / c})
 
     def render(self) -> str:
-        """Python source for the coefficient, as a float where it is one exactly."""
-        const = _render_const(self.const)
-        if not self.symbolic:
-            return const
-        factors = " * ".join(self.num) if self.num else ""
-        if self.const == 1:
-            text = factors or "1"
-        elif self.const == -1:
-            text = f"-{factors}" if factors else "-1"
-        else:
-            text = f"{const} * {factors}" if factors else const
-        for d in self.den:
-            text = f"{text} / {d}"
+        """Python source for the coefficient, constants as floats where exact."""
+        if not self.terms:
+            return "0.0"
+        parts = [_render_monomial(num, den, c) for (num, den), c in sorted(self.terms, key=lambda t: (t[0] != ((), ()), t[0]))]
+        text = parts[0]
+        for part in parts[1:]:
+            text += f" - {part[1:]}" if part.startswith("-") else f" + {part}"
         return text
+
+
+def _render_monomial(num: Tuple[str, ...], den: Tuple[str, ...], c: Fraction) -> str:
+    const = _render_const(c)
+    if not num and not den:
+        return const
+    factors = " * ".join(num) if num else "1"
+    if c == 1:
+        text = factors
+    elif c == -1:
+        text = f"-{factors}"
+    else:
+        text = f"{const} * {factors}" if num else const
+    for d in den:
+        text = f"{text} / {d}"
+    return text
 
 
 def _render_const(value: Fraction) -> str:
@@ -76,7 +115,7 @@ def _render_const(value: Fraction) -> str:
     return f"{value.numerator} / {value.denominator}"
 
 
-ONE = Coef(Fraction(1))
+ONE = Coef.of(Fraction(1))
 
 
 def _literal(node: cst.BaseExpression) -> Optional[Fraction]:
@@ -100,12 +139,12 @@ def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
     """A coefficient expression: numeric literals, names, attributes, and products/negations of them."""
     value = _literal(node)
     if value is not None:
-        return Coef(value)
+        return Coef.of(value)
     node = strip_parens(node)
     if isinstance(node, (cst.Name, cst.Attribute)) and access_path(node) is not None:
         if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
             return None
-        return Coef(Fraction(1), (code_of(node).strip(),))
+        return Coef.of(Fraction(1), (code_of(node).strip(),))
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = parse_coef(node.expression)
         return None if inner is None else -inner
@@ -115,12 +154,6 @@ def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
             return None
         return left * right
     return None
-
-
-def _invert(coef: Coef) -> Optional[Coef]:
-    if coef.const == 0:
-        return None
-    return Coef(1 / coef.const, coef.den, coef.num)
 
 
 def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
@@ -151,6 +184,6 @@ def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
             coef = parse_coef(node.right)
             if inner is None or coef is None:
                 return None
-            inverse = _invert(coef)
+            inverse = coef.inverse()
             return None if inverse is None else (inner[0] * inverse, inner[1])
     return None

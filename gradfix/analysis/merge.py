@@ -20,6 +20,7 @@ from gradfix.analysis.exprs import (
     LIVE_IN_BOTH,
     Point,
     align_calls,
+    calls_within,
     code_of,
     contains_detach,
     detach_receiver,
@@ -96,7 +97,7 @@ class MergeSafety:
                 )
                 break
         for coef in (a, b):
-            for factor in coef.num + coef.den:
+            for factor in coef.symbols():
                 if not (factor.isidentifier() and self.constants.get(factor) is not None):
                     reasons.append(f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost")
                     break
@@ -140,18 +141,7 @@ def merged_call(
 
 
 def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
-    calls: List[cst.Call] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            calls.append(node)
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    for arg in args:
-        arg.visit(Collect())
-    return calls
+    return [call for arg in args for call in calls_within(arg)]
 
 
 def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:

@@ -17,6 +17,7 @@ there is no pattern to report).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Collection, Dict, Optional, Set
 
@@ -106,6 +107,13 @@ PURE_TENSOR_METHODS = frozenset(
 
 _PURE_BUILTINS = frozenset({"len", "range", "float", "int", "min", "max", "abs", "sum", "zip", "enumerate", "isinstance", "tuple", "list"})
 
+# Building a torch.nn module (`nn.Linear(...)`, `nn.modules.loss.MSELoss()`): a class, not `nn.utils.*`.
+_NN_CLASS = re.compile(r"^torch\.nn\.(?:modules\.\w+\.)?[A-Z]\w*$")
+# Context managers that change grad mode or precision only inside their block.
+_GRAD_MODE_CONTEXTS = frozenset(
+    {"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast"}
+)
+
 PURE = "pure"
 RANDOM = "random"
 MODULE = "module"
@@ -174,7 +182,8 @@ class CalleeClassifier:
 
         (In-place calls, `step`, `zero_grad` and the like never get here: the
         scanner stops at them first.)"""
-        if any(n.startswith(("torch.nn.", "gradfix.autograd.")) for n in self.qualified(func)):
+        names = self.qualified(func)
+        if names & _GRAD_MODE_CONTEXTS or any(_NN_CLASS.match(n) or n.startswith("gradfix.autograd.") for n in names):
             return True
         return self.classify(func).kind in (PURE, RANDOM, MODULE)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable, List, Optional, Sequence
 
-from gradfix.rules import gf001_detached_double_backward, gf003_mergeable_backward
+from gradfix.rules import gf001_detached_double_backward, gf002_detached_sum, gf003_mergeable_backward
 
-ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward, gf003_mergeable_backward)
+ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward, gf002_detached_sum, gf003_mergeable_backward)
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,7 @@ from gradfix.analysis.exprs import (
     Point,
     code_of,
     contains_detach,
+    contains_node,
     read_paths,
     same_expr,
     strip_parens,
@@ -319,7 +320,7 @@ class Visitor(cst.CSTVisitor):
             if getattr(assignment, "node", None) is not target:
                 continue
             for access in assignment.references:
-                if any(_inside(access.node, statement) for statement in own):
+                if any(contains_node(statement, access.node) for statement in own):
                     continue
                 if other is not None:
                     at = self.get_metadata(PositionProvider, access.node).start.line
@@ -338,19 +339,6 @@ class Visitor(cst.CSTVisitor):
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
         return fresh_name(base, self._taken_names)
-
-
-def _inside(node: cst.CSTNode, container: cst.CSTNode) -> bool:
-    found = [False]
-
-    class Find(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if n is node:
-                found[0] = True
-            return not found[0]
-
-    container.visit(Find())
-    return found[0]
 
 
 def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:

@@ -54,7 +54,7 @@ from libcst.metadata import (
 
 from gradfix.analysis.backward import BackwardCall, backward_calls
 from gradfix.analysis.between import scan_between
-from gradfix.analysis.exprs import code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
 from gradfix.analysis.purity import CalleeClassifier
 from gradfix.findings import Finding, Fix
 
@@ -78,7 +78,14 @@ class Visitor(cst.CSTVisitor):
         self.classifier = CalleeClassifier(self.get_metadata)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._scopes: List[cst.CSTNode] = [node]
         self._block(node.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._block(node.body)
@@ -87,22 +94,23 @@ class Visitor(cst.CSTVisitor):
         calls = backward_calls(block)
         i = 0
         while i < len(calls):
-            run, unknown = self._run_from(block, calls, i)
+            run, unknown_calls, updates = self._run_from(block, calls, i)
             if len(run) >= 2:
-                self.findings.append(self._finding(run, unknown))
+                self.findings.append(self._finding(run, self._reasons(run, unknown_calls, updates)))
                 i += len(run)
             else:
                 i += 1
 
     def _run_from(
         self, block: Sequence[cst.BaseStatement], calls: List[BackwardCall], start: int
-    ) -> Tuple[List[BackwardCall], List[str]]:
-        """The longest run of mergeable calls from `start`, and the unknown calls between them."""
+    ) -> Tuple[List[BackwardCall], List[str], List[str]]:
+        """The longest run of mergeable calls from `start`; the unknown calls and in-place updates between them."""
         first = calls[start]
         if not first.plain or not first.retains_graph:
-            return [first], []
+            return [first], [], []
         run = [first]
-        unknown: List[str] = []
+        unknown_calls: List[str] = []
+        updates: List[str] = []
         for candidate in calls[start + 1 :]:
             previous = run[-1]
             if not previous.retains_graph or not candidate.plain:
@@ -116,30 +124,50 @@ class Visitor(cst.CSTVisitor):
             watched = [p for call in run for p in read_paths(call.receiver)]
             if previous.scaler is not None:
                 watched += read_paths(previous.scaler)
-            verdict = scan_between(block[previous.index + 1 : candidate.index], watched, self.classifier.harmless)
+            between = block[previous.index + 1 : candidate.index]
+            verdict = scan_between(between, watched, self.classifier.harmless)
             if verdict.barrier is not None:
                 break
-            unknown.extend(verdict.unknown_calls)
-            unknown.extend(_augmented_tensors(block[previous.index + 1 : candidate.index]))
+            unknown_calls.extend(verdict.unknown_calls)
+            updates.extend(_inplace_updates(between))
             run.append(candidate)
-        return run, unknown
+        return run, unknown_calls, updates
 
-    def _finding(self, run: List[BackwardCall], unknown_calls: List[str]) -> Finding:
-        last = run[-1]
+    def _reasons(self, run: List[BackwardCall], unknown_calls: List[str], updates: List[str]) -> List[str]:
+        """What keeps the merge from being proven exact (empty: a safe fix)."""
         reasons = []
         inline = [code_of(c.receiver).strip() for c in run[:-1] if c.loss_name is None]
         if inline:
             reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
-        unknown = list(dict.fromkeys(unknown_calls))
-        calls = [u for u in unknown if not u.endswith("=")]
-        updates = [u for u in unknown if u.endswith("=")]
-        if calls:
-            names = ", ".join(f"`{c}()`" for c in calls)
+        if unknown_calls:
+            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(unknown_calls))
             reasons.append(f"{names} between the backward calls may step, zero or read gradients")
         if updates:
-            names = ", ".join(f"`{u}`" for u in updates)
+            names = ", ".join(f"`{u}`" for u in dict.fromkeys(updates))
             reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
+        if not run[-1].retains_graph:
+            later = self._later_gradient_use(run[-1])
+            if later:
+                reasons.append(later)
+        return reasons
 
+    def _later_gradient_use(self, last: BackwardCall) -> str:
+        """A backward or `grad` call after the run may need a graph the run retained.
+
+        The merged call frees the earlier losses' graphs (only the last call's
+        `retain_graph` is kept), where the original kept them alive.
+        """
+        line = self.get_metadata(PositionProvider, last.call).end.line
+        for call in calls_within(self._scopes[-1]):
+            func = call.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            at = self.get_metadata(PositionProvider, call).start.line
+            if name in ("backward", "grad") and at > line:
+                return f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive"
+        return ""
+
+    def _finding(self, run: List[BackwardCall], reasons: List[str]) -> Finding:
+        last = run[-1]
         total = _sum([c.receiver for c in run])
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {c.statement: [] for c in run[:-1]}
         replacements[last.statement] = [last.statement.visit(_ReplaceNode(last.receiver, total))]  # type: ignore[list-item]
@@ -170,15 +198,18 @@ class Visitor(cst.CSTVisitor):
         )
 
 
-def _augmented_tensors(statements: Sequence[cst.BaseStatement]) -> List[str]:
-    """`x += ...` statements that may update a tensor in place (not `total += loss.item()`)."""
+def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
+    """Statements that may update in place a tensor the retained graph saved.
+
+    `x += 1` or `x[:, 0] = 0` on a tensor the first graph saved makes the
+    merged backward fail where the original's separate backward ran before
+    the update. `total += loss.item()` only adds Python numbers.
+    """
     found: List[str] = []
 
     class Collect(cst.CSTVisitor):
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             value = strip_parens(node.value)
-            if isinstance(value, (cst.Integer, cst.Float)):
-                return
             if isinstance(value, cst.Call) and (
                 (isinstance(value.func, cst.Attribute) and value.func.attr.value == "item")
                 or (isinstance(value.func, cst.Name) and value.func.value in ("float", "int", "len"))
@@ -186,23 +217,41 @@ def _augmented_tensors(statements: Sequence[cst.BaseStatement]) -> List[str]:
                 return
             found.append(f"{code_of(node.target).strip()} {code_of(node.operator).strip()}")
 
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Subscript) or (
+                isinstance(node.target, cst.Attribute) and node.target.attr.value == "data"
+            ):
+                found.append(f"{code_of(node.target).strip()} =")
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
     for statement in statements:
         statement.visit(Collect())
     return found
 
 
-def _operand(node: cst.BaseExpression) -> cst.BaseExpression:
-    """A summand, parenthesised unless it binds tighter than `+` already."""
+# Operators that bind tighter than `+`: such summands need no parentheses.
+_TIGHTER = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
+
+
+def _operand(node: cst.BaseExpression, first: bool) -> cst.BaseExpression:
+    """A summand, parenthesised only where Python's precedence (or the original grouping) needs it."""
     bare = strip_parens(node)
-    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.UnaryOperation)):
         return bare
+    if isinstance(bare, cst.BinaryOperation):
+        if isinstance(bare.operator, _TIGHTER):
+            return bare
+        if first and isinstance(bare.operator, (cst.Add, cst.Subtract)):
+            return bare  # `(a + b) + c` is `a + b + c`
     return bare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _sum(receivers: List[cst.BaseExpression]) -> cst.BaseExpression:
-    total = _operand(receivers[0])
+    total = _operand(receivers[0], first=True)
     for receiver in receivers[1:]:
-        total = cst.BinaryOperation(left=total, operator=cst.Add(), right=_operand(receiver))
+        total = cst.BinaryOperation(left=total, operator=cst.Add(), right=_operand(receiver, first=False))
     return total
 
 

@@ -1,0 +1,257 @@
+"""GF002 detached-sum: two terms of one sum that evaluate the same function with complementary `.detach()`.
+
+## What it does
+Finds a sum (`+`/`-`, any depth) with two terms `a * f(x.detach(), y)` and
+`b * f(x, y.detach())` — the same callee on the same arguments, each with a
+different operand stop-gradiented. The VQ-VAE codebook and commitment losses
+are the classic case:
+
+    vq_loss = F.mse_loss(z_q, z_e.detach()) + beta * F.mse_loss(z_q.detach(), z_e)
+
+Coefficients, operands and symmetric argument swaps are recognised as in
+GF001 (`gradfix rule GF001`).
+
+## Why it is costly
+Both terms compute the same value, with the same forward and backward cost.
+One evaluation with per-operand gradient scaling gives the same value and the
+same gradients at half the cost of `f`.
+
+## Example and rewrite
+    vq_loss_term = F.mse_loss(z_q, grad_scale(z_e, beta))
+    vq_loss = vq_loss_term + (beta * vq_loss_term).detach()
+
+The one evaluation `m = f(grad_scale(x, b), grad_scale(y, a))` carries the
+gradients; the detached correction `((a + b - 1) * m).detach()` restores the
+loss value `(a + b) * f` without touching them, so the value is exact too
+(logged losses do not change). The evaluation is hoisted into a statement of
+its own just before the one holding the sum.
+
+Opt-in (not in the default selection): a sum of this kind is often written
+on purpose for readability, and the gain is one evaluation of `f`.
+
+## Fix safety
+Safe under the same proven conditions as GF001 (a parameter-free,
+deterministic callee; pure calls in the arguments; numeric coefficients), and
+when every other call in the statement is one that cannot be affected by
+evaluating `f` earlier (proven-pure functions, torch.nn modules of the file).
+Otherwise unsafe, and the message names the unproven condition.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from gradfix.analysis.exprs import calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
+from gradfix.analysis.linear import Coef, split_linear
+from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, names_in
+from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS, CalleeClassifier
+from gradfix.findings import Finding, Fix
+
+CODE = "GF002"
+NAME = "detached-sum"
+SUMMARY = "Two terms of one sum evaluate the same function with complementary `.detach()`"
+DEFAULT = False
+FIXABLE = "sometimes"
+REQUIRED_TOKENS = (b".detach(",)
+
+_SUM_OPS = (cst.Add, cst.Subtract)
+
+# A term of a sum: its node, its sign in the sum, coefficient and call.
+Term = Tuple[cst.BaseExpression, int, Coef, cst.Call]
+
+
+class Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+        self._taken: Set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._taken = names_in(node)
+        self.safety = MergeSafety(self.classifier, node)
+        self._block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block(node.body)
+
+    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+        for statement in block:
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                for root in _sum_roots(statement.body[0]):
+                    self._sum(statement, root)
+
+    def _sum(self, statement: cst.SimpleStatementLine, root: cst.BinaryOperation) -> None:
+        terms: List[Term] = []
+        for node, sign in _flatten(root, 1):
+            parsed = split_linear(node)
+            if parsed is not None and contains_detach(parsed[1]):
+                terms.append((node, sign, parsed[0], parsed[1]))
+        used: Set[int] = set()
+        for i, first in enumerate(terms):
+            if i in used:
+                continue
+            for j in range(i + 1, len(terms)):
+                if j in used:
+                    continue
+                second = terms[j]
+                match = match_pair(first[3], second[3], self.classifier)
+                if match is None:
+                    continue
+                finding = self._finding(statement, root, first, second, match)
+                if finding is not None:
+                    self.findings.append(finding)
+                    used.update((i, j))
+                    break
+
+    def _finding(self, statement, root, first: Term, second: Term, match) -> Optional[Finding]:
+        node1, sign1, coef1, call1 = first
+        node2, sign2, coef2, call2 = second
+        # Coefficients relative to the first term's sign in the sum: the merged
+        # value replaces the first term in place, under the sign it stands in.
+        a = coef1
+        b = coef2 * Coef.of(Fraction(sign1 * sign2))
+        reasons = self.safety.reasons(match, call1, a, b)
+        if reasons is None:
+            return None  # random calls in the arguments: two different computations
+        # The one evaluation is hoisted before the statement: every other call
+        # in it must be unaffected by running f earlier.
+        others = [
+            code_of(c.func).strip()
+            for c in calls_within(statement.body[0])
+            if not contains_node(node1, c) and not contains_node(node2, c)
+            and detach_receiver(c) is None and not self._value_only(c)
+        ]
+        if others:
+            names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
+            reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
+
+        gs = self.ctx.grad_scale_name
+        merged, uses_op = merged_call(call1, match.points, a, b, gs)
+        name = fresh_name(self._term_name(statement, call1), self._taken)
+        value = _value_expression(name, a + b + Coef.of(Fraction(-1)))
+        new_root = _remove_term(root, node2)
+        new_root = new_root.visit(Replace({node1: value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if _needs_parens(new_root, node1) else value}))
+        new_statement = statement.visit(Replace({root: new_root}))
+        hoisted = statement.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)], trailing_whitespace=cst.TrailingWhitespace())
+        new_statement = new_statement.with_changes(leading_lines=[])
+        fix = Fix(
+            safe=not reasons,
+            replacements={statement: [hoisted, new_statement]},
+            description=f"Evaluate `{code_of(call1.func).strip()}` once with `grad_scale` and a detached value correction",
+            unsafe_reason="; ".join(reasons),
+            imports=((self.ctx.grad_scale_module, "grad_scale", gs),) if uses_op else (),
+        )
+        position = self.get_metadata(PositionProvider, call2)
+        line1 = self.get_metadata(PositionProvider, call1).start.line
+        where = "" if line1 == position.start.line else f" (line {line1} and here)"
+        message = (
+            f"`{code_of(call1.func).strip()}` evaluated twice in one sum with complementary `.detach()`{where}: "
+            f"one evaluation with `grad_scale` gives the same value and gradients"
+        )
+        if match.swapped:
+            message += " (arguments swapped; the callee is symmetric)"
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=CODE,
+            message=message,
+            fix=fix,
+        )
+
+    def _value_only(self, call: cst.Call) -> bool:
+        """A call whose result cannot depend on when the hoisted evaluation runs."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and not self.classifier.qualified(func):
+            return func.attr.value in PURE_TENSOR_METHODS
+        return self.classifier.classify(func).kind in (PURE, MODULE)
+
+    @staticmethod
+    def _term_name(statement: cst.SimpleStatementLine, call: cst.Call) -> str:
+        small = statement.body[0]
+        if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
+            if isinstance(target, cst.Name):
+                return f"{target.value}_term"
+            if isinstance(target, cst.Attribute):
+                return f"{target.attr.value}_term"
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else code_of(func).strip()
+        return f"{last}_term" if last.isidentifier() else "merged_term"
+
+
+def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
+    """The outermost `+`/`-` chains of a statement (not inside lambdas)."""
+    roots: List[cst.BinaryOperation] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> Optional[bool]:
+            if isinstance(node.operator, _SUM_OPS):
+                roots.append(node)
+                return False
+            return True
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    small.visit(Collect())
+    return roots
+
+
+def _flatten(node: cst.BaseExpression, sign: int) -> List[Tuple[cst.BaseExpression, int]]:
+    bare = strip_parens(node)
+    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, _SUM_OPS):
+        right_sign = sign if isinstance(bare.operator, cst.Add) else -sign
+        # `bare` may be a copy (parentheses stripped): its children are the tree's own.
+        return _flatten(bare.left, sign) + _flatten(bare.right, right_sign)
+    return [(node, sign)]
+
+
+def _remove_term(root: cst.BaseExpression, term: cst.BaseExpression) -> cst.BaseExpression:
+    """The sum without `term` (which is one of its flattened terms)."""
+    if isinstance(root, cst.BinaryOperation) and isinstance(root.operator, _SUM_OPS):
+        if root.right is term:
+            return root.left
+        if root.left is term:
+            right = root.right
+            if isinstance(root.operator, cst.Subtract):
+                return cst.UnaryOperation(operator=cst.Minus(), expression=_parens(right))
+            return right
+        if contains_node(root.left, term):
+            return root.with_changes(left=_remove_term(root.left, term))
+        return root.with_changes(right=_remove_term(root.right, term))
+    return root
+
+
+def _parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(strip_parens(node), (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _needs_parens(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
+    """The corrected value is itself a sum: parenthesise it unless it stands alone."""
+    return root is not node
+
+
+def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
+    """`m + ((a+b-1) * m).detach()`: the value of both terms, the gradients of the one evaluation."""
+    if correction.is_zero():
+        return cst.Name(name)
+    if correction.is_one():
+        text = f"{name} + {name}.detach()"
+    else:
+        text = f"{name} + ({correction.render()} * {name}).detach()"
+    return cst.parse_expression(text)
