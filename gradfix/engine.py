@@ -7,9 +7,11 @@ on request, the fixed bytes. It never touches the filesystem.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import ModuleType
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
 
@@ -30,8 +32,166 @@ class FileResult:
 
 
 def prefilter(data: bytes, rules: Sequence[ModuleType]) -> List[ModuleType]:
-    """The rules whose required tokens all occur in the file: only these need a parse."""
-    return [r for r in rules if all(token in data for token in r.REQUIRED_TOKENS)]
+    """The rules to run on a file: an empty list when no selected rule can match it (no parse then).
+
+    Two stages, each only ever skipping files where a rule provably cannot
+    match (the rules compare libcst's source text, so a rule's identifiers
+    must appear in the file's text as written):
+
+    1. Each rule's REQUIRED_TOKENS must all occur in the file's text. A token
+       made of several Python tokens (`.detach(`) also matches with anything
+       Python allows between them (`x.detach ()`, `x.\\` newline `detach()`,
+       comments inside brackets). Files declaring a non-UTF-8 encoding are
+       searched in their decoded text.
+    2. A rule with a precheck (`might_match(data)` on the rule module, or one
+       of `_PRECHECKS` for the built-in rules) is dropped when it says the
+       rule cannot match. The file is skipped only when every rule that
+       passed stage 1 is dropped; otherwise every rule that passed stage 1
+       runs, exactly as without stage 2.
+    """
+    text = _searchable(data)
+    haystack = data if text is None else text
+    candidates = [r for r in rules if all(_has_token(haystack, token) for token in r.REQUIRED_TOKENS)]
+    if not candidates or text is None:
+        return candidates  # undecodable: let the parser report it, as before
+    state: Dict[str, object] = {}
+    for rule in candidates:
+        check = getattr(rule, "might_match", None) or _PRECHECKS.get(rule.CODE)
+        if check is None or check(data, text, state):
+            return candidates
+    return []
+
+
+# Between two tokens inside brackets Python allows whitespace, newlines,
+# backslash continuations and comments. One character class plus a comment
+# that runs to its newline: unambiguous, so searching stays linear.
+_GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
+_TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
+# `retain_graph=True` as a keyword argument, `(True)` included.
+_RETAIN_TRUE = re.compile(rb"retain_graph" + _GAP + rb"=(?:" + _GAP + rb"\()*" + _GAP + rb"True")
+# `.detach()` with no arguments: GF001's stop-gradient marker.
+_DETACH_CALL = re.compile(rb"\." + _GAP + rb"detach" + _GAP + rb"\(" + _GAP + rb"\)")
+
+
+@lru_cache(maxsize=256)
+def _lenient(token: bytes) -> Optional["re.Pattern[bytes]"]:
+    """A pattern for a token of several Python tokens with any gap between them, else None."""
+    pieces = _TOKEN_PIECE.findall(token)
+    if len(pieces) < 2 or b"".join(pieces) != token:
+        return None
+    return re.compile(_GAP.join(re.escape(p) for p in pieces))
+
+
+def _has_token(text: bytes, token: bytes) -> bool:
+    if token in text:
+        return True
+    pattern = _lenient(token)
+    return pattern is not None and pattern.search(text) is not None
+
+
+def _searchable(data: bytes) -> Optional[bytes]:
+    """The file's text as UTF-8 bytes (`data` itself unless it declares another encoding); None if undecodable."""
+    at = data.find(b"coding")
+    if at < 0 or data.count(b"\n", 0, at) + data.count(b"\r", 0, at) > 2:
+        return data  # no encoding declaration in the first two lines: UTF-8
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        if encoding in ("utf-8", "utf-8-sig"):
+            return data
+        return data.decode(encoding).encode("utf-8", "surrogatepass")
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return None
+
+
+def _ast_tree(data: bytes, state: Dict[str, object]):
+    """CPython's tree of the file, parsed once per prefilter call; None when it does not parse."""
+    if "tree" not in state:
+        import ast
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                state["tree"] = ast.parse(data)
+        except BaseException as exc:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            state["tree"] = None
+    return state["tree"]
+
+
+def _retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:
+    """Some statement list holds a plain `X.backward(retain_graph=True)` statement and, later, another plain
+    `Y.backward(...)` statement (plain: keyword arguments only, all `retain_graph`), as GF001's and GF003's
+    sites (`gradfix.analysis.backward`) require. True when the file does not parse: the parser reports it."""
+    import ast
+
+    tree = _ast_tree(data, state)
+    if tree is None:
+        return True
+    stack = [tree.body]
+    while stack:
+        block = stack.pop()
+        retained = False
+        for statement in block:
+            site = _plain_backward(statement)
+            if site is not None:
+                if retained:
+                    return True
+                retained = site
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    stack.append(inner)
+            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                stack.append(clause.body)
+    return False
+
+
+def _plain_backward(statement) -> Optional[bool]:
+    """None unless a plain `X.backward(...)` expression statement; then whether it passes `retain_graph=True`."""
+    import ast
+
+    call = getattr(statement, "value", None) if type(statement) is ast.Expr else None
+    if type(call) is not ast.Call or call.args:
+        return None
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "backward":
+        return None
+    retains = False
+    for keyword in call.keywords:
+        if keyword.arg != "retain_graph":
+            return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
+        retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
+    return retains
+
+
+def _gf001_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
+    # Two distinct losses, each with a `.detach()`; two backward sites, the first retaining the graph.
+    return (
+        text.count(b"detach") >= 2
+        and text.count(b"backward") >= 2
+        and _DETACH_CALL.search(text) is not None
+        and _RETAIN_TRUE.search(text) is not None
+        and _retained_backward_then_backward(data, state)
+    )
+
+
+def _gf003_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
+    # A retaining plain backward followed by another plain backward in the same block.
+    return (
+        text.count(b"backward") >= 2
+        and _RETAIN_TRUE.search(text) is not None
+        and _retained_backward_then_backward(data, state)
+    )
+
+
+# Prechecks of the built-in rules, derived from their code: each returns False only where the rule
+# provably cannot match. A rule module may instead define `might_match(data, text, state)` itself.
+_PRECHECKS = {"GF001": _gf001_might_match, "GF003": _gf003_might_match}
 
 
 def lint_bytes(

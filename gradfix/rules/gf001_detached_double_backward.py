@@ -107,7 +107,7 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b".detach(", b".backward(")
+REQUIRED_TOKENS = (b".detach(", b".backward(", b"retain_graph")
 
 @dataclass
 class _Site:
