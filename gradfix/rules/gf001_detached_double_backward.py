@@ -133,12 +133,10 @@ class Visitor(cst.CSTVisitor):
         self.ctx = ctx
         self.findings: List[Finding] = []
         self.classifier = CalleeClassifier(self.get_metadata)
-        self._module: Optional[cst.Module] = None
         self._taken_names: Set[str] = set()
 
     # -- blocks ------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
-        self._module = node
         self._taken_names = names_in(node)
         self.safety = MergeSafety(self.classifier, node)
         self._block(node.body)
