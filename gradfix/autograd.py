@@ -50,7 +50,7 @@ from typing import Any, Union
 
 import torch
 
-__all__ = ["grad_scale"]
+__all__ = ["grad_scale", "scaled_params_call"]
 
 Scale = Union[float, int, bool, torch.Tensor]
 
@@ -137,3 +137,27 @@ def grad_scale(x: Any, scale: Scale) -> Any:
     if compiling is None or transforms_active is None or compiling() or transforms_active():
         return _GradScale.apply(x, scale)
     return _GradScale._GradScaleEager.apply(x, scale)
+
+
+def scaled_params_call(module: Any, scale: Scale, *args: Any, **kwargs: Any) -> Any:
+    """Call ``module(*args, **kwargs)`` with its parameters' gradients scaled by ``scale``.
+
+    The module form of a merge (DESIGN §2): where the original evaluated a
+    module twice, its parameters received ``(a+b)·∂f/∂θ``; one call through
+    this function gives them the same. ``scale == 0`` (they cancel, as in
+    ``f(x.detach(), y) - f(x, y.detach())``) runs the module on detached
+    parameters — no weight-gradient work at all — and gives each trainable
+    parameter whose ``.grad`` is None a zero gradient now, as the original's
+    two cancelling backward passes would have. Only for modules whose
+    forward is deterministic and stateless (gradfix checks that before
+    emitting it). The module's own parameters are untouched.
+    """
+    params = dict(module.named_parameters())
+    if isinstance(scale, (int, float)) and scale == 0:
+        for p in params.values():
+            if p.requires_grad and p.grad is None:
+                p.grad = torch.zeros_like(p)
+        replaced = {name: p.detach() for name, p in params.items()}
+    else:
+        replaced = {name: grad_scale(p, scale) for name, p in params.items()}
+    return torch.func.functional_call(module, replaced, args, kwargs)

@@ -31,35 +31,44 @@ class FileResult:
     suppressed: int = 0
 
 
-def prefilter(data: bytes, rules: Sequence[ModuleType]) -> List[ModuleType]:
-    """The rules to run on a file: an empty list when no selected rule can match it (no parse then).
+def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -> List[ModuleType]:
+    """The rules to run on a file: an empty list when no selected rule can match it (no libcst parse then).
 
-    Two stages, each only ever skipping files where a rule provably cannot
-    match (the rules compare libcst's source text, so a rule's identifiers
-    must appear in the file's text as written):
+    Only ever skips files where the rules provably cannot match (they compare
+    libcst's source text, so a rule's identifiers appear in the file's text
+    as written), in two stages:
 
     1. Each rule's REQUIRED_TOKENS must all occur in the file's text. A token
        made of several Python tokens (`.detach(`) also matches with anything
-       Python allows between them (`x.detach ()`, `x.\\` newline `detach()`,
-       comments inside brackets). Files declaring a non-UTF-8 encoding are
-       searched in their decoded text.
-    2. A rule with a precheck (`might_match(data)` on the rule module, or one
-       of `_PRECHECKS` for the built-in rules) is dropped when it says the
-       rule cannot match. The file is skipped only when every rule that
-       passed stage 1 is dropped; otherwise every rule that passed stage 1
-       runs, exactly as without stage 2.
+       Python allows between them (`x.detach ()`, a backslash continuation,
+       comments inside brackets). A file declaring a non-UTF-8 encoding is
+       searched in its decoded text.
+    2. Each rule that passed stage 1 may have a precheck (`might_match(data,
+       text, state)` on the rule module, else the built-in `_PRECHECKS`) that
+       says it cannot match. The file is skipped only when every such rule is
+       ruled out and the file parses (CPython's parser, strict decoding);
+       otherwise every rule that passed stage 1 runs, exactly as without
+       stage 2, so a syntax error or undecodable bytes are reported whenever
+       the file passes stage 1, as before. (What only libcst stumbles on, in
+       a file no rule can match, is no longer reported: a RecursionError in
+       its metadata passes, syntax its grammar lacks.)
+
+    `parse=False` stops after stage 1 (no CPython parse in this call): the
+    cheap routing test of `gradfix.parallel`, whose workers then run the full
+    prefilter in `lint_bytes`.
     """
     text = _searchable(data)
     haystack = data if text is None else text
     candidates = [r for r in rules if all(_has_token(haystack, token) for token in r.REQUIRED_TOKENS)]
-    if not candidates or text is None:
-        return candidates  # undecodable: let the parser report it, as before
+    if not candidates or text is None or not parse:
+        return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
     for rule in candidates:
         check = getattr(rule, "might_match", None) or _PRECHECKS.get(rule.CODE)
         if check is None or check(data, text, state):
             return candidates
-    return []
+    # No rule can match if the file parses; one that does not is left to `_parse` to report.
+    return [] if _decodes(data) and _ast_tree(data, state) is not None else candidates
 
 
 # Between two tokens inside brackets Python allows whitespace, newlines,
@@ -69,24 +78,59 @@ _GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
 _TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
 # `retain_graph=True` as a keyword argument, `(True)` included.
 _RETAIN_TRUE = re.compile(rb"retain_graph" + _GAP + rb"=(?:" + _GAP + rb"\()*" + _GAP + rb"True")
+# A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
+_BACKWARD_RETAIN = re.compile(rb"\." + _GAP + rb"backward" + _GAP + rb"\(" + _GAP + rb"retain_graph" + _GAP + rb"=")
 # `.detach()` with no arguments: GF001's stop-gradient marker.
 _DETACH_CALL = re.compile(rb"\." + _GAP + rb"detach" + _GAP + rb"\(" + _GAP + rb"\)")
 
 
 @lru_cache(maxsize=256)
-def _lenient(token: bytes) -> Optional["re.Pattern[bytes]"]:
-    """A pattern for a token of several Python tokens with any gap between them, else None."""
-    pieces = _TOKEN_PIECE.findall(token)
+def _lenient(token: bytes):
+    """How to find a token of several Python tokens with any gap between them; None for a single piece.
+
+    (pieces, pattern, anchor, tail): `pattern` is the whole token; `anchor` its
+    first identifier piece, `tail` a pattern for the token from the anchor on.
+    """
+    pieces = tuple(_TOKEN_PIECE.findall(token))
     if len(pieces) < 2 or b"".join(pieces) != token:
         return None
-    return re.compile(_GAP.join(re.escape(p) for p in pieces))
+    anchor = next((i for i, p in enumerate(pieces) if p[:1].isalnum() or p[:1] == b"_"), None)
+    tail = None if anchor is None else re.compile(_GAP.join(re.escape(p) for p in pieces[anchor:]))
+    return pieces, re.compile(_GAP.join(re.escape(p) for p in pieces)), anchor, tail
+
+
+_SPACE = b" \t\f\v\r\n\\"
 
 
 def _has_token(text: bytes, token: bytes) -> bool:
+    """Whether `token` occurs in `text`, with any gap Python allows between its pieces."""
     if token in text:
         return True
-    pattern = _lenient(token)
-    return pattern is not None and pattern.search(text) is not None
+    lenient = _lenient(token)
+    if lenient is None:
+        return False
+    pieces, pattern, anchor, tail = lenient
+    if not all(p in text for p in pieces):
+        return False
+    if anchor != 1 or len(pieces[0]) != 1:
+        return pattern.search(text) is not None
+    # The usual shape, `.name(`: look around each occurrence of `name` rather than
+    # run the pattern over the whole file (a regex search is far slower than find).
+    lead, name = pieces[0][0], pieces[1]
+    at = text.find(name)
+    while at >= 0:
+        if tail.match(text, at):
+            k = at - 1
+            crossed_line = False
+            while k >= 0 and text[k] in _SPACE:
+                crossed_line = crossed_line or text[k] in b"\r\n"
+                k -= 1
+            if k >= 0 and text[k] == lead:
+                return True
+            if crossed_line:  # a comment may stand between: let the full pattern decide
+                return pattern.search(text) is not None
+        at = text.find(name, at + 1)
+    return False
 
 
 def _searchable(data: bytes) -> Optional[bytes]:
@@ -104,6 +148,19 @@ def _searchable(data: bytes) -> Optional[bytes]:
         return data.decode(encoding).encode("utf-8", "surrogatepass")
     except (SyntaxError, LookupError, UnicodeError, ValueError):
         return None
+
+
+def _decodes(data: bytes) -> bool:
+    """Whether the whole file decodes strictly, as libcst decodes it (CPython forgives bad bytes in comments)."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeError, ValueError):
+        return False
+    return True
 
 
 def _ast_tree(data: bytes, state: Dict[str, object]):
@@ -176,6 +233,7 @@ def _gf001_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
         and text.count(b"backward") >= 2
         and _DETACH_CALL.search(text) is not None
         and _RETAIN_TRUE.search(text) is not None
+        and _BACKWARD_RETAIN.search(text) is not None
         and _retained_backward_then_backward(data, state)
     )
 
@@ -185,6 +243,7 @@ def _gf003_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
     return (
         text.count(b"backward") >= 2
         and _RETAIN_TRUE.search(text) is not None
+        and _BACKWARD_RETAIN.search(text) is not None
         and _retained_backward_then_backward(data, state)
     )
 
@@ -343,7 +402,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     wrapper = MetadataWrapper(module)
     ctx = RuleContext(
         path=path,
-        grad_scale_name=_grad_scale_name(wrapper.module, grad_scale_import),
+        op_names=_op_names(wrapper.module, grad_scale_import),
         grad_scale_module=grad_scale_import,
     )
     by_code = {}
@@ -362,45 +421,53 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     return findings, wrapper.module
 
 
-def _grad_scale_name(module, source: str = "gradfix.autograd") -> str:
-    """The name rewritten code calls the op by in this file.
+def _op_names(module, source: str = "gradfix.autograd") -> Dict[str, str]:
+    """The names rewritten code calls gradfix's runtime ops by in this file.
 
-    The name our op is already bound to (imported from `source`, or defined
-    inline by an earlier fix), else `grad_scale` unless the file uses that name
-    for something else, else a fresh `gradfix_grad_scale[_N]`.
+    For each op (`grad_scale`, `scaled_params_call`): the name it is already
+    bound to (imported from `source`, or defined inline by an earlier fix),
+    else its own name unless the file uses that for something else, else a
+    fresh `gradfix_<op>[_N]`.
     """
     import libcst as cst
 
-    from gradfix.rewrite import INLINE_MARKER, dotted
+    from gradfix.rewrite import INLINE_MARKER, OPS, dotted
 
     names: Set[str] = set()
-    bound: List[str] = []
+    bound: Dict[str, str] = {}
 
     class Collect(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
             if node.module is not None and dotted(node.module) == source and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
-                    if alias.name.value == "grad_scale":
-                        bound.append(alias.asname.name.value if alias.asname else "grad_scale")  # type: ignore[union-attr]
+                    if alias.name.value in OPS:
+                        bound.setdefault(alias.name.value, alias.asname.name.value if alias.asname else alias.name.value)  # type: ignore[union-attr]
             return True
 
         def visit_Name(self, node: cst.Name) -> None:
             names.add(node.value)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            if source == "inline" and INLINE_MARKER in _leading_comments(node):
-                bound.append(node.name.value)
+            if source != "inline":
+                return
+            for op in OPS:
+                if f"{INLINE_MARKER} {op} " in _leading_comments(node) + " ":
+                    bound.setdefault(op, node.name.value)
 
     module.visit(Collect())
-    if bound:
-        return bound[0]
-    if "grad_scale" not in names:
-        return "grad_scale"
-    candidate, n = "gradfix_grad_scale", 1
-    while candidate in names:
-        n += 1
-        candidate = f"gradfix_grad_scale_{n}"
-    return candidate
+    result: Dict[str, str] = {}
+    for op in OPS:
+        if op in bound:
+            result[op] = bound[op]
+        elif op not in names:
+            result[op] = op
+        else:
+            candidate, n = f"gradfix_{op}", 1
+            while candidate in names:
+                n += 1
+                candidate = f"gradfix_{op}_{n}"
+            result[op] = candidate
+    return result
 
 
 def _leading_comments(node) -> str:

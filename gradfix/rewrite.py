@@ -9,9 +9,14 @@ import libcst as cst
 from gradfix.findings import Finding, Fix
 
 
-# The comment that marks an inline definition of the op, so later runs reuse it.
-INLINE_MARKER = "gradfix: inline grad_scale"
+# The runtime ops rewritten code may call, by their names in gradfix/autograd.py.
+OPS = ("grad_scale", "scaled_params_call")
+# The comment that marks an inline definition of an op, so later runs reuse it:
+# `# gradfix: inline grad_scale (...)`.
+INLINE_MARKER = "gradfix: inline"
 _INLINE_CLASS = "_GradfixGradScale"
+# What each op needs copied along when it is defined inline.
+_INLINE_PARTS = {"grad_scale": ("_GradScale", "grad_scale"), "scaled_params_call": ("scaled_params_call",)}
 
 
 def dotted(node) -> str:
@@ -39,8 +44,9 @@ def apply_fixes(module, findings: Iterable[Finding]):
     if not count:
         return module, 0
     new = module.visit(_StatementReplacer(replacements))
+    aliases = {name: alias for _, name, alias in imports}
     for source, name, alias in imports:
-        new = _ensure_import(new, source, name, alias)
+        new = _ensure_import(new, source, name, alias, aliases)
     return new, count
 
 
@@ -92,21 +98,34 @@ def _comments_of(statement) -> list:
     return kept
 
 
-def _ensure_import(module, source: str, name: str, alias: str):
-    """Make `alias` name the op: `from source import name [as alias]`, or the inline definition."""
+def _ensure_import(module, source: str, name: str, alias: str, aliases: Dict[str, str]):
+    """Make `alias` name the op: `from source import name [as alias]`, or the inline definition.
+
+    `aliases` maps every op the fixes use to its local name (inline copies
+    refer to each other by those names).
+    """
     if source == "inline":
-        return _ensure_inline(module, alias)
+        return _ensure_inline(module, name, aliases)
     wanted_alias = None if alias == name else alias
+    existing = None  # an import from the same module to extend
     for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and small.module is not None and dotted(small.module) == source:
-                    if not isinstance(small.names, cst.ImportStar):
-                        for item in small.names:
-                            bound = item.asname.name.value if item.asname else item.name.value  # type: ignore[union-attr]
-                            if item.name.value == name and bound == alias:
-                                return module
-    line = cst.parse_statement(f"from {source} import {name}" + (f" as {wanted_alias}" if wanted_alias else "") + "\n")
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+            small = statement.body[0]
+            if isinstance(small, cst.ImportFrom) and small.module is not None and dotted(small.module) == source:
+                if not isinstance(small.names, cst.ImportStar):
+                    for item in small.names:
+                        bound = item.asname.name.value if item.asname else item.name.value  # type: ignore[union-attr]
+                        if item.name.value == name and bound == alias:
+                            return module
+                    if existing is None and not small.lpar:
+                        existing = statement
+    item = cst.ImportAlias(name=cst.Name(name), asname=cst.AsName(name=cst.Name(wanted_alias)) if wanted_alias else None)
+    if existing is not None:
+        small = existing.body[0]
+        names = [n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for n in small.names]  # type: ignore[union-attr]
+        extended = existing.with_changes(body=[small.with_changes(names=[*names, item])])
+        return module.with_changes(body=[extended if s is existing else s for s in module.body])
+    line = cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(source), names=[item])])  # type: ignore[arg-type]
     return _insert_after_imports(module, [line])
 
 
@@ -122,12 +141,12 @@ def _insert_after_imports(module, statements: List[cst.BaseStatement]):
     return module.with_changes(body=body)
 
 
-def _ensure_inline(module, alias: str):
+def _ensure_inline(module, op: str, aliases: Dict[str, str]):
     """Define the op once in the file, copied from gradfix/autograd.py (the one source of truth)."""
     for statement in module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == alias:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == aliases[op]:
             return module
-    statements = list(_inline_definition(alias))
+    statements = list(_inline_definition(op, aliases))
     if not _imports_torch(module):
         statements.insert(0, cst.parse_statement("import torch\n"))
     new = _insert_after_imports(module, statements)
@@ -155,22 +174,22 @@ def _imports_torch(module) -> bool:
     return False
 
 
-def _inline_definition(alias: str) -> Sequence[cst.BaseStatement]:
+def _inline_definition(op: str, aliases: Dict[str, str]) -> Sequence[cst.BaseStatement]:
     from pathlib import Path
 
     source = (Path(__file__).parent / "autograd.py").read_text(encoding="utf-8")
     tree = cst.parse_module(source)
-    wanted = {"_GradScale": _INLINE_CLASS, "grad_scale": alias}
-    picked = [s for s in tree.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value in wanted]
+    renames = {"_GradScale": _INLINE_CLASS, **{name: aliases.get(name, name) for name in OPS}}
+    parts = _INLINE_PARTS[op]
+    picked = [s for s in tree.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value in parts]
     out = []
-    for index, node in enumerate(picked):
-        node = node.visit(_InlineCleaner(wanted))
+    for node in picked:
+        original = node.name.value
+        node = node.visit(_InlineCleaner(renames))
         blank = [cst.EmptyLine(), cst.EmptyLine()]
-        if isinstance(node, cst.FunctionDef):
-            blank.append(cst.EmptyLine(comment=cst.Comment(f"# {INLINE_MARKER} (from gradfix.autograd, so this file needs no gradfix install)")))
-        node = node.with_changes(leading_lines=blank)
-        out.append(node)
-    # Two blank lines after the definitions too: the next statement keeps its own.
+        if original in OPS:
+            blank.append(cst.EmptyLine(comment=cst.Comment(f"# {INLINE_MARKER} {original} (from gradfix.autograd, so this file needs no gradfix install)")))
+        out.append(node.with_changes(leading_lines=blank))
     return out
 
 

@@ -243,7 +243,8 @@ def test_deeply_nested_valid_expression_is_one_line_not_a_traceback(tmp_path):
     good = write(tmp_path / "b_good.py", SEED)
     result = invoke("check", tmp_path)
     no_traceback(result)
-    assert result.exit_code in (0, 2)
+    # 1: the good file's finding (the deep file checked); 2: the deep file reported as too nested
+    assert result.exit_code in (1, 2)
     assert len(lines_naming(result.stderr, bad)) <= 1
     assert findings_in(result.stdout) == [(str(good), "11", "15")]
 

@@ -590,11 +590,12 @@ def test_prefilter_skips_parsing_files_without_candidate_tokens_so_their_syntax_
     rules = select()
     broken = b"def (:\n    x = = 1\n"
     for data in (broken, broken + b"x.detach()\n", broken + b"y.backward()\n", b"\x00\xff" + broken):
+        # (GF001 needs `.detach(`, `.backward(` and `retain_graph`; GF003 the last two)
         result = lint_bytes(data, "broken.py", rules, fix=True)
         assert result.error is None and result.findings == [] and result.fixed is None, data
 
     # with both tokens present the file is parsed and the error is reported
-    result = lint_bytes(broken + b"x.detach()\ny.backward()\n", "broken.py", rules)
+    result = lint_bytes(broken + b"x.detach()\ny.backward(retain_graph=True)\n", "broken.py", rules)
     assert result.error is not None and "SyntaxError" in result.error
 
     p = write(tmp_path / "broken.py", broken)
@@ -609,7 +610,8 @@ def test_prefilter_skips_parsing_files_without_candidate_tokens_so_their_syntax_
 
 P02 = FIXTURES / "positive" / "p02_seed_step_function.py"
 N01 = FIXTURES / "negative" / "n01_step_between.py"
-U01 = FIXTURES / "unsafe" / "u01_module_disc_adversarial.py"
+# A critic module class gradfix cannot prove deterministic: only an unsafe fix.
+U05 = FIXTURES / "unsafe" / "u05_module_critic_general_coef.py"
 
 
 @pytest.fixture
@@ -647,19 +649,19 @@ def test_verify_negative_fixture_has_nothing_to_rewrite(torch):
 
 
 def test_verify_unsafe_fixture_without_unsafe_fixes_gives_the_hint(torch):
-    result = invoke("verify", U01, "--device", "cpu", "--repeat", "1")
+    result = invoke("verify", U05, "--device", "cpu", "--repeat", "1")
     assert result.exit_code == 0
     assert "nothing to rewrite" in result.stdout
     assert "--unsafe-fixes" in result.stdout
 
 
-def test_verify_unsafe_fixture_with_unsafe_fixes_is_a_mismatch_in_the_disc(torch):
-    result = invoke("verify", U01, "--device", "cpu", "--repeat", "0", "--unsafe-fixes")
+def test_verify_unsafe_fixture_with_unsafe_fixes_is_a_mismatch_in_the_critic(torch):
+    result = invoke("verify", U05, "--device", "cpu", "--repeat", "0", "--unsafe-fixes")
     no_traceback(result)
     assert result.exit_code == 1, result.output
     mismatched = re.findall(r"MISMATCH (\S+?):", result.stdout)
     assert mismatched, result.stdout
-    assert all(name.startswith("aligner.disc.") for name in mismatched), mismatched
+    assert all(name.startswith("critic.") for name in mismatched), mismatched
     assert any(name.endswith(".grad") for name in mismatched)
 
 

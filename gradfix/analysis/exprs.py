@@ -288,6 +288,40 @@ def align_calls(
     return out
 
 
+def core_call(call: cst.Call) -> Tuple[cst.Call, List[cst.Call]]:
+    """`f(x.detach(), y).mean()` -> (`f(x.detach(), y)`, [the `.mean()` call]).
+
+    Method calls chained on the call that holds the stop-gradients are part
+    of the evaluated function (`D(x).mean()` evaluates `D` then `mean`).
+    """
+    chain: List[cst.Call] = []
+    while (
+        isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Call)
+        and contains_detach(call.func.value)
+        and not any(contains_detach(a) for a in call.args)
+    ):
+        chain.append(call)
+        call = call.func.value
+    return call, chain
+
+
+def same_chain(chain1: List[cst.Call], chain2: List[cst.Call]) -> bool:
+    """Two method chains with the same methods and the same (detach-free) arguments."""
+    if len(chain1) != len(chain2):
+        return False
+    for c1, c2 in zip(chain1, chain2):
+        assert isinstance(c1.func, cst.Attribute) and isinstance(c2.func, cst.Attribute)
+        if c1.func.attr.value != c2.func.attr.value or len(c1.args) != len(c2.args):
+            return False
+        for a1, a2 in zip(c1.args, c2.args):
+            k1 = a1.keyword.value if a1.keyword else None
+            k2 = a2.keyword.value if a2.keyword else None
+            if k1 != k2 or a1.star != a2.star or not same_expr(a1.value, a2.value):
+                return False
+    return True
+
+
 def swap_first_two(args: Tuple[cst.Arg, ...]) -> Optional[Tuple[cst.Arg, ...]]:
     """The arguments with the first two positional ones exchanged, for symmetric callees."""
     positional = [a for a in args if a.keyword is None and not a.star]

@@ -110,7 +110,9 @@ def _render_monomial(num: Tuple[str, ...], den: Tuple[str, ...], c: Fraction) ->
 
 def _render_const(value: Fraction) -> str:
     as_float = float(value)
-    if Fraction(as_float) == value:
+    # `0.1` stays `0.1` (the literal the user wrote means this very fraction
+    # when Python reads it back), `1/3` becomes `1 / 3`.
+    if Fraction(as_float) == value or Fraction(repr(as_float)) == value:
         return repr(as_float)
     return f"{value.numerator} / {value.denominator}"
 

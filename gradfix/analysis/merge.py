@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -23,8 +23,10 @@ from gradfix.analysis.exprs import (
     calls_within,
     code_of,
     contains_detach,
+    core_call,
     detach_receiver,
     is_literal,
+    same_chain,
     same_expr,
     strip_parens,
     swap_first_two,
@@ -38,13 +40,25 @@ class PairMatch:
     points: List[Point]
     callee: Callee
     swapped: bool  # arguments matched after swapping them (symmetric callee)
+    core: cst.Call  # the call of the first evaluation that holds the stop-gradients
+    chain: List[cst.Call]  # method calls chained on it (`.mean()`), outermost first
+
+    @property
+    def callee_text(self) -> str:
+        return code_of(self.core.func).strip()
 
 
 def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Optional[PairMatch]:
     """The two calls are one computation modulo complementary `.detach()` (None otherwise).
 
-    A random callee never matches (DESIGN E1: two draws are two computations).
+    Method chains on the call (`D(x.detach()).mean()`) are part of the
+    computation. A random callee never matches (DESIGN E1: two draws are two
+    computations).
     """
+    c1, chain1 = core_call(c1)
+    c2, chain2 = core_call(c2)
+    if not same_chain(chain1, chain2):
+        return None
     if not same_expr(c1.func, c2.func) or contains_detach(c1.func):
         return None
     callee = classifier.classify(c1.func)
@@ -62,7 +76,7 @@ def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Opti
     kinds = {p.kind for p in points}
     if DETACHED_IN_FIRST not in kinds or DETACHED_IN_SECOND not in kinds:
         return None
-    return PairMatch(points, callee, swapped)
+    return PairMatch(points, callee, swapped, c1, chain1)
 
 
 class MergeSafety:
@@ -72,13 +86,16 @@ class MergeSafety:
         self.classifier = classifier
         self.constants = module_constants(module)
 
-    def reasons(self, match: PairMatch, c1: cst.Call, a: Coef, b: Coef) -> Optional[List[str]]:
+    def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[List[str]]:
         """Unproven conditions, or None when the arguments draw random numbers (no pattern)."""
+        c1 = match.core
         reasons: List[str] = []
         callee = match.callee
         cancel = " = 0" if (a + b).is_zero() else ""
         if callee.kind == MODULE:
-            reasons.append(f"{callee.reason}: they receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
+            if not callee.deterministic:
+                reasons.append(f"{callee.reason}: they receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
+            # else: the module form (scaled_params_call) gives them exactly (a+b)·∂f/∂θ.
         elif callee.kind != PURE:
             reasons.append(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
         for inner in calls_in(c1.args):
@@ -96,6 +113,11 @@ class MergeSafety:
                     f"rewrite; gradfix cannot prove it deterministic"
                 )
                 break
+        for link in match.chain:
+            method = link.func.attr.value  # type: ignore[attr-defined]
+            if method not in PURE_TENSOR_METHODS:
+                reasons.append(f"`.{method}()` after the call is not a known pure tensor method")
+                break
         for coef in (a, b):
             for factor in coef.symbols():
                 if not (factor.isidentifier() and self.constants.get(factor) is not None):
@@ -105,14 +127,25 @@ class MergeSafety:
 
 
 def merged_call(
-    first: cst.Call, points: Sequence[Point], a: Coef, b: Coef, grad_scale_name: str
-) -> Tuple[cst.Call, bool]:
-    """`f(grad_scale(x, b), grad_scale(y, a))` built from the first call; and whether the op is used.
+    first: cst.Call,
+    match: PairMatch,
+    a: Coef,
+    b: Coef,
+    grad_scale_name: str,
+    module_op: Optional[str] = None,
+) -> Tuple[cst.Call, Tuple[str, ...]]:
+    """`f(grad_scale(x, b), grad_scale(y, a))` built from the first call; and the runtime ops it uses.
 
     An operand detached in the first call gets the second's coefficient and
     the other way round; one live in both gets a+b (0 gives zeros, not None);
     a coefficient of 1 needs no op; one detached in both stays detached.
+
+    With `module_op` (the local name of `scaled_params_call`), the callee is
+    a deterministic nn.Module whose parameters took part in both
+    evaluations: it is called as `scaled_params_call(f, a + b, ...)` so they
+    receive (a+b)·∂f/∂θ, as in the original (DESIGN §2).
     """
+    points = match.points
     uses_op = False
     replace: Dict[cst.CSTNode, cst.BaseExpression] = {}
     for point in points:
@@ -135,9 +168,45 @@ def merged_call(
             )
         if new is not point.first:
             replace[point.first] = new
-    result = first.visit(Replace(replace))
+    ops: Tuple[str, ...] = ("grad_scale",) if uses_op else ()
+    wrap = None
+    if module_op is not None:
+        total = cst.parse_expression((a + b).render())
+
+        def wrap(core: cst.Call) -> cst.Call:
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            head = [
+                cst.Arg(strip_parens(core.func), comma=comma),
+                cst.Arg(total, comma=comma if core.args else cst.MaybeSentinel.DEFAULT),
+            ]
+            return cst.Call(func=cst.Name(module_op), args=[*head, *core.args])
+
+        # The inline copy of scaled_params_call calls grad_scale: both come along.
+        ops = ("grad_scale", "scaled_params_call")
+    result = first.visit(_MergeTransformer(replace, match.core, wrap))
     assert isinstance(result, cst.Call)
-    return result, uses_op
+    return result, ops
+
+
+class _MergeTransformer(cst.CSTTransformer):
+    """Replace the aligned points; wrap the core call (the module form) once its arguments are done."""
+
+    def __init__(self, mapping, core: cst.Call, wrap) -> None:
+        super().__init__()
+        self.replace = Replace(mapping)
+        self.core, self.wrap = core, wrap
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        updated = self.replace.on_leave(original_node, updated_node)
+        if original_node is self.core and self.wrap is not None:
+            return self.wrap(updated)
+        return updated
+
+
+def module_op(match: PairMatch, op_names: Mapping[str, str]) -> Optional[str]:
+    """`scaled_params_call`'s local name when the callee is a deterministic module (DESIGN §2), else None."""
+    callee = match.callee
+    return op_names["scaled_params_call"] if callee.kind == MODULE and callee.deterministic else None
 
 
 def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:

@@ -81,6 +81,19 @@ LOSS_MODULES = frozenset(
 _RANDOM_CLASSES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
 RANDOM_MODULES = frozenset({f"torch.nn.{n}" for n in _RANDOM_CLASSES})
 
+# Layers whose forward is deterministic and updates no state (no dropout, no
+# BatchNorm running statistics): a module built only from these computes the
+# same thing every call.
+_DETERMINISTIC_LAYERS = (
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus", "ELU",
+    "Hardtanh", "Mish", "Softmax", "LogSoftmax", "LayerNorm", "GroupNorm", "Flatten", "Unflatten",
+    "Identity", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "PReLU", "Softsign", "Tanhshrink",
+)
+DETERMINISTIC_LAYERS = frozenset({f"torch.nn.{n}" for n in _DETERMINISTIC_LAYERS})
+_CONTAINERS = frozenset({"torch.nn.Sequential"})
+
 # Symmetric in value and gradient when called with exactly two positional
 # tensors (DESIGN §1, E9): argument order may differ between the two calls.
 SYMMETRIC = frozenset(
@@ -125,6 +138,9 @@ class Callee:
     kind: str  # PURE, RANDOM, MODULE or UNKNOWN
     symmetric: bool = False
     reason: str = ""  # for UNKNOWN / MODULE / RANDOM: what was not proven
+    # MODULE only: built in this file from stateless, deterministic layers, so
+    # one forward equals two and only its parameters' gradients need care.
+    deterministic: bool = False
 
 
 GetMeta = Callable[..., object]
@@ -221,7 +237,13 @@ class CalleeClassifier:
                 return Callee(RANDOM, reason=f"`{text}` is a dropout module")
             if any(n.startswith("torch.nn.") for n in names):
                 cls = code_of(value.func).strip()
-                return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) that may own trainable parameters")
+                if self._deterministic_module(value):
+                    return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
+                return Callee(
+                    MODULE,
+                    reason=f"`{text}` is an nn.Module (`{cls}`) that gradfix cannot prove deterministic and stateless "
+                    f"(dropout, batch statistics) and that may own trainable parameters",
+                )
             return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
         if isinstance(value, (cst.Lambda, cst.FunctionDef)):
             verdict = self._function(value)
@@ -229,6 +251,18 @@ class CalleeClassifier:
                 return Callee(PURE)
             return Callee(verdict.kind, reason=f"`{text}`: {verdict.reason}")
         return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+
+    def _deterministic_module(self, construction: cst.Call) -> bool:
+        """`nn.Linear(...)`, or `nn.Sequential(...)` of such layers, spelled out in the call."""
+        names = self.qualified(construction.func)
+        if names & DETERMINISTIC_LAYERS:
+            return True
+        if names & _CONTAINERS:
+            return bool(construction.args) and all(
+                arg.keyword is None and not arg.star and isinstance(arg.value, cst.Call) and self._deterministic_module(arg.value)
+                for arg in construction.args
+            )
+        return False
 
     def _self_attribute_values(self, func: cst.Attribute) -> list:
         cls: Optional[cst.CSTNode] = func

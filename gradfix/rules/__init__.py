@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from gradfix.rules import gf001_detached_double_backward, gf002_detached_sum, gf003_mergeable_backward
 
@@ -25,10 +25,19 @@ ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward, gf002_detache
 @dataclass(frozen=True)
 class RuleContext:
     path: str
-    # The name the rewritten code calls the gradient-scaling op by, chosen per
-    # file so it never clashes with a name the file already uses.
-    grad_scale_name: str
+    # The names the rewritten code calls gradfix's runtime ops by (`grad_scale`,
+    # `scaled_params_call`), chosen per file so they never clash with a name
+    # the file already uses; and where they come from (a module, or "inline").
+    op_names: Mapping[str, str]
     grad_scale_module: str = "gradfix.autograd"
+
+    @property
+    def grad_scale_name(self) -> str:
+        return self.op_names["grad_scale"]
+
+    def imports_for(self, *ops: str) -> Tuple[Tuple[str, str, str], ...]:
+        """What a fix using these ops must import: (module, op, local name)."""
+        return tuple((self.grad_scale_module, op, self.op_names[op]) for op in ops)
 
 
 class SelectionError(ValueError):

@@ -79,8 +79,6 @@ from libcst.metadata import (
 from gradfix.analysis.backward import backward_call, definition
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import (
-    Point,
-    code_of,
     contains_detach,
     contains_node,
     read_paths,
@@ -89,6 +87,8 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import (
+    PairMatch,
+    module_op,
     MergeSafety,
     Replace,
     detached,
@@ -212,15 +212,15 @@ class Visitor(cst.CSTVisitor):
             return None
 
         # Fix safety: everything that is not proven goes into the reason.
-        reasons = self.safety.reasons(match, c1, first.coef, second.coef)
+        reasons = self.safety.reasons(match, first.coef, second.coef)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
         if verdict.unknown_calls:
             names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
             reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
 
-        fix = self._fix(block, first, second, match.points, reasons)
-        callee_text = code_of(c1.func).strip()
+        fix = self._fix(block, first, second, match, reasons)
+        callee_text = match.callee_text
         line1 = self.get_metadata(PositionProvider, c1).start.line
         position = self.get_metadata(PositionProvider, c2)
         message = (
@@ -248,11 +248,12 @@ class Visitor(cst.CSTVisitor):
         block: Sequence[cst.BaseStatement],
         first: _Site,
         second: _Site,
-        points: List[Point],
+        match: PairMatch,
         reasons: List[str],
     ) -> Fix:
-        gs = self.ctx.grad_scale_name
-        merged, uses_op = merged_call(first.call, points, first.coef, second.coef, gs)
+        merged, ops = merged_call(
+            first.call, match, first.coef, second.coef, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names)
+        )
 
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         named = [s for s in (first, second) if s.def_index is not None]
@@ -287,8 +288,8 @@ class Visitor(cst.CSTVisitor):
             replacements[first.statement] = []
             replacements[second.statement] = [_with_receiver(second, cst.Name(name))]
 
-        imports = ((self.ctx.grad_scale_module, "grad_scale", gs),) if uses_op else ()
-        callee = code_of(first.call.func).strip()
+        imports = self.ctx.imports_for(*ops)
+        callee = match.callee_text
         return Fix(
             safe=not reasons,
             replacements=replacements,

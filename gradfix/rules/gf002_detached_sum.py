@@ -47,7 +47,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 from gradfix.analysis.exprs import calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
 from gradfix.analysis.linear import Coef, split_linear
-from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, names_in
+from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, module_op, names_in
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS, CalleeClassifier
 from gradfix.findings import Finding, Fix
 
@@ -118,42 +118,52 @@ class Visitor(cst.CSTVisitor):
         # value replaces the first term in place, under the sign it stands in.
         a = coef1
         b = coef2 * Coef.of(Fraction(sign1 * sign2))
-        reasons = self.safety.reasons(match, call1, a, b)
+        reasons = self.safety.reasons(match, a, b)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
-        # The one evaluation is hoisted before the statement: every other call
-        # in it must be unaffected by running f earlier.
-        others = [
-            code_of(c.func).strip()
-            for c in calls_within(statement.body[0])
-            if not contains_node(node1, c) and not contains_node(node2, c)
-            and detach_receiver(c) is None and not self._value_only(c)
-        ]
-        if others:
-            names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
-            reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
-
         gs = self.ctx.grad_scale_name
-        merged, uses_op = merged_call(call1, match.points, a, b, gs)
-        name = fresh_name(self._term_name(statement, call1), self._taken)
-        value = _value_expression(name, a + b + Coef.of(Fraction(-1)))
-        new_root = _remove_term(root, node2)
-        new_root = new_root.visit(Replace({node1: value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if _needs_parens(new_root, node1) else value}))
-        new_statement = statement.visit(Replace({root: new_root}))
-        hoisted = statement.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)], trailing_whitespace=cst.TrailingWhitespace())
-        new_statement = new_statement.with_changes(leading_lines=[])
+        merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
+        correction = a + b + Coef.of(Fraction(-1))
+        if correction.is_zero():
+            # The merged call alone has the value of both terms: no name needed,
+            # and it is evaluated where the first term was.
+            new_root = _remove_term(root, node2, substitute=(node1, merged))
+            lines = [statement.visit(Replace({root: new_root.visit(Replace({node1: merged}))}))]
+        else:
+            # The one evaluation is hoisted before the statement: every other
+            # call in it must be unaffected by running f earlier.
+            others = [
+                code_of(c.func).strip()
+                for c in calls_within(statement.body[0])
+                if not contains_node(node1, c) and not contains_node(node2, c)
+                and detach_receiver(c) is None and not self._value_only(c)
+            ]
+            if others:
+                names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
+                reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
+            name = fresh_name(self._term_name(statement, call1), self._taken)
+            value = _value_expression(name, correction)
+            if not _leftmost(_remove_term(root, node2), node1):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            new_root = _remove_term(root, node2, substitute=(node1, value))
+            new_statement = statement.visit(Replace({root: new_root.visit(Replace({node1: value}))}))
+            hoisted = statement.with_changes(
+                body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)],
+                trailing_whitespace=cst.TrailingWhitespace(),
+            )
+            lines = [hoisted, new_statement.with_changes(leading_lines=[])]
         fix = Fix(
             safe=not reasons,
-            replacements={statement: [hoisted, new_statement]},
-            description=f"Evaluate `{code_of(call1.func).strip()}` once with `grad_scale` and a detached value correction",
+            replacements={statement: lines},
+            description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",
             unsafe_reason="; ".join(reasons),
-            imports=((self.ctx.grad_scale_module, "grad_scale", gs),) if uses_op else (),
+            imports=self.ctx.imports_for(*ops),
         )
         position = self.get_metadata(PositionProvider, call2)
         line1 = self.get_metadata(PositionProvider, call1).start.line
         where = "" if line1 == position.start.line else f" (line {line1} and here)"
         message = (
-            f"`{code_of(call1.func).strip()}` evaluated twice in one sum with complementary `.detach()`{where}: "
+            f"`{match.callee_text}` evaluated twice in one sum with complementary `.detach()`{where}: "
             f"one evaluation with `grad_scale` gives the same value and gradients"
         )
         if match.swapped:
@@ -192,19 +202,37 @@ class Visitor(cst.CSTVisitor):
         return f"{last}_term" if last.isidentifier() else "merged_term"
 
 
+# Where an expression is evaluated only sometimes, or in another scope: a sum
+# there cannot be hoisted before the statement.
+_CONDITIONAL = (
+    cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
+)
+
+
 def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
-    """The outermost `+`/`-` chains of a statement (not inside lambdas)."""
+    """Every `+`/`-` chain of a statement that is evaluated unconditionally.
+
+    A chain's parenthesised sub-sums belong to it (`_flatten` walks them); a
+    sum nested in another operation (`w * (a + b)`) is a chain of its own.
+    """
     roots: List[cst.BinaryOperation] = []
 
     class Collect(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> Optional[bool]:
-            if isinstance(node.operator, _SUM_OPS):
-                roots.append(node)
+        def __init__(self) -> None:
+            self.in_sum = [False]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, _CONDITIONAL):
                 return False
+            is_sum = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _SUM_OPS)
+            if is_sum and not self.in_sum[-1]:
+                roots.append(node)  # type: ignore[arg-type]
+            self.in_sum.append(is_sum)
             return True
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if not isinstance(original_node, _CONDITIONAL):
+                self.in_sum.pop()
 
     small.visit(Collect())
     return roots
@@ -219,31 +247,53 @@ def _flatten(node: cst.BaseExpression, sign: int) -> List[Tuple[cst.BaseExpressi
     return [(node, sign)]
 
 
-def _remove_term(root: cst.BaseExpression, term: cst.BaseExpression) -> cst.BaseExpression:
-    """The sum without `term` (which is one of its flattened terms)."""
+def _remove_term(
+    root: cst.BaseExpression,
+    term: cst.BaseExpression,
+    substitute: Optional[Tuple[cst.BaseExpression, cst.BaseExpression]] = None,
+) -> cst.BaseExpression:
+    """The sum without `term` (one of its flattened terms).
+
+    A parenthesised sub-sum that shrinks to one operand keeps its parentheses,
+    so `rec - (aux + t)` without `t` stays `rec - (aux)`. `substitute` (old,
+    new) replaces the operand that takes the sub-sum's place, where identity
+    would otherwise be lost in the copy that carries the parentheses.
+    """
+
+    def keep(child: cst.BaseExpression) -> cst.BaseExpression:
+        if substitute is not None and child is substitute[0]:
+            child = substitute[1]
+        if not root.lpar or child.lpar:
+            return child
+        return child.with_changes(lpar=[*root.lpar, *child.lpar], rpar=[*child.rpar, *root.rpar])
+
     if isinstance(root, cst.BinaryOperation) and isinstance(root.operator, _SUM_OPS):
         if root.right is term:
-            return root.left
+            return keep(root.left)
         if root.left is term:
-            right = root.right
             if isinstance(root.operator, cst.Subtract):
-                return cst.UnaryOperation(operator=cst.Minus(), expression=_parens(right))
-            return right
+                return keep(cst.UnaryOperation(operator=cst.Minus(), expression=_parens(root.right)))
+            return keep(root.right)
         if contains_node(root.left, term):
-            return root.with_changes(left=_remove_term(root.left, term))
-        return root.with_changes(right=_remove_term(root.right, term))
+            return root.with_changes(left=_remove_term(root.left, term, substitute))
+        return root.with_changes(right=_remove_term(root.right, term, substitute))
     return root
+
+
+def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
+    """`node` is the first operand of the chain, reached through left operands only (no parentheses)."""
+    current = root
+    while current is not node:
+        if not (isinstance(current, cst.BinaryOperation) and isinstance(current.operator, _SUM_OPS)) or current.lpar:
+            return False
+        current = current.left
+    return True
 
 
 def _parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(strip_parens(node), (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
         return node
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-def _needs_parens(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
-    """The corrected value is itself a sum: parenthesise it unless it stands alone."""
-    return root is not node
 
 
 def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
@@ -253,5 +303,8 @@ def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
     if correction.is_one():
         text = f"{name} + {name}.detach()"
     else:
-        text = f"{name} + ({correction.render()} * {name}).detach()"
+        factor = correction.render()
+        if len(correction.terms) > 1:
+            factor = f"({factor})"
+        text = f"{name} + ({factor} * {name}).detach()"
     return cst.parse_expression(text)
