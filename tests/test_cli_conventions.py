@@ -240,3 +240,24 @@ def test_readme_rule_table_matches_the_registry():
     rows = re.findall(r"^\| `(GF\d{3})` \| `([a-z0-9-]+)` \| (yes|opt-in) \| (\w+) \| (.+?) \|$", readme, re.MULTILINE)
     expected = [(r.CODE, r.NAME, "yes" if r.DEFAULT else "opt-in", r.FIXABLE, r.SUMMARY) for r in ALL_RULES]
     assert rows == expected
+
+
+def test_inline_op_copies_execute_like_the_runtime_module(tmp_path):
+    """`grad-scale-import = "inline"` copies grad_scale (and scaled_params_call) into the file;
+    the rewritten file must give the original's gradients with no gradfix import at all."""
+    import pytest
+
+    harness = pytest.importorskip("gradfix.harness")
+    from gradfix.engine import lint_bytes
+    from gradfix.rules import select
+
+    for name in ("p02_seed_step_function", "p27_module_disc_cancelling", "p28_module_general_coef"):
+        path = ROOT / "fixtures" / "GF001" / "positive" / f"{name}.py"
+        result = lint_bytes(path.read_bytes(), str(path), select(["GF001"]), fix=True, grad_scale_import="inline")
+        fixed = result.fixed.decode()
+        assert not re.search(r"^(from|import) gradfix", fixed, re.MULTILINE)
+        assert fixed.count("# gradfix: inline grad_scale") == 1
+        report = harness.verify_pair(path.read_text(), fixed, filename=str(path), repeat=0)
+        assert report.error is None and report.ok, harness.format_report(report)
+        again = lint_bytes(result.fixed, str(path), select(["GF001"]), fix=True, grad_scale_import="inline")
+        assert again.findings == [] and again.fixed is None
