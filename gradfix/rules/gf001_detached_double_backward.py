@@ -16,9 +16,10 @@ Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
 scaler; coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
 subscripts, with the `.detach()` anywhere inside an argument
-(`torch.cat([x.detach(), y], 1)`), keyword arguments included; swapped
-arguments for callees that are symmetric in value and gradient (`mse_loss`,
-`l1_loss`, `smooth_l1_loss`, `huber_loss` and their modules).
+(`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
+chained on the evaluation (`D(x.detach()).mean()`); swapped arguments for
+callees that are symmetric in value and gradient (`mse_loss`, `l1_loss`,
+`smooth_l1_loss`, `huber_loss` and their modules).
 
 ## Why it is costly
 Both evaluations compute the same value. Running `f` twice costs two forwards,
@@ -50,10 +51,19 @@ does not retain the graph; when either backward passes `gradient`, `inputs` or
 `create_graph`; when the callee draws random numbers (dropout): the two
 evaluations are then different computations.
 
+When the callee is an `nn.Module` built in the same file from deterministic,
+stateless layers (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`), its
+parameters took part in both evaluations and received (a+b)·∂f/∂θ; the
+rewrite calls it as `scaled_params_call(D, a + b, ...)`, which gives them
+exactly that (DESIGN §2). With a+b = 0 (the seed) it runs the module on
+detached parameters — no weight-gradient work — and zero-fills their `.grad`
+where it was None, as the original's cancelling passes did.
+
 ## Fix safety
 Safe only when proven exact: the callee is parameter-free and deterministic
 (allowlisted `torch`/`torch.nn.functional` functions, loss modules built in
-the same file, lambdas and functions of the same file that use only those),
+the same file, lambdas and functions of the same file that use only those)
+or a module of deterministic layers built in the same file (module form),
 every call inside the arguments is such a function, the coefficients are
 numeric literals or names bound once to numbers, and only calls known to be
 harmless stand between the passes. Otherwise the fix is unsafe and the
