@@ -16,13 +16,14 @@ library_op      ``torch.library.custom_op`` with ``register_autograd``; custom o
                 not return a view of an input, so its forward is a copy
 arith           pure torch: ``x.detach() + (s*x - (s*x).detach())`` (no Python backward)
 dispatch        old_ctx in eager mode, setup_context when a torch.func transform is active
-installed       ``gradfix.autograd.grad_scale`` as it is in this checkout
+installed       ``gradfix.autograd.grad_scale`` as it is in this checkout (since this work:
+                dispatch, plus setup_context while torch.compile traces, with the eager
+                class nested in the setup_context one so the inline copy carries it)
 inline          the same, as ``grad-scale-import = "inline"`` copies it into a rewritten file
 
 For each: exactness checks (the properties gradfix's op documents), per-call
-overhead (tiny tensor, forward only and forward+backward, minus the same code
-without the op) and end-to-end step time on the tiny-f snippet rewritten to
-use it.  Prints Markdown tables; ``--json PATH`` writes the figures.
+overhead (tiny tensor: forward, backward, both; minus the same code without
+the op) and end-to-end step time on the tiny-f snippet rewritten to use it.  Prints Markdown tables; ``--json PATH`` writes the figures.
 
     python benchmarks/op_candidates.py [--device cpu|cuda] [--threads K] [--repeat N]
                                        [--inductor] [--json PATH]
@@ -34,7 +35,6 @@ import argparse
 import json
 import math
 import sys
-import time
 import types
 import warnings
 from pathlib import Path
@@ -423,11 +423,15 @@ def run_checks(gs, dev, inductor: bool) -> Dict[str, str]:
 
 
 def per_call(device: str, rounds: int, n: int) -> Dict[str, Dict[str, float]]:
-    """µs per call on a 16-element tensor: forward only, and forward+backward.
+    """µs per call on a 16-element tensor, each minus the same code without the op.
 
-    ``(none)`` is the same loop without the op.  Each round times ``n`` calls
-    of every variant, interleaved; the figure is the best round (noise on a
-    shared machine only ever adds time), the median round is kept too.
+    fwd: ``gs(x, -1.0)`` (graph recorded); bwd: ``backward()`` of graphs built
+    beforehand; fwd+bwd: ``(gs(x, -1.0) * w).sum().backward()`` in one loop,
+    the per-use cost (more than the sum of the two: freeing each graph, its
+    Python ctx included, falls in neither of the others).  ``(none)`` is the code without the op.  Each round
+    times ``n`` calls of every variant, interleaved; the figure is the best
+    round (noise on a shared machine only ever adds time), the median round is
+    kept too.
     """
     x = torch.randn(16, device=device, requires_grad=True)
     w = torch.randn(16, device=device)
@@ -437,6 +441,18 @@ def per_call(device: str, rounds: int, n: int) -> Dict[str, Dict[str, float]]:
             for _ in range(n):
                 gs(x, -1.0)
         return run
+
+    def bwd(gs):
+        # Graphs are built outside the timed call, fresh for every round.
+        pending: List[List[torch.Tensor]] = []
+
+        def build():
+            pending.append([(gs(x, -1.0) * w).sum() for _ in range(n)])
+
+        def run():
+            for loss in pending.pop():
+                loss.backward()
+        return build, run
 
     def fwd_bwd(gs):
         def run():
@@ -450,16 +466,27 @@ def per_call(device: str, rounds: int, n: int) -> Dict[str, Dict[str, float]]:
     names = ["(none)", *CANDIDATES]
     ops = [none, *CANDIDATES.values()]
     result: Dict[str, Dict[str, float]] = {k: {} for k in names}
-    for label, make in (("fwd", fwd), ("fwd+bwd", fwd_bwd)):
-        times = _bench.interleaved([make(gs) for gs in ops], device, rounds, warmup=1)
+
+    def record(label: str, times: List[List[float]]) -> None:
         for k, t in zip(names, times):
             result[k][label] = min(t) * 1e3 / n
             result[k][label + " median"] = _bench.median(t) * 1e3 / n
+
+    record("fwd", _bench.interleaved([fwd(gs) for gs in ops], device, rounds, warmup=1))
+    record("fwd+bwd", _bench.interleaved([fwd_bwd(gs) for gs in ops], device, rounds, warmup=1))
+    pairs = [bwd(gs) for gs in ops]
+    times: List[List[float]] = [[] for _ in ops]
+    with _bench.default_device(device):
+        for r in range(rounds + 1):
+            for i, (build, run) in enumerate(pairs):
+                build()
+                t = _bench.time_call(run, device)
+                if r:  # the first round warms up
+                    times[i].append(t)
+    record("bwd", times)
     for k in names:
-        r = result[k]
-        r["fwd overhead"] = r["fwd"] - result["(none)"]["fwd"]
-        r["fwd+bwd overhead"] = r["fwd+bwd"] - result["(none)"]["fwd+bwd"]
-        r["bwd overhead"] = r["fwd+bwd overhead"] - r["fwd overhead"]
+        for label in ("fwd", "bwd", "fwd+bwd"):
+            result[k][label + " overhead"] = result[k][label] - result["(none)"][label]
     return result
 
 
@@ -536,8 +563,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"- {n} / {c}: {text}")
 
     print(f"\nCost: µs per call on a 16-element tensor, best of {args.rounds} interleaved rounds of "
-          f"{args.calls} calls, minus the same loop without the op; tiny-f step: tiny_prototype.py "
-          f"rewritten to use each op, median of {args.repeat} interleaved steps, speedup over the original.\n")
+          f"{args.calls} calls, minus the same code without the op (fwd: the call; bwd: backward() of "
+          f"graphs built beforehand; fwd+bwd: both in one loop, the per-use cost); tiny-f step: "
+          f"tiny_prototype.py rewritten to use each op, median of {args.repeat} interleaved steps, "
+          f"speedup over the original.\n")
     rows = []
     for n in ["(none)", *names]:
         t = timing[n]
@@ -550,8 +579,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(_bench.markdown_table(
         ["op", "fwd µs", "bwd µs", "fwd+bwd µs", "tiny-f small: step µs (speedup)", "tiny-f large: step µs (speedup)"],
         rows, left=1))
-    print(f"\nWithout any op the loops take {timing['(none)']['fwd']:.2f} µs (forward) and "
-          f"{timing['(none)']['fwd+bwd']:.1f} µs (forward+backward) per call.")
+    t0 = timing["(none)"]
+    print(f"\nWithout any op: {t0['fwd']:.2f} µs (fwd), {t0['bwd']:.1f} µs (bwd), "
+          f"{t0['fwd+bwd']:.1f} µs (fwd+bwd) per call.")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "environment": vars(env), "checks": checks, "per_call_us": timing, "tiny_f_step_ms": e2e,
