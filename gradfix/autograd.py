@@ -107,10 +107,29 @@ class _GradScale(torch.autograd.Function):
 def grad_scale(x: Any, scale: Scale) -> Any:
     """Return ``x`` unchanged in value; scale the gradient of this use by ``scale``.
 
-    ``x`` that is not a ``torch.Tensor`` is returned as is.
+    Rewritten code may wrap an argument whose type the static tool cannot
+    know: plain values (numbers, strings, None) are returned as they are;
+    lists, tuples and dicts are rebuilt with every tensor inside scaled; any
+    other object is refused with a TypeError, because tensors it holds (a
+    module's parameters) would silently keep an unscaled gradient.
     """
     if not isinstance(x, torch.Tensor):
-        return x
+        if x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype, torch.device)):
+            return x
+        if isinstance(x, (list, tuple)):
+            items = [grad_scale(item, scale) for item in x]
+            if all(new is old for new, old in zip(items, x)):
+                return x  # nothing to scale inside: the very same object
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if isinstance(x, dict):
+            scaled = {key: grad_scale(value, scale) for key, value in x.items()}
+            if all(scaled[key] is value for key, value in x.items()):
+                return x
+            return type(x)(scaled.items())
+        raise TypeError(
+            f"grad_scale: cannot scale the gradients of tensors inside a {type(x).__name__}; "
+            f"pass the tensors themselves"
+        )
     if isinstance(scale, torch.Tensor):
         if scale.numel() != 1:
             raise ValueError(

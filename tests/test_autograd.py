@@ -471,3 +471,31 @@ def test_inline_copy_of_the_op_has_both_forms(tmp_path):
         assert torch.equal(t.grad, -torch.ones(3))
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+def test_containers_are_scaled_element_by_element_and_other_objects_refused():
+    """Rewritten code may wrap an argument that is a tuple of trainable weights:
+    passing it through unscaled would silently change their gradients."""
+    import collections
+
+    w1 = torch.randn(3, requires_grad=True)
+    w2 = torch.randn(3, requires_grad=True)
+    out = grad_scale((w1, [w2]), 0.0)
+    assert isinstance(out, tuple) and isinstance(out[1], list)
+    (out[0].sum() + out[1][0].sum()).backward()
+    assert torch.equal(w1.grad, torch.zeros(3)) and torch.equal(w2.grad, torch.zeros(3))
+
+    pair = collections.namedtuple("pair", "a b")
+    a = torch.ones(2, requires_grad=True)
+    scaled = grad_scale(pair(a, 3), -2.0)
+    assert type(scaled).__name__ == "pair" and scaled.b == 3
+    scaled.a.sum().backward()
+    assert torch.equal(a.grad, torch.full((2,), -2.0))
+
+    d = torch.ones(2, requires_grad=True)
+    grad_scale({"k": d}, 0.5)["k"].sum().backward()
+    assert torch.equal(d.grad, torch.full((2,), 0.5))
+
+    assert grad_scale([1, "x", None, torch.float32], 2.0) == [1, "x", None, torch.float32]
+    with pytest.raises(TypeError, match="inside a Linear"):
+        grad_scale(torch.nn.Linear(2, 2), 0.0)

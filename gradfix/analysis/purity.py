@@ -56,7 +56,11 @@ PURE_FUNCTIONS = frozenset(
             "soft_margin_loss", "triplet_margin_loss", "pairwise_distance", "normalize", "softmax",
             "log_softmax", "logsigmoid", "softplus", "relu", "gelu", "silu", "tanh", "sigmoid",
             "leaky_relu", "elu", "one_hot", "poisson_nll_loss", "gaussian_nll_loss", "linear",
-            "softmin", "hardtanh", "mish",
+            "softmin", "hardtanh", "mish", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+            "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
+            "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+            "pad", "unfold", "fold", "layer_norm", "group_norm", "embedding", "pixel_shuffle",
+            "interpolate", "bilinear", "glu", "hardswish", "selu", "celu", "softsign",
         )
     }
 )
@@ -310,6 +314,14 @@ class CalleeClassifier:
         return result
 
 
+def _target_names(target: cst.BaseExpression) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _target_names(element.value)}
+    return set()
+
+
 class _BodyChecker(cst.CSTVisitor):
     """Walks a lambda or function body and records the first impurity found."""
 
@@ -359,8 +371,26 @@ class _BodyChecker(cst.CSTVisitor):
             self.locals.add(node.target.value)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        if isinstance(node.target, cst.Name):
-            self.locals.add(node.target.value)
+        self.locals.update(_target_names(node.target))
+
+    def _comprehension(self, node: cst.CSTNode) -> None:
+        # The element is visited before its `for` clauses: bind their targets first.
+        clause = getattr(node, "for_in", None)
+        while clause is not None:
+            self.locals.update(_target_names(clause.target))
+            clause = clause.inner_for_in
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._comprehension(node)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._comprehension(node)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._comprehension(node)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comprehension(node)
 
     def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
         node.value.visit(self)  # the keyword is a parameter name, not a read
