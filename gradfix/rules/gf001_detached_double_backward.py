@@ -25,8 +25,13 @@ callees that are symmetric in value and gradient (`mse_loss`, `l1_loss`,
 Both evaluations compute the same value. Running `f` twice costs two forwards,
 two backwards and a retained graph, where one of each gives the same gradients:
 the operand detached in the first loss receives its gradient only from the
-second, and the other way round. For an `f` that dominates the step that is
-up to 2x faster and holds half the activations.
+second, and the other way round. For an `f` that mixes its operands early (a
+critic on `cat([x, y])`) and dominates the step that is up to 2x faster and
+holds half of `f`'s activations. When each operand runs through its own chain
+and they meet only at the end, the original already skips the detached
+operand's backward: the gain is about 4/3 at most, and for a cheap elementwise
+`f` nothing (the one backward then holds both operands' gradients at once, a
+higher peak). `benchmarks/README.md` has the measurements.
 
 ## Example and rewrite
     from gradfix.autograd import grad_scale
