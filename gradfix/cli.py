@@ -147,7 +147,7 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         run.outcomes.append(Outcome(name, data, result, unsafe))
 
     if list(paths) == [STDIN]:
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         name = options.stdin_filename or STDIN
         if options.stdin_filename:
             try:
@@ -345,7 +345,9 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
         if result.error:
             continue
         if stdin_mode:
-            click.get_binary_stream("stdout").write(result.fixed if result.fixed is not None else outcome.original)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(result.fixed if result.fixed is not None else outcome.original)
+            sys.stdout.buffer.flush()
         elif result.fixed is not None:
             if apply_:
                 try:
