@@ -86,6 +86,8 @@ class Options:
     ignore_noqa: bool = False
     stdin_filename: Optional[str] = None
     unsafe_fixes: Optional[bool] = None  # None: from the configuration
+    jobs: Optional[int] = None  # worker processes; None: one per core (gradfix.parallel.default_jobs)
+    no_cache: bool = False
 
 
 @dataclass
@@ -103,8 +105,9 @@ class Run:
 
 
 def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool = False) -> Run:
+    from gradfix.cache import Cache
     from gradfix.config import ConfigError, SettingsResolver, discover_files
-    from gradfix.engine import lint_bytes
+    from gradfix.parallel import lint_many, make_task
     from gradfix.rules import SelectionError
 
     run = Run()
@@ -120,7 +123,11 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
     except ConfigError as exc:
         raise ConfigProblem(str(exc)) from None
 
-    def lint(name: str, data: bytes, settings_path: Path) -> None:
+    # In file order: ("error", name, message) or ("task", name, data, unsafe).
+    entries: List[tuple] = []
+    tasks = []
+
+    def add(name: str, data: bytes, settings_path: Path) -> None:
         try:
             settings = resolver.for_path(settings_path)
             rules = settings.rules_for(
@@ -132,19 +139,26 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         except (ConfigError, SelectionError) as exc:
             raise ConfigProblem(str(exc)) from None
         unsafe = settings.unsafe_fixes if options.unsafe_fixes is None else options.unsafe_fixes
-        result = lint_bytes(
-            data,
-            name,
-            rules,
-            fix=fix,
-            unsafe_fixes=unsafe,
-            ignore_noqa=options.ignore_noqa,
-            with_edits=with_edits,
-            grad_scale_import=settings.grad_scale_import,
-        )
-        if result.error:
-            run.errors.append((name, result.error))
-        run.outcomes.append(Outcome(name, data, result, unsafe))
+        tasks.append(make_task(
+            name, data, [r.CODE for r in rules],
+            fix=fix, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
+            with_edits=with_edits, grad_scale_import=settings.grad_scale_import,
+        ))
+        entries.append(("task", name, data, unsafe))
+
+    def finish() -> Run:
+        cache = None if options.no_cache else Cache()
+        results = _progress(lint_many(options.jobs, tasks, cache=cache), len(tasks))
+        for entry in entries:
+            if entry[0] == "error":
+                run.errors.append((entry[1], entry[2]))
+                continue
+            _, name, data, unsafe = entry
+            result = next(results)
+            if result.error:
+                run.errors.append((name, result.error))
+            run.outcomes.append(Outcome(name, data, result, unsafe))
+        return run
 
     if list(paths) == [STDIN]:
         data = sys.stdin.buffer.read()
@@ -156,8 +170,8 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
                     return run
             except ConfigError as exc:
                 raise ConfigProblem(str(exc)) from None
-        lint(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
-        return run
+        add(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
+        return finish()
 
     try:
         files, problems = discover_files(list(paths) or ["."], resolver, force_exclude=options.force_exclude)
@@ -165,18 +179,18 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         raise ConfigProblem(str(exc)) from None
     for raw, message in problems:
         run.errors.append((raw, message))
-    for path in _progress(files):
+    for path in files:
         name = str(path)
         try:
             data = path.read_bytes()
         except IsADirectoryError:
-            run.errors.append((name, "is a directory"))
+            entries.append(("error", name, "is a directory"))
             continue
         except OSError as exc:
-            run.errors.append((name, f"cannot read: {exc.strerror or exc}"))
+            entries.append(("error", name, f"cannot read: {exc.strerror or exc}"))
             continue
-        lint(name, data, path)
-    return run
+        add(name, data, path)
+    return finish()
 
 
 def _empty_result(name: str):
@@ -185,12 +199,15 @@ def _empty_result(name: str):
     return FileResult(name)
 
 
-def _progress(files: List[Path]) -> Iterator[Path]:
-    if len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        yield from files
-        return
-    with click.progressbar(files, label="gradfix", file=sys.stderr) as bar:
-        yield from bar
+def _progress(results: Iterator, total: int) -> Iterator:
+    if total < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        return iter(results)
+
+    def bar() -> Iterator:
+        with click.progressbar(results, length=total, label="gradfix", file=sys.stderr) as items:
+            yield from items
+
+    return bar()
 
 
 def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
@@ -231,6 +248,10 @@ def _common(command):
         click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (for configuration and messages)."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
         click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Include fixes that are not proven exact."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Worker processes for the files that need parsing (default: one per core)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Neither read nor write the result cache (.gradfix_cache/, or $GRADFIX_CACHE_DIR)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -248,6 +269,8 @@ def _options(kwargs) -> Options:
         ignore_noqa=kwargs["ignore_noqa"],
         stdin_filename=kwargs["stdin_filename"],
         unsafe_fixes=kwargs["unsafe_fixes"],
+        jobs=kwargs["jobs"],
+        no_cache=kwargs["no_cache"],
     )
 
 

@@ -64,7 +64,9 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
         return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
     for rule in candidates:
-        check = getattr(rule, "might_match", None) or _PRECHECKS.get(rule.CODE)
+        # vars(): a lazily loaded rule module must not be imported just to look (PEP 562 `__getattr__`).
+        own = vars(rule).get("might_match") if hasattr(rule, "__dict__") else getattr(rule, "might_match", None)
+        check = own or _PRECHECKS.get(rule.CODE)
         if check is None or check(data, text, state):
             return candidates
     # No rule can match if the file parses; one that does not is left to `_parse` to report.

@@ -30,3 +30,9 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs a CUDA device")
         for item in cuda_items:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _private_gradfix_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own result cache: a hit from another test must not hide a parse."""
+    monkeypatch.setenv("GRADFIX_CACHE_DIR", str(tmp_path_factory.mktemp("gradfix-cache")))

@@ -35,6 +35,8 @@ def same_expr(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
 
 
 def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.Tuple) and not node.elements:
+        return node  # `()` cannot lose its parentheses
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node

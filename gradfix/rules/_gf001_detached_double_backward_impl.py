@@ -1,0 +1,286 @@
+"""Implementation of gf001_detached_double_backward (imported lazily, see that module)."""
+
+from __future__ import annotations
+
+from gradfix.rules.gf001_detached_double_backward import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Set
+
+import libcst as cst
+from libcst.metadata import (
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from gradfix.analysis.backward import backward_call, definition
+from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.exprs import (
+    contains_detach,
+    contains_node,
+    read_paths,
+    same_expr,
+    strip_parens,
+)
+from gradfix.analysis.linear import Coef, split_linear
+from gradfix.analysis.merge import (
+    PairMatch,
+    module_op,
+    MergeSafety,
+    Replace,
+    detached,
+    fresh_name,
+    match_pair,
+    merged_call,
+    names_in,
+)
+from gradfix.analysis.purity import (
+    CalleeClassifier,
+)
+from gradfix.findings import Finding, Fix
+
+
+@dataclass
+class _Site:
+    """One `backward` call and the loss it backpropagates."""
+
+    index: int  # position of the backward statement in the block
+    statement: cst.SimpleStatementLine
+    receiver: cst.BaseExpression  # the loss expression or name the backward is called on
+    scaler: Optional[cst.BaseExpression]
+    retains_graph: bool
+    def_index: Optional[int]  # the `name = ...` statement, or None when inline
+    target: Optional[cst.Name]
+    expr: cst.BaseExpression  # the loss expression
+    coef: Coef
+    call: cst.Call
+
+
+class Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+        self._taken_names: Set[str] = set()
+
+    # -- blocks ------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._taken_names = names_in(node)
+        self.safety = MergeSafety(self.classifier, node)
+        self._block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block(node.body)
+
+    # -- finding the backward sites ----------------------------------------------------
+    def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
+        found = backward_call(block, index)
+        if found is None or not found.plain:
+            return None  # DESIGN E7: gradient=, inputs=, create_graph= or opaque arguments
+        def_index: Optional[int] = None
+        target: Optional[cst.Name] = None
+        expr: cst.BaseExpression = found.receiver
+        name = found.loss_name
+        if name is not None:
+            defined = definition(block, index, name)
+            if defined is None:
+                return None
+            def_index, assign = defined
+            target = assign.targets[0].target  # type: ignore[assignment]
+            expr = assign.value
+        parsed = split_linear(expr)
+        if parsed is None or not contains_detach(parsed[1]):
+            return None
+        coef, loss_call = parsed
+        return _Site(
+            index, found.statement, found.receiver, found.scaler, found.retains_graph,
+            def_index, target, expr, coef, loss_call,
+        )
+
+    # -- pairing --------------------------------------------------------------------
+    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+        sites = [s for s in (self._site(block, i) for i in range(len(block))) if s is not None]
+        used: Set[int] = set()
+        for i, first in enumerate(sites):
+            if first.index in used or not first.retains_graph:
+                continue
+            for second in sites[i + 1 :]:
+                if second.index in used:
+                    continue
+                finding = self._pair(block, first, second)
+                if finding is not None:
+                    self.findings.append(finding)
+                    used.update((first.index, second.index))
+                    break
+
+    def _pair(self, block: Sequence[cst.BaseStatement], first: _Site, second: _Site) -> Optional[Finding]:
+        c1, c2 = first.call, second.call
+        if (first.scaler is None) != (second.scaler is None):
+            return None
+        if first.scaler is not None and not same_expr(first.scaler, second.scaler):  # type: ignore[arg-type]
+            return None
+        if first.def_index is not None and first.def_index == second.def_index:
+            return None
+        match = match_pair(c1, c2, self.classifier)
+        if match is None:
+            return None
+
+        # What the two passes read: operands, callee, coefficients, scaler.
+        watched = read_paths(first.expr) + read_paths(second.expr) + read_paths(c1.func)
+        if first.scaler is not None:
+            watched += read_paths(first.scaler)
+        for site in (first, second):
+            if site.def_index is not None and stores_into(block[site.def_index], watched):
+                return None
+        involved = {first.index, second.index, first.def_index, second.def_index}
+        starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
+        between = [block[k] for k in range(min(starts), second.index) if k not in involved]
+        verdict = scan_between(between, watched, self.classifier.harmless)
+        if verdict.barrier is not None:
+            return None
+
+        # Fix safety: everything that is not proven goes into the reason.
+        reasons = self.safety.reasons(match, first.coef, second.coef)
+        if reasons is None:
+            return None  # random calls in the arguments: two different computations
+        if verdict.unknown_calls:
+            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
+            reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
+
+        fix = self._fix(block, first, second, match, reasons)
+        callee_text = match.callee_text
+        line1 = self.get_metadata(PositionProvider, c1).start.line
+        position = self.get_metadata(PositionProvider, c2)
+        message = (
+            f"`{callee_text}` evaluated twice with complementary `.detach()` (line {line1} and here), "
+            f"both backpropagated: one pass with `grad_scale` gives the same gradients"
+        )
+        if match.swapped:
+            message += " (arguments swapped; the callee is symmetric)"
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=CODE,
+            message=message,
+            fix=fix,
+        )
+
+    # -- the rewrite ----------------------------------------------------------------
+    def _fix(
+        self,
+        block: Sequence[cst.BaseStatement],
+        first: _Site,
+        second: _Site,
+        match: PairMatch,
+        reasons: List[str],
+    ) -> Fix:
+        merged, ops = merged_call(
+            first.call, match, first.coef, second.coef, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names)
+        )
+
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        named = [s for s in (first, second) if s.def_index is not None]
+        if not named:
+            # Both inline: the one evaluation happens where the second did.
+            replacements[first.statement] = []
+            replacements[second.statement] = [_with_receiver(second, merged)]
+        else:
+            partner_of = {id(first): second, id(second): first}
+            reads = {id(s): self._read_elsewhere(s, partner_of[id(s)], block) for s in named}
+            # The merged forward goes where the earlier loss was defined, under
+            # that loss's name when nothing else reads it.
+            host = min(named, key=lambda s: s.def_index)  # type: ignore[arg-type, return-value]
+            # A rebuilt value must never overwrite the merged loss before its
+            # backward: a name shared by both losses then needs a fresh name.
+            shared = len({s.target.value for s in named if s.target is not None}) < len(named)
+            clash = shared and any(reads.values())
+            name = host.target.value if not reads[id(host)] and not clash else self._fresh_name(named)  # type: ignore[union-attr]
+            for site in named:
+                statement = block[site.def_index]  # type: ignore[index]
+                new_lines: List[cst.BaseStatement] = []
+                if site is host:
+                    new_lines.append(_assign_line(statement, name, merged))
+                if reads[id(site)]:
+                    # The loss value is read later: rebuild it, detached, from the one result.
+                    value = site.expr.visit(Replace({site.call: detached(name)}))
+                    rebuilt = _assign_line(statement, site.target.value, value)  # type: ignore[union-attr, arg-type]
+                    if new_lines:
+                        rebuilt = rebuilt.with_changes(leading_lines=[])
+                    new_lines.append(rebuilt)
+                replacements[statement] = new_lines
+            replacements[first.statement] = []
+            replacements[second.statement] = [_with_receiver(second, cst.Name(name))]
+
+        imports = self.ctx.imports_for(*ops)
+        callee = match.callee_text
+        return Fix(
+            safe=not reasons,
+            replacements=replacements,
+            description=f"Evaluate `{callee}` once with `grad_scale` and backpropagate once",
+            unsafe_reason="; ".join(reasons),
+            imports=imports,
+        )
+
+    def _read_elsewhere(self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement]) -> bool:
+        """Is this binding of the loss name read anywhere but by the pair's own `backward` calls?
+
+        Scope analysis is not flow-sensitive: when both losses share one name
+        (`loss = ...; loss.backward(...); loss = ...`), an access is attributed
+        to the binding that precedes it in the block.
+        """
+        target = site.target
+        if target is None:
+            return True
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None or isinstance(scope, GlobalScope):
+            return True  # a module global is visible to importers: keep its value
+        same_name = partner.target is not None and partner.target.value == target.value
+        own = [site.statement] + ([partner.statement] if same_name else [])
+        line = self._line(block[site.def_index])  # type: ignore[index]
+        other = self._line(block[partner.def_index]) if same_name else None  # type: ignore[index]
+        for assignment in scope.assignments[target.value]:
+            if getattr(assignment, "node", None) is not target:
+                continue
+            for access in assignment.references:
+                if any(contains_node(statement, access.node) for statement in own):
+                    continue
+                if other is not None:
+                    at = self.get_metadata(PositionProvider, access.node).start.line
+                    first_binding = line < other
+                    belongs_to_other = (line < at < other) if not first_binding else (at > other)
+                    if belongs_to_other:
+                        continue
+                return True
+            return False
+        return True
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def _fresh_name(self, named: List[_Site]) -> str:
+        parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
+        base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
+        return fresh_name(base, self._taken_names)
+
+
+def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """`name = value`, keeping the template line's comments and layout."""
+    assert isinstance(template, cst.SimpleStatementLine)
+    assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=strip_parens(value) if isinstance(value, cst.Call) else value)
+    return template.with_changes(body=[assign])
+
+
+def _with_receiver(site: _Site, new: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """The site's backward statement with the loss replaced by `new` (a call or a name: no parentheses needed)."""
+    return site.statement.visit(Replace({site.receiver: new}, keep_parens=False))  # type: ignore[return-value]

@@ -1,0 +1,269 @@
+"""Implementation of gf002_detached_sum (imported lazily, see that module)."""
+
+from __future__ import annotations
+
+from gradfix.rules.gf002_detached_sum import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+
+from fractions import Fraction
+from typing import List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from gradfix.analysis.exprs import calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
+from gradfix.analysis.linear import Coef, split_linear
+from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, module_op, names_in
+from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS, CalleeClassifier
+from gradfix.findings import Finding, Fix
+
+
+_SUM_OPS = (cst.Add, cst.Subtract)
+
+# A term of a sum: its node, its sign in the sum, coefficient and call.
+Term = Tuple[cst.BaseExpression, int, Coef, cst.Call]
+
+
+class Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+        self._taken: Set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._taken = names_in(node)
+        self.safety = MergeSafety(self.classifier, node)
+        self._block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block(node.body)
+
+    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+        for statement in block:
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                for root in _sum_roots(statement.body[0]):
+                    self._sum(statement, root)
+
+    def _sum(self, statement: cst.SimpleStatementLine, root: cst.BinaryOperation) -> None:
+        terms: List[Term] = []
+        for node, sign in _flatten(root, 1):
+            parsed = split_linear(node)
+            if parsed is not None and contains_detach(parsed[1]):
+                terms.append((node, sign, parsed[0], parsed[1]))
+        used: Set[int] = set()
+        for i, first in enumerate(terms):
+            if i in used:
+                continue
+            for j in range(i + 1, len(terms)):
+                if j in used:
+                    continue
+                second = terms[j]
+                match = match_pair(first[3], second[3], self.classifier)
+                if match is None:
+                    continue
+                finding = self._finding(statement, root, first, second, match)
+                if finding is not None:
+                    self.findings.append(finding)
+                    used.update((i, j))
+                    break
+
+    def _finding(self, statement, root, first: Term, second: Term, match) -> Optional[Finding]:
+        node1, sign1, coef1, call1 = first
+        node2, sign2, coef2, call2 = second
+        # Coefficients relative to the first term's sign in the sum: the merged
+        # value replaces the first term in place, under the sign it stands in.
+        a = coef1
+        b = coef2 * Coef.of(Fraction(sign1 * sign2))
+        reasons = self.safety.reasons(match, a, b)
+        if reasons is None:
+            return None  # random calls in the arguments: two different computations
+        gs = self.ctx.grad_scale_name
+        merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
+        correction = a + b + Coef.of(Fraction(-1))
+        if correction.is_zero():
+            # The merged call alone has the value of both terms: no name needed,
+            # and it is evaluated where the first term was.
+            new_root = _remove_term(root, node2, substitute=(node1, merged))
+            lines = [statement.visit(Replace({root: new_root.visit(Replace({node1: merged}))}))]
+        else:
+            # The one evaluation is hoisted before the statement: every other
+            # call in it must be unaffected by running f earlier.
+            others = [
+                code_of(c.func).strip()
+                for c in calls_within(statement.body[0])
+                if not contains_node(node1, c) and not contains_node(node2, c)
+                and detach_receiver(c) is None and not self._value_only(c)
+            ]
+            if others:
+                names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
+                reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
+            name = fresh_name(self._term_name(statement, call1), self._taken)
+            value = _value_expression(name, correction)
+            if not _leftmost(_remove_term(root, node2), node1):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            new_root = _remove_term(root, node2, substitute=(node1, value))
+            new_statement = statement.visit(Replace({root: new_root.visit(Replace({node1: value}))}))
+            hoisted = statement.with_changes(
+                body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)],
+                trailing_whitespace=cst.TrailingWhitespace(),
+            )
+            lines = [hoisted, new_statement.with_changes(leading_lines=[])]
+        fix = Fix(
+            safe=not reasons,
+            replacements={statement: lines},
+            description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",
+            unsafe_reason="; ".join(reasons),
+            imports=self.ctx.imports_for(*ops),
+        )
+        position = self.get_metadata(PositionProvider, call2)
+        line1 = self.get_metadata(PositionProvider, call1).start.line
+        where = "" if line1 == position.start.line else f" (line {line1} and here)"
+        message = (
+            f"`{match.callee_text}` evaluated twice in one sum with complementary `.detach()`{where}: "
+            f"one evaluation with `grad_scale` gives the same value and gradients"
+        )
+        if match.swapped:
+            message += " (arguments swapped; the callee is symmetric)"
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=CODE,
+            message=message,
+            fix=fix,
+        )
+
+    def _value_only(self, call: cst.Call) -> bool:
+        """A call whose result cannot depend on when the hoisted evaluation runs."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and not self.classifier.qualified(func):
+            return func.attr.value in PURE_TENSOR_METHODS
+        return self.classifier.classify(func).kind in (PURE, MODULE)
+
+    @staticmethod
+    def _term_name(statement: cst.SimpleStatementLine, call: cst.Call) -> str:
+        small = statement.body[0]
+        if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
+            if isinstance(target, cst.Name):
+                return f"{target.value}_term"
+            if isinstance(target, cst.Attribute):
+                return f"{target.attr.value}_term"
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else code_of(func).strip()
+        return f"{last}_term" if last.isidentifier() else "merged_term"
+
+
+# Where an expression is evaluated only sometimes, or in another scope: a sum
+# there cannot be hoisted before the statement.
+_CONDITIONAL = (
+    cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
+)
+
+
+def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
+    """Every `+`/`-` chain of a statement that is evaluated unconditionally.
+
+    A chain's parenthesised sub-sums belong to it (`_flatten` walks them); a
+    sum nested in another operation (`w * (a + b)`) is a chain of its own.
+    """
+    roots: List[cst.BinaryOperation] = []
+
+    class Collect(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.in_sum = [False]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, _CONDITIONAL):
+                return False
+            is_sum = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _SUM_OPS)
+            if is_sum and not self.in_sum[-1]:
+                roots.append(node)  # type: ignore[arg-type]
+            self.in_sum.append(is_sum)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if not isinstance(original_node, _CONDITIONAL):
+                self.in_sum.pop()
+
+    small.visit(Collect())
+    return roots
+
+
+def _flatten(node: cst.BaseExpression, sign: int) -> List[Tuple[cst.BaseExpression, int]]:
+    bare = strip_parens(node)
+    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, _SUM_OPS):
+        right_sign = sign if isinstance(bare.operator, cst.Add) else -sign
+        # `bare` may be a copy (parentheses stripped): its children are the tree's own.
+        return _flatten(bare.left, sign) + _flatten(bare.right, right_sign)
+    return [(node, sign)]
+
+
+def _remove_term(
+    root: cst.BaseExpression,
+    term: cst.BaseExpression,
+    substitute: Optional[Tuple[cst.BaseExpression, cst.BaseExpression]] = None,
+) -> cst.BaseExpression:
+    """The sum without `term` (one of its flattened terms).
+
+    A parenthesised sub-sum that shrinks to one operand keeps its parentheses,
+    so `rec - (aux + t)` without `t` stays `rec - (aux)`. `substitute` (old,
+    new) replaces the operand that takes the sub-sum's place, where identity
+    would otherwise be lost in the copy that carries the parentheses.
+    """
+
+    def keep(child: cst.BaseExpression) -> cst.BaseExpression:
+        if substitute is not None and child is substitute[0]:
+            child = substitute[1]
+        if not root.lpar or child.lpar:
+            return child
+        return child.with_changes(lpar=[*root.lpar, *child.lpar], rpar=[*child.rpar, *root.rpar])
+
+    if isinstance(root, cst.BinaryOperation) and isinstance(root.operator, _SUM_OPS):
+        if root.right is term:
+            return keep(root.left)
+        if root.left is term:
+            if isinstance(root.operator, cst.Subtract):
+                return keep(cst.UnaryOperation(operator=cst.Minus(), expression=_parens(root.right)))
+            return keep(root.right)
+        if contains_node(root.left, term):
+            return root.with_changes(left=_remove_term(root.left, term, substitute))
+        return root.with_changes(right=_remove_term(root.right, term, substitute))
+    return root
+
+
+def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
+    """`node` is the first operand of the chain, reached through left operands only (no parentheses)."""
+    current = root
+    while current is not node:
+        if not (isinstance(current, cst.BinaryOperation) and isinstance(current.operator, _SUM_OPS)) or current.lpar:
+            return False
+        current = current.left
+    return True
+
+
+def _parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(strip_parens(node), (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
+    """`m + ((a+b-1) * m).detach()`: the value of both terms, the gradients of the one evaluation."""
+    if correction.is_zero():
+        return cst.Name(name)
+    if correction.is_one():
+        text = f"{name} + {name}.detach()"
+    else:
+        factor = correction.render()
+        if len(correction.terms) > 1:
+            factor = f"({factor})"
+        text = f"{name} + ({factor} * {name}).detach()"
+    return cst.parse_expression(text)

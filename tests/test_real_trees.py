@@ -1,0 +1,292 @@
+"""gradfix on real trees it has never seen: the installed torch sources and the standard library.
+
+`gradfix check` and `gradfix fix` (a dry run: nothing is written) over a
+deterministic sample of each tree plus every file that passes the
+prefilter's token stage must never crash: no traceback, an exit code in
+{0, 1, 2}, every error one line naming its file, no internal error, no file
+changed. The rules themselves also run, prefilter bypassed, on a smaller
+sample of real files, so the analysis meets code nobody wrote for it.
+
+And a run over files no rule can match does not import libcst at all.
+
+The torch part is skipped where torch is not installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = 150  # files per tree, besides the prefilter's candidates
+RULE_SAMPLE = 20  # files per tree on which every rule runs without the prefilter
+RULE_MAX_BYTES = 8_000
+SKIPPED_DIRS = {"site-packages", "__pycache__"}
+
+
+def _tree(name: str) -> Optional[Path]:
+    if name == "stdlib":
+        return Path(sysconfig.get_paths()["stdlib"])
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _python_files(tree: Path) -> List[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
+        found.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith((".py", ".pyi")))
+    return found
+
+
+def _every_kth(files: List[Path], count: int) -> List[Path]:
+    step = max(1, len(files) // count)
+    return files[::step][:count]
+
+
+def _sample(tree: Path) -> List[Path]:
+    """A deterministic sample of `tree`, plus every file that passes the prefilter's token stage (default rules)."""
+    from gradfix.engine import prefilter
+    from gradfix.rules import select
+
+    files = _python_files(tree)
+    chosen = set(_every_kth(files, SAMPLE))
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if prefilter(data, select(None), parse=False):
+            chosen.add(path)
+    return sorted(chosen)
+
+
+TREES = [
+    pytest.param("stdlib", id="stdlib"),
+    pytest.param("torch", id="torch"),
+]
+
+
+def _require(name: str) -> Path:
+    tree = _tree(name)
+    if tree is None or not tree.is_dir():
+        pytest.skip(f"{name} is not installed")
+    return tree
+
+
+def _digest(paths: List[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path).encode())
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"?")
+    return h.hexdigest()
+
+
+def _gradfix(args: List[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GRADFIX_CACHE_DIR=str(cwd / "cache"), NO_COLOR="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "gradfix", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+SUMMARY_PREFIXES = ("Found ", "All checks passed", "Would fix ", "Fixed ", "No ")
+
+
+def _assert_no_crash(proc: subprocess.CompletedProcess, files: List[Path]) -> None:
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode in (0, 1, 2), (proc.returncode, proc.stderr[-3000:])
+    names = {str(p) for p in files}
+    for line in proc.stderr.splitlines():
+        if not line.strip() or line.startswith(SUMMARY_PREFIXES) or line.endswith("could not be checked."):
+            continue
+        named = line.split(":", 1)[0]
+        assert named in names, f"an error line that names no input file: {line!r}"
+        assert "internal error" not in line, line
+
+
+@pytest.mark.parametrize("name", TREES)
+def test_check_and_dry_run_fix_never_crash_on_a_real_tree(name, tmp_path):
+    tree = _require(name)
+    files = _sample(tree)
+    assert len(files) >= min(SAMPLE, len(_python_files(tree))) // 2
+    before = _digest(files)
+    args = [str(p) for p in files]
+
+    checked = _gradfix(["check", *args], tmp_path)
+    _assert_no_crash(checked, files)
+
+    fixed = _gradfix(["fix", *args], tmp_path)  # no --apply: a diff on stdout, nothing written
+    _assert_no_crash(fixed, files)
+    assert _digest(files) == before, "a dry run changed a file"
+
+
+@pytest.mark.parametrize("name", TREES)
+def test_rules_without_the_prefilter_never_crash_on_real_files(name):
+    """The analysis itself, on real code: the prefilter would skip nearly all of it."""
+    from gradfix.engine import _parse, _run
+    from gradfix.rules import ALL_RULES
+
+    tree = _require(name)
+    small = []
+    for path in _python_files(tree):
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if 0 < size <= RULE_MAX_BYTES:
+            small.append(path)
+    crashes = []
+    for path in _every_kth(small, RULE_SAMPLE):
+        parsed = _parse(path.read_bytes())
+        if isinstance(parsed, str):
+            continue  # reported as one line by the engine
+        try:
+            _run(parsed, str(path), ALL_RULES)
+        except RecursionError:
+            continue  # the engine reports it as one line
+        except Exception as exc:  # noqa: BLE001
+            crashes.append(f"{path}: {type(exc).__name__}: {exc}")
+    assert not crashes, "\n".join(crashes)
+
+
+def test_a_run_without_candidates_never_imports_libcst(tmp_path):
+    (tmp_path / "plain.py").write_text("import torch\n\nx = torch.randn(3)\nprint(x.sum())\n")
+    (tmp_path / "tokens_only.py").write_text("# mentions detach and backward but calls neither\ny = 1\n")
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from gradfix.cli import main
+        try:
+            main([%r, %r], prog_name="gradfix")
+        except SystemExit as exc:
+            code = exc.code
+        print(json.dumps({"code": code, "libcst": sorted(m for m in sys.modules if m.split(".")[0] == "libcst")}))
+        """
+    ) % ("check", str(tmp_path))
+    env = dict(os.environ, GRADFIX_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0, proc.stderr
+    assert report["libcst"] == [], f"libcst imported by a run with nothing to parse: {report['libcst'][:5]}"
+
+
+# ---------------------------------------------------------------------------
+# The machinery of whole-tree runs: worker processes and the result cache.
+
+
+def _fixture_tasks(limit: int = 24):
+    from gradfix.parallel import make_task
+    from gradfix.rules import ALL_RULES
+
+    codes = [r.CODE for r in ALL_RULES]
+    paths = sorted((ROOT / "fixtures").rglob("*.py"))
+    paths = [p for p in paths if not p.name.endswith(".fixed.py")][:limit]
+    tasks = [make_task(str(p), p.read_bytes(), codes, with_edits=True) for p in paths]
+    # Files the token stage rejects, a syntax error and undecodable bytes, between the fixtures.
+    tasks.insert(3, make_task("plain.py", b"x = 1\n", codes))
+    tasks.insert(7, make_task("broken.py", b"l1 = f(x.detach(), y)\nl1.backward(retain_graph=True)\ndef (:\n", codes))
+    tasks.insert(11, make_task("bytes.py", b"# \xff\xfe\nl1.backward(retain_graph=True)\nx.detach()\n", codes))
+    return tasks
+
+
+def _summary(results):
+    return [
+        (r.path, r.error, r.fixed, r.applied, r.suppressed,
+         [(f.line, f.col, f.code, f.message, f.fixable, f.edits) for f in r.findings])
+        for r in results
+    ]
+
+
+def test_worker_processes_give_the_serial_results_in_input_order():
+    import pickle
+
+    from gradfix import parallel
+
+    tasks = _fixture_tasks()
+    serial = list(parallel.lint_many(1, tasks))
+    assert [r.path for r in serial] == [t[0] for t in tasks]
+    assert any(r.findings for r in serial) and any(r.error for r in serial)
+    workers = list(parallel.lint_many(2, tasks))
+    assert _summary(workers) == _summary(serial)
+    # No libcst node crosses a process boundary, or reaches the caller.
+    assert all(f.fix is None or not f.fix.replacements for r in serial for f in r.findings + r.remaining)
+    pickle.dumps(workers)
+
+    fixing = [t[:3] + (True,) + t[4:] for t in tasks]
+    assert _summary(parallel.lint_many(2, fixing)) == _summary(parallel.lint_many(1, fixing))
+
+
+def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):
+    from gradfix import parallel
+    from gradfix.cache import Cache
+
+    tasks = _fixture_tasks(12)
+    fresh = list(parallel.lint_many(1, tasks))
+    first = Cache(tmp_path / "c")
+    assert _summary(parallel.lint_many(1, tasks, cache=first)) == _summary(fresh)
+    assert first.hits == 0 and first.misses > 0
+    second = Cache(tmp_path / "c")
+    assert _summary(parallel.lint_many(2, tasks, cache=second)) == _summary(fresh)
+    assert second.hits == first.misses and second.misses == 0
+    assert (tmp_path / "c" / ".gitignore").read_text().strip().endswith("*")
+
+    # The path is not part of the key: an identical file elsewhere is a hit, labelled with its own path.
+    data = tasks[0][1]
+    key = Cache.key(data, *tasks[0][2:])
+    moved = second.get(key, "elsewhere.py")
+    assert moved is not None and all(f.path == "elsewhere.py" for f in moved.findings)
+    # Settings are: another rule set, flag or op import is another entry.
+    assert len({key, Cache.key(data, ["GF001"], *tasks[0][3:]), Cache.key(data, *tasks[0][2:7], "inline"),
+                Cache.key(data, tasks[0][2], True, *tasks[0][4:])}) == 4
+
+    # A corrupt entry is a miss; an unwritable cache is no cache.
+    for entry in (tmp_path / "c").rglob("*.json"):
+        entry.write_bytes(b'{"schema": 1, "key": "tru')
+    third = Cache(tmp_path / "c")
+    assert _summary(parallel.lint_many(1, tasks, cache=third)) == _summary(fresh) and third.hits == 0
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    assert _summary(parallel.lint_many(1, tasks, cache=Cache(blocked / "c"))) == _summary(fresh)
+
+
+def _hammer(directory: str, rounds: int) -> int:
+    from gradfix.cache import Cache
+    from gradfix.engine import FileResult
+
+    cache = Cache(directory)
+    for i in range(rounds):
+        cache.put(f"{i % 7:02d}" + "ab" * 31, FileResult("x.py", error=f"1:1: entry {i % 7}"))
+        cache.get(f"{(i + 3) % 7:02d}" + "ab" * 31, "x.py")
+    return cache.hits
+
+
+def test_concurrent_runs_share_a_cache_directory_safely(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+
+    from gradfix.cache import Cache
+
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        list(pool.map(_hammer, [str(tmp_path)] * 3, [150] * 3))
+    cache = Cache(tmp_path)
+    for i in range(7):
+        hit = cache.get(f"{i:02d}" + "ab" * 31, "y.py")
+        assert hit is not None and hit.error == f"1:1: entry {i}" and hit.path == "y.py"
+    assert not [p for p in tmp_path.rglob("*.tmp")], "temporary files left behind"
