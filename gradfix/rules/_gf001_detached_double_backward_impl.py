@@ -10,9 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import (
     GlobalScope,
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -37,10 +35,8 @@ from gradfix.analysis.merge import (
     merged_call,
     names_in,
 )
-from gradfix.analysis.purity import (
-    CalleeClassifier,
-)
 from gradfix.findings import Finding, Fix
+from gradfix.rules._blocks import BlockVisitor
 
 
 @dataclass
@@ -59,24 +55,10 @@ class _Site:
     call: cst.Call
 
 
-class Visitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
-
-    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
-        super().__init__()
-        self.ctx = ctx
-        self.findings: List[Finding] = []
-        self.classifier = CalleeClassifier(self.get_metadata)
-        self._taken_names: Set[str] = set()
-
-    # -- blocks ------------------------------------------------------------------
-    def visit_Module(self, node: cst.Module) -> None:
-        self._taken_names = names_in(node)
-        self.safety = MergeSafety(self.classifier, node)
-        self._block(node.body)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block(node.body)
+class Visitor(BlockVisitor):
+    def start(self, module: cst.Module) -> None:
+        self._taken_names: Set[str] = names_in(module)
+        self.safety = MergeSafety(self.classifier, module)
 
     # -- finding the backward sites ----------------------------------------------------
     def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
@@ -104,7 +86,7 @@ class Visitor(cst.CSTVisitor):
         )
 
     # -- pairing --------------------------------------------------------------------
-    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+    def block(self, block: Sequence[cst.BaseStatement]) -> None:
         sites = [s for s in (self._site(block, i) for i in range(len(block))) if s is not None]
         used: Set[int] = set()
         for i, first in enumerate(sites):

@@ -8,13 +8,14 @@ from fractions import Fraction
 from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import PositionProvider
 
 from gradfix.analysis.exprs import calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, module_op, names_in
-from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS, CalleeClassifier
+from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
+from gradfix.rules._blocks import BlockVisitor
 
 
 _SUM_OPS = (cst.Add, cst.Subtract)
@@ -23,25 +24,12 @@ _SUM_OPS = (cst.Add, cst.Subtract)
 Term = Tuple[cst.BaseExpression, int, Coef, cst.Call]
 
 
-class Visitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+class Visitor(BlockVisitor):
+    def start(self, module: cst.Module) -> None:
+        self._taken: Set[str] = names_in(module)
+        self.safety = MergeSafety(self.classifier, module)
 
-    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
-        super().__init__()
-        self.ctx = ctx
-        self.findings: List[Finding] = []
-        self.classifier = CalleeClassifier(self.get_metadata)
-        self._taken: Set[str] = set()
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._taken = names_in(node)
-        self.safety = MergeSafety(self.classifier, node)
-        self._block(node.body)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block(node.body)
-
-    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+    def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for statement in block:
             if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
                 for root in _sum_roots(statement.body[0]):

@@ -8,32 +8,21 @@ from typing import Dict, List, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import (
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
-    ScopeProvider,
 )
 
 from gradfix.analysis.backward import BackwardCall, backward_calls
 from gradfix.analysis.between import scan_between
 from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
-from gradfix.analysis.purity import CalleeClassifier
 from gradfix.findings import Finding, Fix
+from gradfix.rules._blocks import BlockVisitor
 
 
 
-class Visitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
-
-    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
-        super().__init__()
-        self.ctx = ctx
-        self.findings: List[Finding] = []
-        self.classifier = CalleeClassifier(self.get_metadata)
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._scopes: List[cst.CSTNode] = [node]
-        self._block(node.body)
+class Visitor(BlockVisitor):
+    def start(self, module: cst.Module) -> None:
+        # The enclosing function of the block being checked (the module at top level).
+        self._scopes: List[cst.CSTNode] = [module]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(node)
@@ -41,10 +30,7 @@ class Visitor(cst.CSTVisitor):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block(node.body)
-
-    def _block(self, block: Sequence[cst.BaseStatement]) -> None:
+    def block(self, block: Sequence[cst.BaseStatement]) -> None:
         calls = backward_calls(block)
         i = 0
         while i < len(calls):

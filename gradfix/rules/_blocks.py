@@ -1,0 +1,40 @@
+"""The shape every rule visitor shares: walk each straight-line block once.
+
+A rule's libcst visitor subclasses `BlockVisitor`, implements `block()` for a
+sequence of sibling statements (a module, function, loop or branch body) and
+appends to `findings`. The metadata the shared analyses need is declared
+here, once.
+"""
+
+from __future__ import annotations
+
+from typing import List, Sequence
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from gradfix.analysis.purity import CalleeClassifier
+from gradfix.findings import Finding
+
+
+class BlockVisitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+
+    def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
+        super().__init__()
+        self.ctx = ctx
+        self.findings: List[Finding] = []
+        self.classifier = CalleeClassifier(self.get_metadata)
+
+    def start(self, module: cst.Module) -> None:
+        """Per-file set-up before the first block (facts about the whole module)."""
+
+    def block(self, statements: Sequence[cst.BaseStatement]) -> None:
+        raise NotImplementedError
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.start(node)
+        self.block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.block(node.body)
