@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from gradfix.rules.gf002_detached_sum import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
 
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
 
-from gradfix.analysis.exprs import calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
-from gradfix.analysis.linear import Coef, split_linear
-from gradfix.analysis.merge import MergeSafety, Replace, fresh_name, match_pair, merged_call, module_op, names_in
+from gradfix.analysis.exprs import read_paths, calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
+from gradfix.analysis.linear import Coef, parse_coef, split_linear
+from gradfix.analysis.backward import definition
+from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.merge import MergeSafety, Replace, detached, fresh_name, match_pair, merged_call, module_op, names_in
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -20,8 +23,17 @@ from gradfix.rules._blocks import BlockVisitor
 
 _SUM_OPS = (cst.Add, cst.Subtract)
 
-# A term of a sum: its node, its sign in the sum, coefficient and call.
-Term = Tuple[cst.BaseExpression, int, Coef, cst.Call]
+@dataclass
+class Term:
+    """A term of a sum that evaluates a call holding stop-gradients."""
+
+    node: cst.BaseExpression  # the term as written in the sum
+    sign: int  # its sign in the sum
+    coef: Coef  # its coefficient (through its definition when the term is a name)
+    call: cst.Call
+    # When the term is a name: its `name = coef * f(...)` statement in the block.
+    def_index: Optional[int] = None
+    target: Optional[cst.Name] = None
 
 
 class Visitor(BlockVisitor):
@@ -30,17 +42,32 @@ class Visitor(BlockVisitor):
         self.safety = MergeSafety(self.classifier, module)
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
-        for statement in block:
+        for index, statement in enumerate(block):
             if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
                 for root in _sum_roots(statement.body[0]):
-                    self._sum(statement, root)
+                    self._sum(block, index, root)
 
-    def _sum(self, statement: cst.SimpleStatementLine, root: cst.BinaryOperation) -> None:
+    def _terms(self, block: Sequence[cst.BaseStatement], index: int, root: cst.BinaryOperation) -> List[Term]:
         terms: List[Term] = []
         for node, sign in _flatten(root, 1):
             parsed = split_linear(node)
             if parsed is not None and contains_detach(parsed[1]):
-                terms.append((node, sign, parsed[0], parsed[1]))
+                terms.append(Term(node, sign, parsed[0], parsed[1]))
+                continue
+            # `beta * commitment_loss`, the name defined by `commitment_loss = f(...)` above.
+            for coef, name in _split_named(node):
+                defined = definition(block, index, name.value)
+                if defined is None:
+                    continue
+                def_index, assign = defined
+                inner = split_linear(assign.value)
+                if inner is not None and contains_detach(inner[1]) and isinstance(assign.targets[0].target, cst.Name):
+                    terms.append(Term(node, sign, coef * inner[0], inner[1], def_index, assign.targets[0].target))
+                    break
+        return terms
+
+    def _sum(self, block: Sequence[cst.BaseStatement], index: int, root: cst.BinaryOperation) -> None:
+        terms = self._terms(block, index, root)
         used: Set[int] = set()
         for i, first in enumerate(terms):
             if i in used:
@@ -49,18 +76,23 @@ class Visitor(BlockVisitor):
                 if j in used:
                     continue
                 second = terms[j]
-                match = match_pair(first[3], second[3], self.classifier)
+                if (first.def_index is None) != (second.def_index is None) or (
+                    first.def_index is not None and first.def_index == second.def_index
+                ):
+                    continue  # one term inline and one defined above: not handled
+                match = match_pair(first.call, second.call, self.classifier)
                 if match is None:
                     continue
-                finding = self._finding(statement, root, first, second, match)
+                finding = self._finding(block, index, root, first, second, match)
                 if finding is not None:
                     self.findings.append(finding)
                     used.update((i, j))
                     break
 
-    def _finding(self, statement, root, first: Term, second: Term, match) -> Optional[Finding]:
-        node1, sign1, coef1, call1 = first
-        node2, sign2, coef2, call2 = second
+    def _finding(self, block, index: int, root, first: Term, second: Term, match) -> Optional[Finding]:
+        statement = block[index]
+        node1, sign1, coef1, call1 = first.node, first.sign, first.coef, first.call
+        node2, sign2, coef2, call2 = second.node, second.sign, second.coef, second.call
         # Coefficients relative to the first term's sign in the sum: the merged
         # value replaces the first term in place, under the sign it stands in.
         a = coef1
@@ -71,12 +103,16 @@ class Visitor(BlockVisitor):
         gs = self.ctx.grad_scale_name
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
-        if correction.is_zero():
+        if first.def_index is not None:
+            lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons)
+            if lines_by_statement is None:
+                return None
+        elif correction.is_zero():
             # The merged call alone has the value of both terms: no name needed,
             # and it is evaluated where the first term was.
             new_root = _remove_term(root, node2, substitute=(node1, merged))
             lines = [statement.visit(Replace({root: new_root.visit(Replace({node1: merged}))}))]
-        else:
+        else:  # inline terms: hoist the one evaluation before the statement
             # The one evaluation is hoisted before the statement: every other
             # call in it must be unaffected by running f earlier.
             others = [
@@ -99,9 +135,11 @@ class Visitor(BlockVisitor):
                 trailing_whitespace=cst.TrailingWhitespace(),
             )
             lines = [hoisted, new_statement.with_changes(leading_lines=[])]
+        if first.def_index is None:
+            lines_by_statement = {statement: lines}
         fix = Fix(
             safe=not reasons,
-            replacements={statement: lines},
+            replacements=lines_by_statement,
             description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",
             unsafe_reason="; ".join(reasons),
             imports=self.ctx.imports_for(*ops),
@@ -127,6 +165,62 @@ class Visitor(BlockVisitor):
             message=message,
             fix=fix,
         )
+
+    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: List[str]):
+        """Both terms are names defined above: the one evaluation replaces the earlier definition.
+
+        Returns the statement replacements, or None when something between the
+        definitions and the sum changes the operands (no pattern then).
+        """
+        statement = block[index]
+        defs = (first.def_index, second.def_index)
+        watched = read_paths(first.call) + read_paths(second.call)
+        if any(stores_into(block[d], watched) for d in defs):  # type: ignore[index]
+            return None
+        host = min(defs)  # type: ignore[type-var]
+        between = [block[k] for k in range(host + 1, index) if k not in defs]
+        verdict = scan_between(between, watched, self.classifier.harmless)
+        if verdict.barrier is not None:
+            return None
+        if verdict.unknown_calls:
+            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
+            reasons.append(f"{names} between the definitions and the sum may modify an operand")
+        host_term = first if first.def_index == host else second
+        reads = {id(t): self._read_outside(t, statement) for t in (first, second)}
+        if reads[id(host_term)]:
+            name = fresh_name(f"{host_term.target.value}_term", self._taken)  # type: ignore[union-attr]
+        else:
+            name = host_term.target.value  # type: ignore[union-attr]
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        for term in (first, second):
+            original = block[term.def_index]  # type: ignore[index]
+            lines: List[cst.BaseStatement] = []
+            if term is host_term:
+                lines.append(original.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)]))
+            if reads[id(term)]:
+                # The loss value is read elsewhere: rebuild it, detached, from the one evaluation.
+                assign = original.body[0]
+                value = assign.value.visit(Replace({term.call: detached(name)}))
+                rebuilt = original.with_changes(body=[assign.with_changes(value=value)])
+                lines.append(rebuilt.with_changes(leading_lines=[]) if lines else rebuilt)
+            replacements[original] = lines
+        value = cst.Name(name) if correction.is_zero() else _value_expression(name, correction)
+        if not correction.is_zero() and not _leftmost(_remove_term(root, second.node), first.node):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        new_root = _remove_term(root, second.node, substitute=(first.node, value))
+        replacements[statement] = [statement.visit(Replace({root: new_root.visit(Replace({first.node: value}))}))]
+        return replacements
+
+    def _read_outside(self, term: Term, statement: cst.CSTNode) -> bool:
+        """Is the term's name read anywhere but in the sum itself?"""
+        target = term.target
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None or isinstance(scope, GlobalScope):
+            return True  # a module global is visible to importers: keep its value
+        for assignment in scope.assignments[target.value]:  # type: ignore[union-attr]
+            if getattr(assignment, "node", None) is target:
+                return any(not contains_node(statement, access.node) for access in assignment.references)
+        return True
 
     def _value_only(self, call: cst.Call) -> bool:
         """A call whose result cannot depend on when the hoisted evaluation runs."""
@@ -154,6 +248,29 @@ class Visitor(BlockVisitor):
 _CONDITIONAL = (
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
+
+
+def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, cst.Name]]:
+    """`-beta * commitment_loss` -> [(Coef(-beta), the name), ...]: every reading of
+    the term as a coefficient times a name (`BETA * loss` reads both ways; the
+    caller keeps the one whose name is a loss defined above)."""
+    if isinstance(node, cst.Name):
+        return [(Coef.of(Fraction(1)), node)]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        negate = isinstance(node.operator, cst.Minus)
+        return [(-c if negate else c, n) for c, n in _split_named(node.expression)]
+    readings: List[Tuple[Coef, cst.Name]] = []
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for named_side, coef_side in ((node.left, node.right), (node.right, node.left)):
+            coef = parse_coef(coef_side)
+            if coef is not None:
+                readings += [(c * coef, n) for c, n in _split_named(named_side)]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        coef = parse_coef(node.right)
+        inverse = coef.inverse() if coef is not None else None
+        if inverse is not None:
+            readings += [(c * inverse, n) for c, n in _split_named(node.left)]
+    return readings
 
 
 def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:

@@ -8,8 +8,17 @@ are the classic case:
 
     vq_loss = F.mse_loss(z_q, z_e.detach()) + beta * F.mse_loss(z_q.detach(), z_e)
 
+A term may also be a name defined above in the same block by
+`name = coef * f(...)`, the spelling most VQ-VAE code uses:
+
+    q_latent = F.mse_loss(z_q, z_e.detach())
+    e_latent = F.mse_loss(z_q.detach(), z_e)
+    loss = recon + q_latent + COMMITMENT_COST * e_latent
+
 Coefficients, operands and symmetric argument swaps are recognised as in
-GF001 (`gradfix rule GF001`).
+GF001 (`gradfix rule GF001`). Not reported when an operand is rebound or
+modified between the two definitions, or when the sum is evaluated only
+conditionally (a comprehension, `x if c else y`, `and`/`or`).
 
 ## Why it is costly
 Both terms compute the same value, with the same forward and backward cost.
@@ -24,7 +33,10 @@ The one evaluation `m = f(grad_scale(x, b), grad_scale(y, a))` carries the
 gradients; the detached correction `((a + b - 1) * m).detach()` restores the
 loss value `(a + b) * f` without touching them, so the value is exact too
 (logged losses do not change). The evaluation is hoisted into a statement of
-its own just before the one holding the sum.
+its own just before the one holding the sum; for terms defined by name it
+replaces the earlier definition (`q_latent = F.mse_loss(z_q,
+grad_scale(z_e, COMMITMENT_COST))`), and a name read elsewhere is rebuilt as
+a detached value of the one evaluation.
 
 Opt-in (not in the default selection): a sum of this kind is often written
 on purpose for readability, and the gain is one evaluation of `f`.
