@@ -14,10 +14,11 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from gradfix.analysis.purity import CalleeClassifier
-from gradfix.findings import Finding
+from gradfix.findings import Finding, Fix
 
 
 class BlockVisitor(cst.CSTVisitor):
+    CODE = ""  # the rule's code, set by each subclass
     METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
 
     def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
@@ -31,6 +32,22 @@ class BlockVisitor(cst.CSTVisitor):
 
     def block(self, statements: Sequence[cst.BaseStatement]) -> None:
         raise NotImplementedError
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Sequence[str] = ()) -> Finding:
+        """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""
+        if reasons:
+            message += f" [unsafe fix: {'; '.join(reasons)}]"
+        position = self.get_metadata(PositionProvider, node)
+        return Finding(
+            path=self.ctx.path,
+            line=position.start.line,
+            col=position.start.column + 1,
+            end_line=position.end.line,
+            end_col=position.end.column + 1,
+            code=self.CODE,
+            message=message,
+            fix=fix,
+        )
 
     def visit_Module(self, node: cst.Module) -> None:
         self.start(node)

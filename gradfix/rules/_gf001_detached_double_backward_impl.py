@@ -56,6 +56,8 @@ class _Site:
 
 
 class Visitor(BlockVisitor):
+    CODE = CODE
+
     def start(self, module: cst.Module) -> None:
         self._taken_names: Set[str] = names_in(module)
         self.safety = MergeSafety(self.classifier, module)
@@ -138,25 +140,13 @@ class Visitor(BlockVisitor):
         fix = self._fix(block, first, second, match, reasons)
         callee_text = match.callee_text
         line1 = self.get_metadata(PositionProvider, c1).start.line
-        position = self.get_metadata(PositionProvider, c2)
         message = (
             f"`{callee_text}` evaluated twice with complementary `.detach()` (line {line1} and here), "
             f"both backpropagated: one pass with `grad_scale` gives the same gradients"
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
-        if reasons:
-            message += f" [unsafe fix: {'; '.join(reasons)}]"
-        return Finding(
-            path=self.ctx.path,
-            line=position.start.line,
-            col=position.start.column + 1,
-            end_line=position.end.line,
-            end_col=position.end.column + 1,
-            code=CODE,
-            message=message,
-            fix=fix,
-        )
+        return self.report(c2, message, fix, reasons)
 
     # -- the rewrite ----------------------------------------------------------------
     def _fix(

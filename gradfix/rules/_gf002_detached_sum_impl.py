@@ -37,6 +37,8 @@ class Term:
 
 
 class Visitor(BlockVisitor):
+    CODE = CODE
+
     def start(self, module: cst.Module) -> None:
         self._taken: Set[str] = names_in(module)
         self.safety = MergeSafety(self.classifier, module)
@@ -144,27 +146,16 @@ class Visitor(BlockVisitor):
             unsafe_reason="; ".join(reasons),
             imports=self.ctx.imports_for(*ops),
         )
-        position = self.get_metadata(PositionProvider, call2)
+        line2 = self.get_metadata(PositionProvider, call2).start.line
         line1 = self.get_metadata(PositionProvider, call1).start.line
-        where = "" if line1 == position.start.line else f" (line {line1} and here)"
+        where = "" if line1 == line2 else f" (line {line1} and here)"
         message = (
             f"`{match.callee_text}` evaluated twice in one sum with complementary `.detach()`{where}: "
             f"one evaluation with `grad_scale` gives the same value and gradients"
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
-        if reasons:
-            message += f" [unsafe fix: {'; '.join(reasons)}]"
-        return Finding(
-            path=self.ctx.path,
-            line=position.start.line,
-            col=position.start.column + 1,
-            end_line=position.end.line,
-            end_col=position.end.column + 1,
-            code=CODE,
-            message=message,
-            fix=fix,
-        )
+        return self.report(call2, message, fix, reasons)
 
     def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: List[str]):
         """Both terms are names defined above: the one evaluation replaces the earlier definition.

@@ -20,6 +20,8 @@ from gradfix.rules._blocks import BlockVisitor
 
 
 class Visitor(BlockVisitor):
+    CODE = CODE
+
     def start(self, module: cst.Module) -> None:
         # The enclosing function of the block being checked (the module at top level).
         self._scopes: List[cst.CSTNode] = [module]
@@ -118,24 +120,12 @@ class Visitor(BlockVisitor):
             description=f"Backpropagate `{rendered}` once",
             unsafe_reason="; ".join(reasons),
         )
-        position = self.get_metadata(PositionProvider, run[0].call)
         lines = ", ".join(str(self.get_metadata(PositionProvider, c.call).start.line) for c in run[1:])
         message = (
             f"`{code_of(run[0].receiver).strip()}.backward(retain_graph=True)` keeps the graph for another "
             f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"
         )
-        if reasons:
-            message += f" [unsafe fix: {'; '.join(reasons)}]"
-        return Finding(
-            path=self.ctx.path,
-            line=position.start.line,
-            col=position.start.column + 1,
-            end_line=position.end.line,
-            end_col=position.end.column + 1,
-            code=CODE,
-            message=message,
-            fix=fix,
-        )
+        return self.report(run[0].call, message, fix, reasons)
 
 
 def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
