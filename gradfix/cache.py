@@ -26,12 +26,12 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from gradfix import __version__
 from gradfix.engine import FileResult
+from gradfix.files import write_atomic
 from gradfix.findings import Finding, Fix, TextEdit
 
 ENV_DIR = "GRADFIX_CACHE_DIR"
@@ -135,17 +135,8 @@ class Cache:
             self._prepare()
             target = self._entry(key)
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(payload)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            # Concurrent runs may write the same entry: each replaces it whole.
+            write_atomic(target, payload, durable=False)
         except OSError:
             self._writable = False  # read-only or full: run on without the cache
 
@@ -160,10 +151,7 @@ class Cache:
             marker = self.directory / name
             if not marker.exists():
                 try:
-                    fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp")
-                    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                        handle.write(text)
-                    os.replace(tmp, marker)
+                    write_atomic(marker, text.encode("utf-8"), durable=False)
                 except OSError:
                     pass
         self._prepared = True

@@ -42,22 +42,24 @@ class PathProblem(Exception):
     """A path argument that cannot be checked (missing, unreadable, ...)."""
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that readers see the old or the new file, never half.
+def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace (or create) `path` with `data` so that readers see the old or the new file, never half.
 
     The temporary file lives in the same directory (same filesystem, so the
-    rename is atomic); the original permission bits are kept.
+    rename is atomic); an existing file's permission bits are kept.
+    `durable=False` skips the fsync, for files that may be lost (the cache).
     """
-    path = Path(path)
-    target = path.resolve()
-    mode = stat.S_IMODE(target.stat().st_mode)
+    target = Path(path).resolve()
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".gradfix-tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:

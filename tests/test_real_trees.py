@@ -289,4 +289,4 @@ def test_concurrent_runs_share_a_cache_directory_safely(tmp_path):
     for i in range(7):
         hit = cache.get(f"{i:02d}" + "ab" * 31, "y.py")
         assert hit is not None and hit.error == f"1:1: entry {i}" and hit.path == "y.py"
-    assert not [p for p in tmp_path.rglob("*.tmp")], "temporary files left behind"
+    assert not [p for p in tmp_path.rglob("*tmp")], "temporary files left behind"
