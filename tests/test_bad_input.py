@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,37 +22,9 @@ from click.testing import CliRunner
 import gradfix.files
 from gradfix.cli import main
 
-SEED = textwrap.dedent(
-    """\
-    import torch
-    import torch.nn.functional as F
+# The seed pattern (finding at 11:15) and its expected rewrite, shared with the CLI tests.
+from tests.test_cli import SEED, SEED_FIXED  # noqa: E402
 
-    x = torch.randn(4, 3, requires_grad=True)
-    y = torch.randn(4, 3, requires_grad=True)
-
-
-    def step():
-        l1 = F.mse_loss(x.detach(), y)
-        l1.backward(retain_graph=True)
-        l2 = -1 * F.mse_loss(x, y.detach())
-        l2.backward()
-    """
-)
-SEED_FIXED = textwrap.dedent(
-    """\
-    import torch
-    import torch.nn.functional as F
-    from gradfix.autograd import grad_scale
-
-    x = torch.randn(4, 3, requires_grad=True)
-    y = torch.randn(4, 3, requires_grad=True)
-
-
-    def step():
-        l1 = F.mse_loss(grad_scale(x, -1.0), y)
-        l1.backward()
-    """
-)
 CLEAN = "import torch\n\nx = torch.randn(3)\n"
 
 # Contains both candidate tokens, so the prefilter lets it through to the parser.

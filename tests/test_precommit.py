@@ -17,20 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
 
-SEED = """\
-import torch
-import torch.nn.functional as F
-
-x = torch.randn(4, 3, requires_grad=True)
-y = torch.randn(4, 3, requires_grad=True)
-
-
-def step():
-    l1 = F.mse_loss(x.detach(), y)
-    l1.backward(retain_graph=True)
-    l2 = -1 * F.mse_loss(x, y.detach())
-    l2.backward()
-"""
+from tests.test_cli import SEED  # noqa: E402  (the seed pattern: finding at 11:15)
 
 pytestmark = [
     pytest.mark.slow,
