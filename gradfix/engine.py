@@ -252,7 +252,34 @@ def _gf003_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
 
 # Prechecks of the built-in rules, derived from their code: each returns False only where the rule
 # provably cannot match. A rule module may instead define `might_match(data, text, state)` itself.
-_PRECHECKS = {"GF001": _gf001_might_match, "GF003": _gf003_might_match}
+def _gf004_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
+    # Two terms with `.detach()`, and a retaining backward run or one plain backward of a sum.
+    if text.count(b"detach") < 2 or _DETACH_CALL.search(text) is None:
+        return False
+    if _RETAIN_TRUE.search(text) is not None and _BACKWARD_RETAIN.search(text) is not None:
+        if _retained_backward_then_backward(data, state):
+            return True
+    return _backward_of_sum(data, state)
+
+
+def _backward_of_sum(data: bytes, state: Dict[str, object]) -> bool:
+    """Some plain `(a + b).backward()` or `scaler.scale(a - b).backward()`, anywhere. True when the file does not parse."""
+    import ast
+
+    tree = _ast_tree(data, state)
+    if tree is None:
+        return True
+    for node in ast.walk(tree):
+        if type(node) is ast.Expr and _plain_backward(node) is not None:
+            receiver = node.value.func.value  # type: ignore[attr-defined]
+            if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
+                receiver = receiver.args[0]
+            if type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub):
+                return True
+    return False
+
+
+_PRECHECKS = {"GF001": _gf001_might_match, "GF003": _gf003_might_match, "GF004": _gf004_might_match}
 
 
 def lint_bytes(

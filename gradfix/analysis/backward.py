@@ -1,17 +1,17 @@
 """`backward` calls in a straight-line block: what they backpropagate, and how.
 
-Shared by the rules that look at backward passes (GF001, GF003).
+Shared by the rules that look at backward passes (GF001, GF003, GF004).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.between import stores_into
-from gradfix.analysis.exprs import strip_parens
+from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
 
 
 @dataclass
@@ -98,3 +98,176 @@ def definition(block: Sequence[cst.BaseStatement], index: int, name: str) -> Opt
         if stores_into(block[j], [(name,)]) is not None:
             return None
     return None
+
+
+@dataclass
+class BackwardRun:
+    """Consecutive backward calls that backpropagate one objective, their sum (DESIGN §1, E3, E7).
+
+    Every call but the last keeps the graph, all are plain (no `gradient=`,
+    `inputs=`, `create_graph=`), all use the same scaler or none, and nothing
+    between them steps, zeroes, reads or clips gradients or rebinds a loss
+    backpropagated later. Gradients accumulate, so the run leaves the same
+    `.grad` as one backward of the sum of its losses.
+    """
+
+    calls: List[BackwardCall]
+    unknown_calls: List[str]  # calls between that gradfix cannot vouch for
+    updates: List[str]  # statements between that may update a saved tensor in place
+
+
+def backward_runs(
+    block: Sequence[cst.BaseStatement], harmless: Optional[Callable[[cst.BaseExpression], bool]] = None
+) -> List[BackwardRun]:
+    """The runs of two or more backward calls in the block, in order, none overlapping."""
+    calls = backward_calls(block)
+    runs: List[BackwardRun] = []
+    i = 0
+    while i < len(calls):
+        run = _run_from(block, calls, i, harmless)
+        if len(run.calls) >= 2:
+            runs.append(run)
+            i += len(run.calls)
+        else:
+            i += 1
+    return runs
+
+
+def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> BackwardRun:
+    """The longest run of mergeable calls from `start`."""
+    first = calls[start]
+    run = BackwardRun([first], [], [])
+    if not first.plain or not first.retains_graph:
+        return run
+    for candidate in calls[start + 1 :]:
+        previous = run.calls[-1]
+        if not previous.retains_graph or not candidate.plain:
+            break
+        if (previous.scaler is None) != (candidate.scaler is None):
+            break
+        if previous.scaler is not None and not same_expr(previous.scaler, candidate.scaler):  # type: ignore[arg-type]
+            break
+        # The losses already in the run are backpropagated later than
+        # before: nothing between may change them or the gradients.
+        watched = [p for call in run.calls for p in read_paths(call.receiver)]
+        if previous.scaler is not None:
+            watched += read_paths(previous.scaler)
+        between = block[previous.index + 1 : candidate.index]
+        verdict = scan_between(between, watched, harmless)
+        if verdict.barrier is not None:
+            break
+        run.unknown_calls.extend(verdict.unknown_calls)
+        run.updates.extend(_inplace_updates(between))
+        run.calls.append(candidate)
+    return run
+
+
+def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
+    """Statements that may update in place a tensor the retained graph saved.
+
+    `x += 1` or `x[:, 0] = 0` on a tensor the first graph saved makes the
+    merged backward fail where the original's separate backward ran before
+    the update. `total += loss.item()` only adds Python numbers.
+    """
+    found: List[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            value = strip_parens(node.value)
+            if isinstance(value, cst.Call) and (
+                (isinstance(value.func, cst.Attribute) and value.func.attr.value == "item")
+                or (isinstance(value.func, cst.Name) and value.func.value in ("float", "int", "len"))
+            ):
+                return
+            found.append(f"{code_of(node.target).strip()} {code_of(node.operator).strip()}")
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Subscript) or (
+                isinstance(node.target, cst.Attribute) and node.target.attr.value == "data"
+            ):
+                found.append(f"{code_of(node.target).strip()} =")
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    for statement in statements:
+        statement.visit(Collect())
+    return found
+
+
+def merge_reasons(run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+    """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
+
+    `scope` is the function (or module) holding the run; `line(node, end=False)`
+    gives a node's line.
+    """
+    calls = run.calls
+    reasons = []
+    inline = [code_of(c.receiver).strip() for c in calls[:-1] if c.loss_name is None]
+    if inline:
+        reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
+    if run.unknown_calls:
+        names = ", ".join(f"`{c}()`" for c in dict.fromkeys(run.unknown_calls))
+        reasons.append(f"{names} between the backward calls may step, zero or read gradients")
+    if run.updates:
+        names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
+        reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
+    if not calls[-1].retains_graph:
+        # The merged call frees the earlier losses' graphs (only the last
+        # call's `retain_graph` is kept), where the original kept them alive.
+        after = line(calls[-1].call, end=True)
+        for call in calls_within(scope):
+            func = call.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            at = line(call)
+            if name in ("backward", "grad") and at > after:
+                reasons.append(f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive")
+                break
+    return reasons
+
+
+def merged_backward(calls: Sequence[BackwardCall]) -> Dict[cst.CSTNode, List[cst.BaseStatement]]:
+    """Statement replacements that turn the calls into one backward of the sum of their losses, where the last was."""
+    last = calls[-1]
+    total = _sum([c.receiver for c in calls])
+    replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {c.statement: [] for c in calls[:-1]}
+    replacements[last.statement] = [last.statement.visit(_ReplaceNode(last.receiver, total))]  # type: ignore[list-item]
+    return replacements
+
+
+# Operators that bind tighter than `+`: such summands need no parentheses.
+_TIGHTER = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
+
+
+def _operand(node: cst.BaseExpression, first: bool) -> cst.BaseExpression:
+    """A summand, parenthesised only where Python's precedence (or the original grouping) needs it."""
+    bare = strip_parens(node)
+    if isinstance(bare, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.UnaryOperation)):
+        return bare
+    if isinstance(bare, cst.BinaryOperation):
+        if isinstance(bare.operator, _TIGHTER):
+            return bare
+        if first and isinstance(bare.operator, (cst.Add, cst.Subtract)):
+            return bare  # `(a + b) + c` is `a + b + c`
+    return bare.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _sum(receivers: List[cst.BaseExpression]) -> cst.BaseExpression:
+    total = _operand(receivers[0], first=True)
+    for receiver in receivers[1:]:
+        total = cst.BinaryOperation(left=total, operator=cst.Add(), right=_operand(receiver, first=False))
+    return total
+
+
+class _ReplaceNode(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.BaseExpression) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        if original_node is self.old:
+            return self.new
+        if isinstance(original_node, cst.Attribute) and original_node.value is self.old and isinstance(self.new, cst.BinaryOperation):
+            # `(a + b).backward()`: a sum needs parentheses as a receiver (not inside `scaler.scale(...)`).
+            return updated_node.with_changes(value=self.new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+        return updated_node

@@ -31,7 +31,7 @@ _HARMLESS_FUNCTIONS = frozenset(
         "sorted", "any", "all",
     }
 )
-_HARMLESS_METHODS = frozenset(
+HARMLESS_METHODS = frozenset(
     {
         "append", "extend", "item", "tolist", "numpy", "cpu", "log", "info", "debug",
         "warning", "add_scalar", "add_scalars", "add_histogram", "set_postfix",
@@ -164,7 +164,7 @@ class _Scanner(cst.CSTVisitor):
             if _is_inplace(name):
                 self._barrier(f"`{code_of(func)}()` modifies a tensor in place between the two passes")
                 return
-            if name in _HARMLESS_METHODS:
+            if name in HARMLESS_METHODS:
                 return
         elif isinstance(func, cst.Name):
             name = func.value

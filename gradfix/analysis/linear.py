@@ -37,7 +37,11 @@ class Coef:
 
     @staticmethod
     def _make(terms: Dict[Monomial, Fraction]) -> "Coef":
-        return Coef(tuple(sorted((m, c) for m, c in terms.items() if c != 0)))
+        merged: Dict[Monomial, Fraction] = {}
+        for m, c in terms.items():
+            m = _cancel(m)
+            merged[m] = merged.get(m, Fraction(0)) + c
+        return Coef(tuple(sorted((m, c) for m, c in merged.items() if c != 0)))
 
     @property
     def symbolic(self) -> bool:
@@ -90,6 +94,16 @@ class Coef:
         for part in parts[1:]:
             text += f" - {part[1:]}" if part.startswith("-") else f" + {part}"
         return text
+
+
+def _cancel(monomial: Monomial) -> Monomial:
+    """`k * n / n` -> `k`: a symbol over itself is one (symbols stand for the same value in one coefficient)."""
+    num, den = list(monomial[0]), list(monomial[1])
+    for s in list(num):
+        if s in den:
+            num.remove(s)
+            den.remove(s)
+    return tuple(sorted(num)), tuple(sorted(den))
 
 
 def _render_monomial(num: Tuple[str, ...], den: Tuple[str, ...], c: Fraction) -> str:

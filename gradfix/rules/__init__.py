@@ -17,9 +17,19 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from gradfix.rules import gf001_detached_double_backward, gf002_detached_sum, gf003_mergeable_backward
+from gradfix.rules import (
+    gf001_detached_double_backward,
+    gf002_detached_sum,
+    gf003_mergeable_backward,
+    gf004_detached_terms_across_losses,
+)
 
-ALL_RULES: Sequence[ModuleType] = (gf001_detached_double_backward, gf002_detached_sum, gf003_mergeable_backward)
+ALL_RULES: Sequence[ModuleType] = (
+    gf001_detached_double_backward,
+    gf002_detached_sum,
+    gf003_mergeable_backward,
+    gf004_detached_terms_across_losses,
+)
 
 
 @dataclass(frozen=True)

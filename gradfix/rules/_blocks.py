@@ -50,8 +50,16 @@ class BlockVisitor(cst.CSTVisitor):
         )
 
     def visit_Module(self, node: cst.Module) -> None:
+        # The enclosing function of the block being checked (the module at top level).
+        self.scopes: List[cst.CSTNode] = [node]
         self.start(node)
         self.block(node.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.block(node.body)

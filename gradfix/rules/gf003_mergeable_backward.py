@@ -48,8 +48,8 @@ SUMMARY = "Consecutive `backward` calls on a retained graph: one `backward` of t
 DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b".backward(", b"retain_graph")
-# Where both apply, GF001's rewrite (one forward and one backward) is the better one.
-SUPERSEDED_BY = ("GF001",)
+# Where both apply, GF001's and GF004's rewrites (which merge the backward calls too) are the better ones.
+SUPERSEDED_BY = ("GF001", "GF004")
 
 
 # The rule's metadata and documentation live here; its libcst-based code in the

@@ -1,0 +1,699 @@
+"""The objective of a run of backward calls, as a linear combination of terms.
+
+A run of backward calls with nothing between them that touches gradients
+(`backward.backward_runs`) leaves the gradients of one backward of the sum of
+its losses. This module expands each loss through the statements of the
+block that build it, and returns, for every term that holds a `.detach()`,
+its coefficient in that sum:
+
+    rec = criterion(out, inp)
+    s_loss, p_loss = 0.0, 0.0
+    for i in range(len(series)):
+        s_loss += torch.mean(kl(series[i], prior[i].detach()))    # T1, each iteration
+        p_loss += torch.mean(kl(series[i].detach(), prior[i]))    # T2
+    s_loss = s_loss / len(series)
+    loss1 = rec - k * s_loss
+    loss2 = rec + k * p_loss
+
+gives T1 the coefficient `-k / len(series)` and T2 `k / len(series)` (per
+iteration of the loop they share).
+
+What the expansion follows, and nothing else:
+- `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple assignments of equal length;
+- `+`, `-`, unary minus, and `*`/`/` by a coefficient: numbers, names and
+  attributes that carry no term, `len(...)`;
+- `for` loops whose body is straight-line simple statements: accumulators
+  (`acc += e`, `acc = acc + e`, read nowhere else in the body) and lists
+  appended to once per iteration (`lst.append(e)`), reduced after the loop by
+  `sum(lst)`, `torch.stack(lst).mean()` or `torch.mean(torch.stack(lst))`;
+- `with` bodies (autocast, no_grad...) as part of the block, remembered as the
+  term's context, so that only terms evaluated under the same context pair up;
+- `.detach()`, `.item()` and the like: values with no gradient (coefficient 0).
+
+Any other use of a value that carries terms makes it *tainted*: its terms
+have no known coefficient and are never paired. Every read of a name is
+recorded as *consumed* when the expansion followed it; the rule then checks
+that every other read of a name that carried a paired term is a value-only
+read (`.item()`, `float()`, f-strings...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+
+from gradfix.analysis.exprs import access_path, code_of, contains_detach, detach_receiver, strip_parens
+from gradfix.analysis.linear import Coef, ONE, _literal
+
+# Methods and functions whose result carries the value but no gradient.
+VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
+VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "str", "repr", "print", "format", "len", "round"})
+
+
+@dataclass(eq=False)
+class Term:
+    """One call holding a `.detach()`, as it stands in the tree."""
+
+    call: cst.Call
+    statement: cst.SimpleStatementLine  # the statement that evaluates it
+    body: Sequence[cst.BaseStatement]  # the statement list holding `statement`
+    index: int  # position of `statement` in `body`
+    top: int  # position in the block of the statement that holds it (itself, a loop or a `with`)
+    context: Tuple[cst.CSTNode, ...]  # the `for`/`with` statements around it, outermost first
+
+
+@dataclass(frozen=True)
+class Lin:
+    """A value as `sum(coef * term)` plus parts that hold no term; `tainted` terms entered it non-linearly."""
+
+    terms: Tuple[Tuple[int, Coef], ...] = ()  # (id of the term's call, coefficient), no zeros
+    tainted: FrozenSet[int] = frozenset()
+
+    @staticmethod
+    def of(coefs: Dict[int, Coef], tainted: FrozenSet[int] = frozenset()) -> "Lin":
+        return Lin(tuple(sorted((k, c) for k, c in coefs.items() if not c.is_zero())), frozenset(tainted))
+
+    def coefs(self) -> Dict[int, Coef]:
+        return dict(self.terms)
+
+    def all_terms(self) -> FrozenSet[int]:
+        return frozenset(k for k, _ in self.terms) | self.tainted
+
+    def __add__(self, other: "Lin") -> "Lin":
+        total = self.coefs()
+        for k, c in other.terms:
+            total[k] = total[k] + c if k in total else c
+        return Lin.of(total, self.tainted | other.tainted)
+
+    def scale(self, coef: Coef) -> "Lin":
+        return Lin.of({k: c * coef for k, c in self.terms}, self.tainted)
+
+    def __neg__(self) -> "Lin":
+        return self.scale(Coef.of(Fraction(-1)))
+
+    def taint(self) -> "Lin":
+        return Lin((), self.all_terms())
+
+
+ZERO = Lin()
+
+
+@dataclass(frozen=True)
+class ListValue:
+    """A list appended to once per iteration of `loop`: the element's value, per iteration."""
+
+    loop: Optional[cst.For]  # None while it is still `[]`
+    element: Lin = ZERO
+
+
+Value = Union[Lin, ListValue]
+
+
+def _all_terms(value: Value) -> FrozenSet[int]:
+    return value.element.all_terms() if isinstance(value, ListValue) else value.all_terms()
+
+
+def loop_count(loop: cst.For) -> str:
+    """The symbol for a loop's number of iterations: not Python, so it is never rendered."""
+    return f"#iterations@{id(loop)}"
+
+
+@dataclass
+class Expansion:
+    """What walking one block found."""
+
+    terms: Dict[int, Term] = field(default_factory=dict)
+    # Each backward call's loss, by the index of its statement in the block: its
+    # summands (`(loss1 + loss2).backward()` backpropagates two losses) and their values.
+    losses: Dict[int, List[Tuple[cst.BaseExpression, Lin]]] = field(default_factory=dict)
+    # Every name that ever carried a term, with those terms.
+    carriers: Dict[str, Set[int]] = field(default_factory=dict)
+    # Name nodes whose read the expansion followed.
+    consumed: Set[int] = field(default_factory=set)
+    # What ran, in order: every simple statement, and each loop's header
+    # (its target), with the loops around it. A statement runs once per
+    # iteration of the loops in its context.
+    steps: List[Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = field(default_factory=list)
+    # Coefficient symbols (source text) and the steps that used them.
+    symbol_uses: Dict[str, Set[int]] = field(default_factory=dict)
+
+    def symbol_invariant(self, symbol: str) -> bool:
+        """Does `symbol` hold one value at all its uses? No store to it between the first
+        and the last use, nor anywhere in a loop around a use (the next iteration sees it)."""
+        from gradfix.analysis.between import stores_into
+        from gradfix.analysis.exprs import paths_overlap, read_paths
+
+        uses = sorted(self.symbol_uses.get(symbol, ()))
+        if not uses:
+            return True
+        paths = read_paths(cst.parse_expression(symbol))
+        loops = {id(node) for step in uses for node in self.steps[step][1] if isinstance(node, cst.For)}
+
+        def stores(node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.BaseStatement):
+                return stores_into(node, paths) is not None
+            return any(paths_overlap((name,), path) for name in _stored_names(node) for path in paths)  # a loop target
+
+        for step, (node, context) in enumerate(self.steps):
+            inside = any(id(c) in loops for c in context)
+            if (uses[0] <= step <= uses[-1] or inside) and stores(node):
+                return False
+        return True
+
+
+class _Walker:
+    def __init__(self, backward_indices: Set[int], pure_call) -> None:
+        self.out = Expansion()
+        self.backward_indices = backward_indices
+        # `pure_call(call)`: a call whose arguments it cannot store anywhere.
+        self.pure_call = pure_call
+        self.top = 0  # the top-level statement being walked
+        self.context: Tuple[cst.CSTNode, ...] = ()
+
+    # -- values of expressions -----------------------------------------------------
+    def value(self, node: cst.BaseExpression, env: Dict[str, Value], where) -> Lin:
+        """The expression as a Lin; `where` = (statement, body, index, context) for new terms."""
+        node = strip_parens(node)
+        if isinstance(node, cst.Name):
+            found = env.get(node.value)
+            if found is None:
+                return ZERO
+            self.out.consumed.add(id(node))
+            if isinstance(found, ListValue):
+                return found.element.taint()
+            return found
+        if isinstance(node, cst.BinaryOperation):
+            op = node.operator
+            if isinstance(op, (cst.Add, cst.Subtract)):
+                left = self.value(node.left, env, where)
+                right = self.value(node.right, env, where)
+                return left + (-right if isinstance(op, cst.Subtract) else right)
+            if isinstance(op, cst.Multiply):
+                for side, other in ((node.left, node.right), (node.right, node.left)):
+                    coef = self.coef(other, env)
+                    if coef is not None:
+                        return self.value(side, env, where).scale(coef)
+                return self._opaque(node, env, where)
+            if isinstance(op, cst.Divide):
+                coef = self.coef(node.right, env)
+                inverse = coef.inverse() if coef is not None else None
+                if inverse is not None:
+                    return self.value(node.left, env, where).scale(inverse)
+            return self._opaque(node, env, where)
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Minus):
+                return -self.value(node.expression, env, where)
+            if isinstance(node.operator, cst.Plus):
+                return self.value(node.expression, env, where)
+            return self._opaque(node, env, where)
+        if isinstance(node, cst.Call):
+            return self._call(node, env, where)
+        return self._opaque(node, env, where)
+
+    def _call(self, node: cst.Call, env: Dict[str, Value], where) -> Lin:
+        func = node.func
+        # Values without gradient: `x.detach()`, `x.item()`, `float(x)`.
+        if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS and not node.args:
+            self._consume_names(func.value, env)
+            return ZERO
+        if isinstance(func, cst.Name) and func.value in ("float", "int") and len(node.args) == 1:
+            self._consume_names(node.args[0].value, env)
+            return ZERO
+        # Reductions of a list built in a loop.
+        listed = self._list_reduction(node, env)
+        if listed is not None:
+            return listed
+        if contains_detach(node) and not self._reads_carrier(node, env):
+            statement, body, index, context = where
+            term = Term(node, statement, body, index, self.top, context)
+            self.out.terms[id(node)] = term
+            return Lin.of({id(node): ONE})
+        return self._opaque(node, env, where)
+
+    def _list_reduction(self, node: cst.Call, env: Dict[str, Value]) -> Optional[Lin]:
+        """`sum(lst)`, `torch.stack(lst).mean()`, `torch.mean(torch.stack(lst))` for a list built in a loop."""
+        func = node.func
+        listed: Optional[cst.BaseExpression] = None
+        mean = False
+        if isinstance(func, cst.Name) and func.value == "sum" and len(node.args) == 1:
+            listed = node.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value == "mean" and not node.args:
+            listed = _stacked(func.value)
+            mean = True
+        elif code_of(func).strip() == "torch.mean" and len(node.args) == 1 and node.args[0].keyword is None:
+            listed = _stacked(node.args[0].value)
+            mean = True
+        if listed is None:
+            return None
+        listed = strip_parens(listed)
+        if not isinstance(listed, cst.Name):
+            return None
+        found = env.get(listed.value)
+        if not isinstance(found, ListValue) or found.loop is None:
+            return None
+        self.out.consumed.add(id(listed))
+        if mean:
+            return found.element.scale(Coef.of(Fraction(1), (), (loop_count(found.loop),)))
+        return found.element
+
+    def coef(self, node: cst.BaseExpression, env: Dict[str, Value]) -> Optional[Coef]:
+        """A coefficient that carries no term: numbers, names, attributes, `len(...)`, and products of them."""
+        value = _literal(node)
+        if value is not None:
+            return Coef.of(value)
+        node = strip_parens(node)
+        if isinstance(node, (cst.Name, cst.Attribute)) and access_path(node) is not None:
+            if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+                return None
+            root = access_path(node)[0]  # type: ignore[index]
+            if root in env and _all_terms(env[root]):
+                return None
+            return self._symbol(code_of(node).strip())
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+            arg = strip_parens(node.args[0].value)
+            found = env.get(arg.value) if isinstance(arg, cst.Name) else None
+            if isinstance(found, ListValue) and found.loop is not None:
+                return Coef.of(Fraction(1), (loop_count(found.loop),))
+            path = access_path(arg)
+            if path is None or (path[0] in env and _all_terms(env[path[0]])):
+                return None
+            return self._symbol(code_of(node).strip())
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self.coef(node.expression, env)
+            return None if inner is None else -inner
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Divide)):
+            left, right = self.coef(node.left, env), self.coef(node.right, env)
+            if left is None or right is None:
+                return None
+            if isinstance(node.operator, cst.Multiply):
+                return left * right
+            inverse = right.inverse()
+            return None if inverse is None else left * inverse
+        return None
+
+    def _symbol(self, text: str) -> Coef:
+        self.out.symbol_uses.setdefault(text, set()).add(len(self.out.steps) - 1)
+        return Coef.of(Fraction(1), (text,))
+
+    def _opaque(self, node: cst.BaseExpression, env: Dict[str, Value], where) -> Lin:
+        """A non-linear use: the terms of everything it reads are tainted; reads through pure calls are followed."""
+        tainted: Set[int] = set()
+
+        class Collect(cst.CSTVisitor):
+            def visit_Name(inner, name: cst.Name) -> None:
+                found = env.get(name.value)
+                if found is not None:
+                    tainted.update(_all_terms(found))
+
+            def visit_Call(inner, call: cst.Call) -> None:
+                if contains_detach(call):
+                    tainted.add(id(call))
+
+        node.visit(Collect())
+        return Lin((), frozenset(tainted))
+
+    def _reads_carrier(self, node: cst.CSTNode, env: Dict[str, Value]) -> bool:
+        found = False
+
+        class Collect(cst.CSTVisitor):
+            def visit_Name(inner, name: cst.Name) -> None:
+                nonlocal found
+                value = env.get(name.value)
+                if value is not None and _all_terms(value):
+                    found = True
+
+        node.visit(Collect())
+        return found
+
+    def _consume_names(self, node: cst.CSTNode, env: Dict[str, Value]) -> None:
+        consumed = self.out.consumed
+
+        class Collect(cst.CSTVisitor):
+            def visit_Name(inner, name: cst.Name) -> None:
+                if name.value in env:
+                    consumed.add(id(name))
+
+        node.visit(Collect())
+
+    # -- statements -------------------------------------------------------------
+    def assign(self, env: Dict[str, Value], name: str, value: Value) -> None:
+        env[name] = value
+        terms = _all_terms(value)
+        if terms:
+            self.out.carriers.setdefault(name, set()).update(terms)
+
+    def walk(self, body: Sequence[cst.BaseStatement], env: Dict[str, Value], context: Tuple[cst.CSTNode, ...], top_level: bool) -> None:
+        for index, statement in enumerate(body):
+            self.context = context
+            if top_level:
+                self.top = index
+            where = (statement, body, index, context)
+            if isinstance(statement, cst.SimpleStatementLine):
+                self.out.steps.append((statement, context))
+                if top_level and index in self.backward_indices:
+                    self._backward(statement, env, where)  # backpropagating changes no value
+                else:
+                    self.simple(statement, env, where)
+            elif isinstance(statement, cst.For):
+                self.loop(statement, env, context)
+            elif isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+                for item in statement.items:
+                    if item.asname is not None:
+                        self._taint_stores(item.asname, env)
+                self.walk(statement.body.body, env, context + (statement,), False)
+            else:
+                self._unsupported(statement, env)
+
+    def _backward(self, statement: cst.SimpleStatementLine, env: Dict[str, Value], where) -> None:
+        from gradfix.analysis.backward import backward_call
+
+        found = backward_call([statement], 0)
+        if found is not None:
+            self.out.losses[self.top] = [
+                (node, self.value(node, env, where) if sign > 0 else -self.value(node, env, where))
+                for node, sign in summands(found.receiver)
+            ]
+
+    def simple(self, statement: cst.SimpleStatementLine, env: Dict[str, Value], where) -> None:
+        if len(statement.body) != 1:
+            self._unsupported(statement, env)
+            return
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if isinstance(target, cst.Name):
+                value = strip_parens(small.value)
+                if isinstance(value, cst.List) and not value.elements:
+                    self.assign(env, target.value, ListValue(None))
+                else:
+                    self.assign(env, target.value, self.value(small.value, env, where))
+                return
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(strip_parens(small.value), (cst.Tuple, cst.List)):
+                values = strip_parens(small.value).elements  # type: ignore[attr-defined]
+                names = target.elements
+                if len(values) == len(names) and all(isinstance(n.value, cst.Name) for n in names) and not any(
+                    isinstance(v, cst.StarredElement) or isinstance(n, cst.StarredElement) for v, n in zip(values, names)
+                ):
+                    results = [self.value(v.value, env, where) for v in values]
+                    for n, result in zip(names, results):
+                        self.assign(env, n.value.value, result)  # type: ignore[attr-defined]
+                    return
+        elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+            self.assign(env, small.target.value, self.value(small.value, env, where))
+            return
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            name = small.target.value
+            current = env.get(name, ZERO)
+            if isinstance(current, Lin):
+                op = small.operator
+                if isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
+                    self.out.consumed.add(id(small.target))
+                    delta = self.value(small.value, env, where)
+                    self.assign(env, name, current + (-delta if isinstance(op, cst.SubtractAssign) else delta))
+                    return
+                if isinstance(op, (cst.MultiplyAssign, cst.DivideAssign)):
+                    coef = self.coef(small.value, env)
+                    if coef is not None and isinstance(op, cst.DivideAssign):
+                        coef = coef.inverse()
+                    if coef is not None:
+                        self.out.consumed.add(id(small.target))
+                        self.assign(env, name, current.scale(coef))
+                        return
+        elif isinstance(small, cst.Expr):
+            # Stores nothing, but a method call may mutate its receiver
+            # (`lst.append(...)`, `loss.mul_(2)`). Other reads of carriers are
+            # left to the rule, which checks every read.
+            self._taint_mutated(small, env)
+            return
+        self._unsupported(statement, env)
+
+    # -- loops -------------------------------------------------------------------
+    def loop(self, node: cst.For, env: Dict[str, Value], context: Tuple[cst.CSTNode, ...]) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        plan = _loop_plan(node, env)
+        if plan is None:
+            self._unsupported(node, env)
+            return
+        accumulators, lists = plan
+        inner: Dict[str, Value] = {k: v for k, v in env.items() if k not in accumulators and k not in lists}
+        self._taint_stores(node.target, inner)
+        deltas: Dict[str, Lin] = {name: ZERO for name in accumulators}
+        elements: Dict[str, Lin] = {}
+        inner_context = context + (node,)
+        self.out.steps.append((node.target, inner_context))
+        for index, statement in enumerate(body):
+            where = (statement, body, index, inner_context)
+            self.out.steps.append((statement, inner_context))
+            small = statement.body[0]  # type: ignore[attr-defined]  (the plan checked the shape)
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
+                self.out.consumed.add(id(small.target))
+                delta = self.value(small.value, inner, where)
+                deltas[small.target.value] += -delta if isinstance(small.operator, cst.SubtractAssign) else delta
+            elif isinstance(small, cst.Assign) and _target_name(small) in accumulators:
+                name = _target_name(small)
+                self.out.consumed.update(id(n) for n in _self_reads(small.value, name))
+                for part, sign in _without_self(small.value, name) or ():
+                    value = self.value(part, inner, where)
+                    deltas[name] += value if sign > 0 else -value
+            elif isinstance(small, cst.Expr) and _append_target(small) in lists:
+                call = small.value
+                self.out.consumed.add(id(call.func.value))  # type: ignore[attr-defined]
+                elements[_append_target(small)] = self.value(call.args[0].value, inner, where)  # type: ignore[attr-defined, index]
+            else:
+                self.simple(statement, inner, where)  # type: ignore[arg-type]
+        for name in accumulators:
+            before = env.get(name, ZERO)
+            self.assign(env, name, (before if isinstance(before, Lin) else before.element.taint()) + deltas[name])
+        for name in lists:
+            self.assign(env, name, ListValue(node, elements[name]))
+        # Names bound in the body hold their last iteration's value after the loop.
+        for name, value in inner.items():
+            if name not in env or env[name] is not value:
+                self.assign(env, name, value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint()))
+
+    def _taint_stores(self, target: cst.CSTNode, env: Dict[str, Value]) -> None:
+        for name in _stored_names(target):
+            self.assign(env, name, self._opaque(target, env, None).taint())
+
+    def _taint_mutated(self, node: cst.CSTNode, env: Dict[str, Value]) -> None:
+        """Carriers that are the receiver of a method call that may mutate them: their terms lose their coefficients."""
+        for name in _mutated_receivers(node) & set(env):
+            self.assign(env, name, _tainted(env[name]))
+
+    def _unsupported(self, statement: cst.CSTNode, env: Dict[str, Value]) -> None:
+        """A statement the expansion does not follow: everything it stores is tainted with everything it reads."""
+        if isinstance(statement, cst.BaseCompoundStatement):
+            self.out.steps.append((statement, self.context))
+        read = self._opaque(statement, env, None)  # type: ignore[arg-type]
+        for name in _stored_names(statement):
+            self.assign(env, name, read)
+        if isinstance(statement, cst.SimpleStatementLine):
+            self._taint_mutated(statement, env)
+            return
+        # Inside a branch or a loop it does not follow, any carrier may change.
+        read_names = _names_read(statement)
+        for name, value in list(env.items()):
+            if name in read_names and _all_terms(value):
+                self.assign(env, name, _tainted(value))
+
+
+def summands(node: cst.BaseExpression, sign: int = 1) -> List[Tuple[cst.BaseExpression, int]]:
+    """`a + (b - c)` -> [(a, 1), (b, 1), (c, -1)]; any other expression is its own one summand."""
+    bare = strip_parens(node)
+    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, (cst.Add, cst.Subtract)):
+        right = -sign if isinstance(bare.operator, cst.Subtract) else sign
+        return summands(bare.left, sign) + summands(bare.right, right)
+    return [(node, sign)]
+
+
+def _stacked(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`torch.stack(lst)` -> lst."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Call) and code_of(node.func).strip() == "torch.stack" and len(node.args) == 1 and node.args[0].keyword is None:
+        return node.args[0].value
+    return None
+
+
+def _target_name(assign: cst.Assign) -> Optional[str]:
+    if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+        return assign.targets[0].target.value
+    return None
+
+
+def _append_target(expr: cst.Expr) -> Optional[str]:
+    call = expr.value
+    if (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "append"
+        and isinstance(call.func.value, cst.Name)
+        and len(call.args) == 1
+        and call.args[0].keyword is None
+        and not call.args[0].star
+    ):
+        return call.func.value.value
+    return None
+
+
+def _self_reads(node: cst.BaseExpression, name: str) -> List[cst.Name]:
+    found: List[cst.Name] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+    node.visit(Collect())
+    return found
+
+
+def _without_self(node: cst.BaseExpression, name: str) -> Optional[List[Tuple[cst.BaseExpression, int]]]:
+    """`acc + a - b` (in any order) -> [(a, 1), (b, -1)]; None for any other use of `acc`."""
+    parts = summands(node)
+    own = [(part, sign) for part, sign in parts if isinstance(strip_parens(part), cst.Name) and strip_parens(part).value == name]  # type: ignore[attr-defined]
+    if len(own) != 1 or own[0][1] != 1:
+        return None
+    rest = [(part, sign) for part, sign in parts if part is not own[0][0]]
+    if any(_self_reads(part, name) for part, _ in rest):
+        return None
+    return rest
+
+
+def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str], Set[str]]]:
+    """The accumulators and lists a loop builds, or None when the loop is not one the expansion follows.
+
+    The body must be straight-line simple statements (no `break`/`continue`,
+    no nesting); an accumulator is only updated by `acc += e` / `acc = acc + e`
+    and read nowhere else in the body; a list is appended to exactly once.
+    """
+    if node.orelse is not None or node.asynchronous is not None or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    accumulators: Set[str] = set()
+    lists: Dict[str, int] = {}
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        if isinstance(small, (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)):
+            return None
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(env.get(small.target.value), Lin):
+                accumulators.add(small.target.value)
+            else:
+                return None
+        elif isinstance(small, cst.Assign):
+            name = _target_name(small)
+            if name is not None and name in env and _self_reads(small.value, name):
+                if _without_self(small.value, name) is None or not isinstance(env.get(name), Lin):
+                    return None
+                accumulators.add(name)
+        elif isinstance(small, cst.Expr):
+            target = _append_target(small)
+            if target is not None and isinstance(env.get(target), ListValue) and env[target].loop is None:  # type: ignore[union-attr]
+                lists[target] = lists.get(target, 0) + 1
+    if any(count != 1 for count in lists.values()):
+        return None
+    # Accumulators and lists are read nowhere else in the body.
+    carried = accumulators | set(lists)
+    for statement in node.body.body:
+        small = statement.body[0]  # type: ignore[attr-defined]
+        for name in carried:
+            reads = _self_reads(small, name)
+            allowed = 0
+            if isinstance(small, cst.AugAssign) and code_of(small.target).strip() == name:
+                allowed = 1
+            elif isinstance(small, cst.Assign) and _target_name(small) == name:
+                allowed = 2  # the target and the one read in `acc = acc + e`
+            elif isinstance(small, cst.Expr) and _append_target(small) == name:
+                allowed = 1
+            if len(reads) > allowed:
+                return None
+    return accumulators, set(lists)
+
+
+def _stored_names(node: cst.CSTNode) -> Set[str]:
+    names: Set[str] = set()
+
+    def add_target(target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                add_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            add_target(target.value)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            path = access_path(target)
+            if path:
+                names.add(path[0])
+
+    class Collect(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            add_target(n.target)
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            add_target(n.target)
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            add_target(n.target)
+
+        def visit_For(self, n: cst.For) -> None:
+            add_target(n.target)
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            add_target(n.target)
+
+        def visit_AsName(self, n: cst.AsName) -> None:
+            add_target(n.name)
+
+        def visit_CompFor(self, n: cst.CompFor) -> bool:
+            return False
+
+    if isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
+        add_target(node)
+    else:
+        node.visit(Collect())
+    return names
+
+
+def _tainted(value: Value) -> Value:
+    return value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint())
+
+
+def _mutated_receivers(node: cst.CSTNode) -> Set[str]:
+    """`x` in `x.append(...)`, `x.mul_(2)`, `x.foo(...)`: a method call on a name, other than a pure or value one."""
+    from gradfix.analysis.purity import PURE_TENSOR_METHODS
+
+    names: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                method = func.attr.value
+                if method not in VALUE_METHODS and method not in PURE_TENSOR_METHODS:
+                    names.add(func.value.value)
+
+    node.visit(Collect())
+    return names
+
+
+def _names_read(node: cst.CSTNode) -> Set[str]:
+    names: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+    node.visit(Collect())
+    return names
+
+
+def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], pure_call=None) -> Expansion:
+    """Walk the block once; the loss of every backward call at `backward_indices` as a Lin."""
+    walker = _Walker(backward_indices, pure_call)
+    walker.walk(block, {}, (), True)
+    return walker.out

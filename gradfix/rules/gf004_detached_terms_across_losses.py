@@ -1,0 +1,92 @@
+"""GF004 detached-terms-across-losses: one computation with complementary `.detach()` in two losses of one backward run.
+
+## What it does
+Finds a run of backward calls (every call but the last keeps the graph, and
+nothing between them steps, zeroes, reads or clips gradients: the condition
+of GF003) whose losses, expanded through the statements that build them,
+hold two terms that are the same computation up to complementary
+`.detach()`, one reaching the objective through one loss and one through
+another. The min-max association discrepancy of anomaly-detection
+transformers is the common case:
+
+    s_loss, p_loss = 0.0, 0.0
+    for i in range(len(series)):
+        s_loss += torch.mean(kl(series[i], prior[i].detach()))
+        p_loss += torch.mean(kl(series[i].detach(), prior[i]))
+    s_loss = s_loss / len(series)
+    p_loss = p_loss / len(series)
+    loss1 = rec - k * s_loss
+    loss2 = rec + k * p_loss
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+
+The expansion follows `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple
+assignments, sums and differences, products and quotients by numbers, names,
+attributes or `len(...)`, loops that accumulate with `+=` or append to a
+list once per iteration (reduced by `sum(lst)`, `torch.stack(lst).mean()`,
+`torch.mean(torch.stack(lst))`), and `with` bodies. Both terms must be
+evaluated in the same loop iteration (the same loop body) or both outside any
+loop, under the same `with` context (DESIGN §1, E4). Symmetric callees may
+swap their arguments, as in GF001.
+
+## Why it is costly
+Both terms compute the same value, forward and backward: `f` runs twice per
+step (twice per loop iteration), and the first loss's graph is retained for
+the second backward. Only the gradients differ, and gradients are linear: the
+objective gives one operand `a·∂f` and the other `b·∂f`.
+
+## Example and rewrite
+    for i in range(len(series)):
+        kl_shared = torch.mean(kl(series[i], grad_scale(prior[i], -1.0)))
+        s_loss += kl_shared
+        p_loss += kl_shared.detach()
+
+One evaluation, placed just before the first term's statement, carries both
+gradients: scaled by the ratio `b/a` of the two terms' coefficients in the
+objective, the operand the first term detached receives exactly what the
+second term gave it. The second term becomes the same value, detached, so
+every loss, accumulator and logged value keeps its value. The backward run
+itself is left to GF003 (one backward of the sum), so the two fixes together
+give one forward of `f` and one backward.
+
+## Not reported
+When the two terms are in different loops or different iterations, under
+different `with` contexts, or in the same single loss (GF002's summed form);
+when a loss is used non-linearly on the way (`s_loss ** 2`, `s_loss /
+p_loss`), when an operand or a coefficient may change between the two
+evaluations, when the callee draws random numbers, and for everything GF003
+does not merge (a step or `zero_grad` between the backward calls,
+`create_graph=True`, `inputs=`, `gradient=`). Where GF001 applies (two losses
+that are each one call), GF001's rewrite is the better one.
+
+## Fix safety
+Safe when the callee is proven parameter-free and deterministic (or a
+deterministic module, called through `scaled_params_call`), the coefficient
+ratio is a number, nothing between the two evaluations can modify an operand,
+and every name that carries the terms (`s_loss`, `loss1`, ...) is read
+elsewhere only as a value (`.item()`, `.detach()`, `float()`, f-strings,
+`print`). Otherwise unsafe, and the message names the unproven condition: a
+name kept as a tensor (`self.last = loss1`, `return s_loss`) carries the
+other loss's gradient after the rewrite if something backpropagates it later.
+"""
+
+from __future__ import annotations
+
+CODE = "GF004"
+NAME = "detached-terms-across-losses"
+SUMMARY = "Two losses of one backward run hold the same computation with complementary `.detach()`"
+DEFAULT = True
+FIXABLE = "sometimes"
+# No `retain_graph`: one backward of a sum of losses (`(loss1 + loss2).backward()`) qualifies too.
+REQUIRED_TOKENS = (b".detach(", b".backward(")
+# Where both apply, GF001's rewrite (one forward and one backward) is the better one.
+SUPERSEDED_BY = ("GF001",)
+
+
+# The rule's metadata and documentation live here; its libcst-based code in the
+# `_impl` module, imported on first use (PEP 562), so that a run where no file
+# needs parsing never imports libcst.
+def __getattr__(name):
+    import importlib
+
+    return getattr(importlib.import_module("gradfix.rules._gf004_detached_terms_across_losses_impl"), name)
