@@ -63,6 +63,15 @@ class Term:
     index: int  # position of `statement` in `body`
     top: int  # position in the block of the statement that holds it (itself, a loop or a `with`)
     context: Tuple[cst.CSTNode, ...]  # the `for`/`with` statements around it, outermost first
+    # When the term comes from inlining a helper (`assoc(series[i], prior[i])`):
+    # the helper call in the tree, and the inlined expression `call` is part of.
+    site: Optional[cst.Call] = None
+    inlined: Optional[cst.BaseExpression] = None
+
+    @property
+    def anchor(self) -> cst.CSTNode:
+        """The node of the tree that stands for the term: the call, or the helper call it was inlined from."""
+        return self.site if self.site is not None else self.call
 
 
 @dataclass(frozen=True)
@@ -165,11 +174,13 @@ class Expansion:
 
 
 class _Walker:
-    def __init__(self, backward_indices: Set[int], pure_call) -> None:
+    def __init__(self, backward_indices: Set[int], inline) -> None:
         self.out = Expansion()
         self.backward_indices = backward_indices
-        # `pure_call(call)`: a call whose arguments it cannot store anywhere.
-        self.pure_call = pure_call
+        # `inline(call)`: the expression a call of a small pure helper of the
+        # same module stands for, its parameters replaced by the arguments; or None.
+        self.inline = inline
+        self.site: Optional[Tuple[cst.Call, cst.BaseExpression]] = None
         self.top = 0  # the top-level statement being walked
         self.context: Tuple[cst.CSTNode, ...] = ()
 
@@ -226,9 +237,19 @@ class _Walker:
         listed = self._list_reduction(node, env)
         if listed is not None:
             return listed
+        if self.inline is not None and self.site is None and not contains_detach(node) and not self._reads_carrier(node, env):
+            # A `.detach()` hidden in a helper: expand the helper's expression instead (one level deep).
+            inlined = self.inline(node)
+            if inlined is not None and contains_detach(inlined):
+                self.site = (node, inlined)
+                try:
+                    return self.value(inlined, env, where)
+                finally:
+                    self.site = None
         if contains_detach(node) and not self._reads_carrier(node, env):
             statement, body, index, context = where
-            term = Term(node, statement, body, index, self.top, context)
+            site, inlined = self.site if self.site is not None else (None, None)
+            term = Term(node, statement, body, index, self.top, context, site, inlined)
             self.out.terms[id(node)] = term
             return Lin.of({id(node): ONE})
         return self._opaque(node, env, where)
@@ -692,8 +713,8 @@ def _names_read(node: cst.CSTNode) -> Set[str]:
     return names
 
 
-def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], pure_call=None) -> Expansion:
+def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None) -> Expansion:
     """Walk the block once; the loss of every backward call at `backward_indices` as a Lin."""
-    walker = _Walker(backward_indices, pure_call)
+    walker = _Walker(backward_indices, inline)
     walker.walk(block, {}, (), True)
     return walker.out

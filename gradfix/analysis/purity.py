@@ -298,6 +298,10 @@ class CalleeClassifier:
         # callee unknown only if also assigned directly, a documented limit.
         return [v for v in values if v is not None] if None not in values else [None, None]
 
+    def pure_function(self, node: cst.FunctionDef) -> bool:
+        """A function of this file whose body is provably parameter-free and deterministic."""
+        return self._function(node).kind == PURE
+
     def _function(self, node: cst.CSTNode) -> Callee:
         key = id(node)
         if key in self._function_cache:

@@ -7,7 +7,7 @@ from gradfix.rules.gf004_detached_terms_across_losses import CODE, NAME, SUMMARY
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
+from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, merged_backward
 from gradfix.analysis.between import HARMLESS_METHODS, scan_between, stores_into
@@ -47,7 +47,99 @@ class Visitor(BlockVisitor):
 
     def start(self, module: cst.Module) -> None:
         self._taken: Set[str] = names_in(module)
+        # Inlined helper nodes -> (the node, the helper's node it was built from).
+        self._origins: Dict[int, tuple] = {}
         self.safety = MergeSafety(self.classifier, module)
+
+    # -- helpers with a hidden `.detach()` --------------------------------------------
+    def get_metadata(self, key, node, *default):  # type: ignore[override]
+        # An inlined helper expression is built from the helper's nodes: it
+        # answers metadata questions (qualified names, purity) as those nodes.
+        pair = self._origins.get(id(node))
+        if pair is not None and pair[0] is node:
+            node = pair[1]
+        return super().get_metadata(key, node, *default)
+
+    def _inline(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """`helper(a, b)` -> the helper's returned expression with `a`, `b` for its parameters.
+
+        Only a function of this module (or a method of the enclosing class,
+        called on `self`) proven pure, undecorated, whose body is one
+        `return` (after an optional docstring), with plain positional
+        parameters matched one to one by positional arguments, and whose
+        other names are not shadowed where it is called.
+        """
+        if any(arg.keyword is not None or arg.star for arg in call.args):
+            return None
+        helper = self._helper_def(call.func)
+        if helper is None or helper.decorators or helper.asynchronous is not None:
+            return None
+        params = helper.params
+        if not isinstance(params.star_arg, cst.MaybeSentinel) or params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
+            return None
+        if any(p.default is not None for p in params.params):
+            return None
+        names = [p.name.value for p in params.params]
+        args = [a.value for a in call.args]
+        if isinstance(call.func, cst.Attribute):
+            if not names or names[0] != "self":
+                return None
+            names = names[1:]
+            bound: Dict[str, cst.BaseExpression] = {"self": call.func.value}
+        else:
+            bound = {}
+        if len(names) != len(args):
+            return None
+        bound.update(zip(names, args))
+        returned = _single_return(helper)
+        if returned is None or not self.classifier.pure_function(helper):
+            return None
+        scope = self.get_metadata(ScopeProvider, returned, None)
+        caller = self.get_metadata(ScopeProvider, call, None)
+        if scope is None or caller is None:
+            return None
+        mapping: Dict[cst.CSTNode, cst.BaseExpression] = {}
+        for name, value in bound.items():
+            for assignment in scope.assignments[name]:
+                for access in assignment.references:
+                    mapping[access.node] = value if _atomic(value) else value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        for name in names_in(returned) - set(bound):
+            # A global the helper reads must be the same global where it is called.
+            if any(not isinstance(a.scope, (GlobalScope, BuiltinScope)) for a in caller[name]):
+                return None
+        recorder = _Recorder(mapping, self._origins)
+        return returned.visit(recorder)  # type: ignore[return-value]
+
+    def _helper_def(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        if isinstance(func, cst.Name):
+            values = self.classifier._assigned_values(func)
+            if values and len(values) == 1 and isinstance(values[0], cst.FunctionDef):
+                if isinstance(self.get_metadata(ParentNodeProvider, values[0], None), cst.Module):
+                    return values[0]
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls: Optional[cst.CSTNode] = func
+            while cls is not None and not isinstance(cls, cst.ClassDef):
+                cls = self.get_metadata(ParentNodeProvider, cls, None)
+            if cls is None:
+                return None
+            found = [
+                s for s in cls.body.body  # type: ignore[union-attr]
+                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+            ]
+            return found[0] if len(found) == 1 else None
+        return None
+
+    def _substitute(self, term: Term, new: cst.BaseExpression):
+        """(node of the tree, its replacement) for one term: the call itself, or the inlined helper call."""
+        if term.site is None:
+            return term.call, new
+        inlined = term.inlined.visit(Replace({term.call: new}))  # type: ignore[union-attr]
+        parent = self.get_metadata(ParentNodeProvider, term.site, None)
+        bare = isinstance(parent, (cst.Assign, cst.AugAssign, cst.Arg)) and not term.site.lpar
+        if not _atomic(inlined) and not bare:
+            inlined = inlined.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return term.site, inlined
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         runs = backward_runs(block, self.classifier.harmless)
@@ -59,7 +151,7 @@ class Visitor(BlockVisitor):
                 runs.append(BackwardRun([call], [], []))
         if not runs:
             return
-        expansion = expand(block, {call.index for run in runs for call in run.calls})
+        expansion = expand(block, {call.index for run in runs for call in run.calls}, self._inline)
         for run in runs:
             self._run(block, run, expansion)
 
@@ -88,9 +180,10 @@ class Visitor(BlockVisitor):
         for j, loss in enumerate(losses):
             for key, _ in loss.terms:
                 reach.setdefault(key, []).append(j)
+        order = {key: n for n, key in enumerate(expansion.terms)}
         candidates = sorted(
             (expansion.terms[key] for key in coefs if key not in objective.tainted and key in expansion.terms),
-            key=lambda term: self._position(term.call),
+            key=lambda term: (self._position(term.anchor), order[id(term.call)]),
         )
         used: Set[int] = set()
         pairs = []
@@ -100,6 +193,8 @@ class Visitor(BlockVisitor):
             for second in candidates[i + 1 :]:
                 if id(second) in used or first.body is not second.body or first.context != second.context:
                     continue
+                if first.site is not None and first.site is second.site:
+                    continue  # both from one helper call: one loss
                 r1, r2 = reach[id(first.call)], reach[id(second.call)]
                 if r1 == r2 and len(r1) == 1:
                     continue  # one loss: GF002's summed form, not this rule's
@@ -159,7 +254,7 @@ class Visitor(BlockVisitor):
 
         fix = self._fix(run, first, second, match, ratio, reasons)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
-        line1 = self._position(first.call)[0]
+        line1 = self._position(first.anchor)[0]
         message = (
             f"`{_inner_callee(first.call)}` evaluated twice with complementary `.detach()` "
             f"(line {line1}, in {through[0]}, and here, in {through[1]}), both backpropagated: "
@@ -168,7 +263,12 @@ class Visitor(BlockVisitor):
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
-        return self.report(second.call, message, fix, reasons)
+        if second.site is not None:
+            helper = code_of(second.site.func).strip()
+            message += f" (`.detach()` inside `{helper}`: `{code_of(second.call).strip()}` here)"
+        elif first.site is not None:
+            message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
+        return self.report(second.anchor, message, fix, reasons)
 
     # -- conditions -------------------------------------------------------------------
     def _unproven_calls(self, first: Term, second: Term) -> List[str]:
@@ -176,7 +276,7 @@ class Visitor(BlockVisitor):
         found: List[str] = []
         for statement in dict.fromkeys((first.statement, second.statement)):
             for call in calls_within(statement):
-                if contains_node(first.call, call) or contains_node(second.call, call):
+                if contains_node(first.anchor, call) or contains_node(second.anchor, call):
                     continue
                 if detach_receiver(call) is not None or self._harmless(call):
                     continue
@@ -203,7 +303,7 @@ class Visitor(BlockVisitor):
         """
         keys = {id(first.call), id(second.call)}
         carriers = [name for name, terms in expansion.carriers.items() if terms & keys]
-        scope = self.get_metadata(ScopeProvider, first.call, None)
+        scope = self.get_metadata(ScopeProvider, first.anchor, None)
         if scope is None:
             return ["gradfix cannot resolve the scope of the losses"]
         receivers = [c.receiver for c in run.calls]
@@ -260,13 +360,15 @@ class Visitor(BlockVisitor):
             trailing_whitespace=cst.TrailingWhitespace(),
         )
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        new_first = self._substitute(first, cst.Name(name))
+        new_second = self._substitute(second, detached(name))
         if first.statement is second.statement:
-            both = first.statement.visit(Replace({first.call: cst.Name(name), second.call: detached(name)}))
+            both = first.statement.visit(Replace(dict([new_first, new_second])))
             replacements[first.statement] = [hoisted, both.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
         else:
-            new_first = first.statement.visit(Replace({first.call: cst.Name(name)}))
-            replacements[first.statement] = [hoisted, new_first.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
-            replacements[second.statement] = [second.statement.visit(Replace({second.call: detached(name)}))]  # type: ignore[list-item]
+            replaced = first.statement.visit(Replace(dict([new_first])))
+            replacements[first.statement] = [hoisted, replaced.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
+            replacements[second.statement] = [second.statement.visit(Replace(dict([new_second])))]  # type: ignore[list-item]
         description = f"Evaluate `{callee}` once with `grad_scale`; the other loss takes its value, detached"
         if len(run.calls) > 1:
             # One backward of the sum (GF003's rewrite) is part of the fix: a
@@ -295,3 +397,43 @@ def _inner_callee(call: cst.Call) -> str:
                 core, _ = core_call(value)
                 continue
         return text
+
+
+def _single_return(helper: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    body = helper.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = list(body.body)
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
+        return None
+    small = statements[0].body[0]
+    return small.value if isinstance(small, cst.Return) and small.value is not None else None
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _atomic(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)) or bool(getattr(node, "lpar", None))
+
+
+class _Recorder(Replace):
+    """Replace the parameters; remember which helper node each rebuilt node comes from."""
+
+    def __init__(self, mapping, origins) -> None:
+        super().__init__(mapping, keep_parens=False)
+        self.origins = origins
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        result = super().on_leave(original_node, updated_node)
+        if original_node not in self.mapping and result is not original_node:
+            self.origins[id(result)] = (result, original_node)
+        return result

@@ -24,7 +24,19 @@ The expansion follows `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple
 assignments, sums and differences, products and quotients by numbers, names,
 attributes or `len(...)`, loops that accumulate with `+=` or append to a
 list once per iteration (reduced by `sum(lst)`, `torch.stack(lst).mean()`,
-`torch.mean(torch.stack(lst))`), and `with` bodies. Both terms must be
+`torch.mean(torch.stack(lst))`), and `with` bodies. A `.detach()` hidden
+in a small helper is seen too: a call of a function of the same module (or
+of a method of the enclosing class, on `self`) that is proven pure, has
+plain positional parameters and returns one expression is expanded as that
+expression (one level deep), and the rewrite inlines it where it pairs:
+
+    def assoc(p, q):
+        return torch.mean(kl(p, q.detach())) + torch.mean(kl(q.detach(), p))
+
+    s_loss += assoc(series[i], prior[i])
+    p_loss += assoc(prior[i], series[i])
+
+Both terms must be
 evaluated in the same loop iteration (the same loop body) or both outside any
 loop, under the same `with` context (DESIGN §1, E4). Symmetric callees may
 swap their arguments, as in GF001.
