@@ -29,8 +29,9 @@ a call does not retain the graph before the last one; when anything between
 them steps an optimizer, zeroes, reads or writes `.grad`, clips, modifies a
 tensor in place, runs `torch.autograd.grad`, rebinds a loss that is
 backpropagated later than before, or can skip the rest (`return`, `break`,
-`continue`, `raise`). The pattern of GF001 (the same function twice with
-complementary `.detach()`) is left to GF001, whose rewrite saves more.
+`continue`, `raise`). The pattern of GF001 and GF004 (the same function
+twice with complementary `.detach()`, in two losses of the run) is left to
+those rules, whose rewrites merge the backward calls too and save more.
 
 ## Fix safety
 Safe when every loss is a name (its value is computed where it was) and only
