@@ -263,19 +263,32 @@ def _gf004_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
 
 
 def _backward_of_sum(data: bytes, state: Dict[str, object]) -> bool:
-    """Some plain `(a + b).backward()` or `scaler.scale(a - b).backward()`, anywhere. True when the file does not parse."""
+    """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
+    and two `.detach()` calls of its own. True when the file does not parse: the parser reports it."""
     import ast
 
     tree = _ast_tree(data, state)
     if tree is None:
         return True
-    for node in ast.walk(tree):
-        if type(node) is ast.Expr and _plain_backward(node) is not None:
-            receiver = node.value.func.value  # type: ignore[attr-defined]
-            if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
-                receiver = receiver.args[0]
-            if type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub):
-                return True
+    scopes = [tree] + [n for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]
+    for scope in scopes:
+        detaches = 0
+        summed = False
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                continue  # its own scope
+            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "detach":
+                detaches += 1
+            elif type(node) is ast.Expr and _plain_backward(node) is not None:
+                receiver = node.value.func.value  # type: ignore[attr-defined]
+                if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
+                    receiver = receiver.args[0]
+                summed = summed or (type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub))
+            stack.extend(ast.iter_child_nodes(node))
+        if summed and detaches >= 2:
+            return True
     return False
 
 
