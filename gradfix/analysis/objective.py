@@ -150,27 +150,44 @@ class Expansion:
     symbol_uses: Dict[str, Set[int]] = field(default_factory=dict)
 
     def symbol_invariant(self, symbol: str) -> bool:
-        """Does `symbol` hold one value at all its uses? No store to it between the first
-        and the last use, nor anywhere in a loop around a use (the next iteration sees it)."""
+        """Does `symbol` hold one value at all its uses? No store to it, and no call known to
+        change it (`hist.append(...)`, `k.mul_(2)`), between the first and the last use, nor
+        anywhere in a loop around a use (the next iteration sees it)."""
+        return not any(known for known, _ in self._symbol_changes(symbol))
+
+    def symbol_maybe_changed(self, symbol: str) -> List[str]:
+        """Method calls on the symbol's root where it must hold (`self.log(...)` for `self.k`): they might change it."""
+        return [text for known, text in self._symbol_changes(symbol) if not known]
+
+    def _symbol_changes(self, symbol: str) -> List[Tuple[bool, str]]:
         from gradfix.analysis.between import stores_into
         from gradfix.analysis.exprs import paths_overlap, read_paths
 
         uses = sorted(self.symbol_uses.get(symbol, ()))
         if not uses:
-            return True
+            return []
         paths = read_paths(cst.parse_expression(symbol))
+        roots = {path[0] for path in paths}
         loops = {id(node) for step in uses for node in self.steps[step][1] if isinstance(node, cst.For)}
-
-        def stores(node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.BaseStatement):
-                return stores_into(node, paths) is not None
-            return any(paths_overlap((name,), path) for name in _stored_names(node) for path in paths)  # a loop target
-
+        changes: List[Tuple[bool, str]] = []
         for step, (node, context) in enumerate(self.steps):
-            inside = any(id(c) in loops for c in context)
-            if (uses[0] <= step <= uses[-1] or inside) and stores(node):
-                return False
-        return True
+            if not (uses[0] <= step <= uses[-1] or any(id(c) in loops for c in context)):
+                continue
+            if not isinstance(node, cst.BaseStatement):  # a loop target or a `with ... as` name
+                if any(paths_overlap((name,), path) for name in _stored_names(node) for path in paths):
+                    changes.append((True, code_of(node).strip()))
+                continue
+            if stores_into(node, paths) is not None:
+                changes.append((True, code_of(node).strip()))
+            for receiver, method in _method_calls(node):
+                if receiver in roots:
+                    known = method in _MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
+                    changes.append((known, f"{receiver}.{method}"))
+        return changes
+
+
+# Methods that change their receiver: a list's length, a tensor in place (trailing underscore).
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard"})
 
 
 class _Walker:
@@ -383,6 +400,7 @@ class _Walker:
             elif isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
                 for item in statement.items:
                     if item.asname is not None:
+                        self.out.steps.append((item.asname.name, context))
                         self._taint_stores(item.asname, env)
                 self.walk(statement.body.body, env, context + (statement,), False)
             else:
@@ -485,6 +503,12 @@ class _Walker:
                 elements[_append_target(small)] = self.value(call.args[0].value, inner, where)  # type: ignore[attr-defined, index]
             else:
                 self.simple(statement, inner, where)  # type: ignore[arg-type]
+        # A term evaluated before the loop and added in every iteration counts
+        # once per iteration: its coefficient is not the per-iteration one.
+        for name in list(deltas):
+            deltas[name] = self._own_terms(deltas[name], node)
+        for name in list(elements):
+            elements[name] = self._own_terms(elements[name], node)
         for name in accumulators:
             before = env.get(name, ZERO)
             self.assign(env, name, (before if isinstance(before, Lin) else before.element.taint()) + deltas[name])
@@ -494,6 +518,13 @@ class _Walker:
         for name, value in inner.items():
             if name not in env or env[name] is not value:
                 self.assign(env, name, value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint()))
+
+    def _own_terms(self, value: Lin, loop: cst.For) -> Lin:
+        """`value` with the terms not evaluated inside `loop` tainted."""
+        outside = {k for k, _ in value.terms if not any(c is loop for c in self.out.terms[k].context)}
+        if not outside:
+            return value
+        return Lin.of({k: c for k, c in value.terms if k not in outside}, value.tainted | frozenset(outside))
 
     def _taint_stores(self, target: cst.CSTNode, env: Dict[str, Value]) -> None:
         for name in _stored_names(target):
@@ -627,7 +658,11 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
             if isinstance(small, cst.AugAssign) and code_of(small.target).strip() == name:
                 allowed = 1
             elif isinstance(small, cst.Assign) and _target_name(small) == name:
+                if _without_self(small.value, name) is None:
+                    return None  # `acc = 0.0` inside the loop: only the last iteration would count
                 allowed = 2  # the target and the one read in `acc = acc + e`
+            elif name in _stored_names(small):
+                return None  # any other store into an accumulator or a list
             elif isinstance(small, cst.Expr) and _append_target(small) == name:
                 allowed = 1
             if len(reads) > allowed:
@@ -682,6 +717,24 @@ def _stored_names(node: cst.CSTNode) -> Set[str]:
 
 def _tainted(value: Value) -> Value:
     return value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint())
+
+
+def _method_calls(node: cst.CSTNode) -> List[Tuple[str, str]]:
+    """(receiver name, method) for every `name.method(...)` call in `node`, other than pure or value-only methods."""
+    from gradfix.analysis.purity import PURE_TENSOR_METHODS
+
+    found: List[Tuple[str, str]] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                method = func.attr.value
+                if method not in VALUE_METHODS and method not in PURE_TENSOR_METHODS:
+                    found.append((func.value.value, method))
+
+    node.visit(Collect())
+    return found
 
 
 def _mutated_receivers(node: cst.CSTNode) -> Set[str]:

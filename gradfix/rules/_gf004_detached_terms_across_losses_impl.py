@@ -229,11 +229,17 @@ class Visitor(BlockVisitor):
         ratio = b * inverse
         if ratio * a != b or any(s.startswith("#") for s in ratio.symbols()):
             return None
-        if not all(expansion.symbol_invariant(symbol) for symbol in set(a.symbols() + b.symbols()) if not symbol.startswith("#")):
+        symbols = [symbol for symbol in dict.fromkeys(a.symbols() + b.symbols()) if not symbol.startswith("#")]
+        if not all(expansion.symbol_invariant(symbol) for symbol in symbols):
             return None  # the symbols cancel in the ratio only if they hold one value wherever they were used
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        for symbol in symbols:
+            calls = expansion.symbol_maybe_changed(symbol)
+            if calls:
+                names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
+                reasons.append(f"{names} may change `{symbol}` between its uses as a coefficient")
         watched = read_paths(first.call) + read_paths(second.call)
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
