@@ -1,4 +1,4 @@
-"""Time every benchmark snippet before and after gradfix's GF001 rewrite.
+"""Time every benchmark snippet before and after gradfix's rewrite (the default rules: GF001, GF003, GF004).
 
 For each snippet in benchmarks/snippets and each size (small, large):
 
@@ -70,7 +70,7 @@ class Result:
 
 def rewrite(path: Path) -> str:
     data = path.read_bytes()
-    result = lint_bytes(data, str(path), select(["GF001"]), fix=True)
+    result = lint_bytes(data, str(path), select(), fix=True)
     if result.error:
         raise RuntimeError(f"{path.name}: {result.error}")
     if result.fixed is None or result.remaining:
@@ -195,7 +195,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     method = _bench.CUDA_MEMORY_METHOD if cuda else _bench.CPU_MEMORY_METHOD
     print(
-        f"GF001 rewrite speed: {env.device_name}, torch {env.torch}, {env.threads} thread(s), "
+        f"rewrite speed: {env.device_name}, torch {env.torch}, {env.threads} thread(s), "
         f"median of >= {args.repeat} interleaved step() calls per side (>= {MIN_SECONDS:g} s) "
         f"after {args.warmup} warm-up, {env.date}\n"
     )
