@@ -69,6 +69,15 @@ class _StatementReplacer(cst.CSTTransformer):
             else:
                 new_statements = [updated]
             if pending_comments:
+                # A removed statement's comments become comment lines before
+                # the next statement, in order. Its trailing comment is not
+                # moved onto the line of a statement replaced by one (though
+                # that has room for it): the replacement is other code, and the
+                # removed statements are the `x.backward(retain_graph=True)`
+                # and second-loss definitions that GF001/GF003 merge away, so
+                # their comments (`# keep graph`, `# second loss`) would then
+                # describe the merged line wrongly; on a line of their own
+                # they read as what they are, notes on code that is gone.
                 head = new_statements[0]
                 head = head.with_changes(leading_lines=[*head.leading_lines, *pending_comments])
                 new_statements[0] = head
