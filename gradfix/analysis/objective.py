@@ -45,7 +45,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, code_of, contains_detach, detach_receiver, strip_parens
+from gradfix.analysis.exprs import access_path, code_of, contains_detach, strip_parens
 from gradfix.analysis.linear import Coef, ONE, _literal
 
 # Methods and functions whose result carries the value but no gradient.

@@ -33,6 +33,11 @@ class BlockVisitor(cst.CSTVisitor):
     def block(self, statements: Sequence[cst.BaseStatement]) -> None:
         raise NotImplementedError
 
+    def line(self, node: cst.CSTNode, end: bool = False) -> int:
+        """The line a node starts (or, with `end`, ends) on."""
+        position = self.get_metadata(PositionProvider, node)
+        return (position.end if end else position.start).line
+
     def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Sequence[str] = ()) -> Finding:
         """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""
         if reasons:

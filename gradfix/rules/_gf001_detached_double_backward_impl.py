@@ -8,11 +8,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.metadata import (
-    GlobalScope,
-    PositionProvider,
-    ScopeProvider,
-)
+from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.backward import backward_call, definition
 from gradfix.analysis.between import scan_between, stores_into
@@ -139,7 +135,7 @@ class Visitor(BlockVisitor):
 
         fix = self._fix(block, first, second, match, reasons)
         callee_text = match.callee_text
-        line1 = self.get_metadata(PositionProvider, c1).start.line
+        line1 = self.line(c1)
         message = (
             f"`{callee_text}` evaluated twice with complementary `.detach()` (line {line1} and here), "
             f"both backpropagated: one pass with `grad_scale` gives the same gradients"
@@ -219,8 +215,8 @@ class Visitor(BlockVisitor):
             return True  # a module global is visible to importers: keep its value
         same_name = partner.target is not None and partner.target.value == target.value
         own = [site.statement] + ([partner.statement] if same_name else [])
-        line = self._line(block[site.def_index])  # type: ignore[index]
-        other = self._line(block[partner.def_index]) if same_name else None  # type: ignore[index]
+        line = self.line(block[site.def_index])  # type: ignore[index]
+        other = self.line(block[partner.def_index]) if same_name else None  # type: ignore[index]
         for assignment in scope.assignments[target.value]:
             if getattr(assignment, "node", None) is not target:
                 continue
@@ -228,7 +224,7 @@ class Visitor(BlockVisitor):
                 if any(contains_node(statement, access.node) for statement in own):
                     continue
                 if other is not None:
-                    at = self.get_metadata(PositionProvider, access.node).start.line
+                    at = self.line(access.node)
                     first_binding = line < other
                     belongs_to_other = (line < at < other) if not first_binding else (at > other)
                     if belongs_to_other:
@@ -236,9 +232,6 @@ class Visitor(BlockVisitor):
                 return True
             return False
         return True
-
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
 
     def _fresh_name(self, named: List[_Site]) -> str:
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))

@@ -7,9 +7,6 @@ from gradfix.rules.gf003_mergeable_backward import CODE, NAME, SUMMARY, DEFAULT,
 from typing import List, Sequence
 
 import libcst as cst
-from libcst.metadata import (
-    PositionProvider,
-)
 
 from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons, merged_backward
 from gradfix.analysis.exprs import code_of, strip_parens
@@ -23,12 +20,8 @@ class Visitor(BlockVisitor):
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for run in backward_runs(block, self.classifier.harmless):
-            reasons = merge_reasons(run, self.scopes[-1], self._line)
+            reasons = merge_reasons(run, self.scopes[-1], self.line)
             self.findings.append(self._finding(run.calls, reasons))
-
-    def _line(self, node: cst.CSTNode, end: bool = False) -> int:
-        position = self.get_metadata(PositionProvider, node)
-        return (position.end if end else position.start).line
 
     def _finding(self, run: List[BackwardCall], reasons: List[str]) -> Finding:
         replacements = merged_backward(run)
@@ -39,7 +32,7 @@ class Visitor(BlockVisitor):
             description=f"Backpropagate `{rendered}` once",
             unsafe_reason="; ".join(reasons),
         )
-        lines = ", ".join(str(self.get_metadata(PositionProvider, c.call).start.line) for c in run[1:])
+        lines = ", ".join(str(self.line(c.call)) for c in run[1:])
         message = (
             f"`{code_of(run[0].receiver).strip()}.backward(retain_graph=True)` keeps the graph for another "
             f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"

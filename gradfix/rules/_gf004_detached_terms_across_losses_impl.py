@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, merged_backward
-from gradfix.analysis.between import HARMLESS_METHODS, scan_between, stores_into
+from gradfix.analysis.between import HARMLESS_METHODS, scan_between
 from gradfix.analysis.exprs import (
     calls_within,
     code_of,
@@ -155,10 +155,6 @@ class Visitor(BlockVisitor):
         for run in runs:
             self._run(block, run, expansion)
 
-    def _line(self, node: cst.CSTNode, end: bool = False) -> int:
-        position = self.get_metadata(PositionProvider, node)
-        return (position.end if end else position.start).line
-
     def _position(self, node: cst.CSTNode):
         start = self.get_metadata(PositionProvider, node).start
         return start.line, start.column
@@ -256,11 +252,11 @@ class Visitor(BlockVisitor):
             reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(run, expansion, first, second))
         if len(run.calls) > 1:
-            reasons.extend(merge_reasons(run, self.scopes[-1], self._line))
+            reasons.extend(merge_reasons(run, self.scopes[-1], self.line))
 
         fix = self._fix(run, first, second, match, ratio, reasons)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
-        line1 = self._position(first.anchor)[0]
+        line1 = self.line(first.anchor)
         message = (
             f"`{_inner_callee(first.call)}` evaluated twice with complementary `.detach()` "
             f"(line {line1}, in {through[0]}, and here, in {through[1]}), both backpropagated: "
@@ -322,7 +318,7 @@ class Visitor(BlockVisitor):
                         continue
                     if self._value_only(node):
                         continue
-                    line = self._position(node)[0]
+                    line = self.line(node)
                     reasons.append(
                         f"`{name}` is also read as a tensor (line {line}): it carries different gradients after the rewrite"
                     )
