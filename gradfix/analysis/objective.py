@@ -45,8 +45,12 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, code_of, contains_detach, strip_parens
+from gradfix.analysis.backward import backward_call
+from gradfix.analysis.between import stores_into
+from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.linear import Coef, ONE, _literal
+from gradfix.analysis.merge import names_in
+from gradfix.analysis.purity import PURE_TENSOR_METHODS
 
 # Methods and functions whose result carries the value but no gradient.
 VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
@@ -160,9 +164,6 @@ class Expansion:
         return [text for known, text in self._symbol_changes(symbol) if not known]
 
     def _symbol_changes(self, symbol: str) -> List[Tuple[bool, str]]:
-        from gradfix.analysis.between import stores_into
-        from gradfix.analysis.exprs import paths_overlap, read_paths
-
         uses = sorted(self.symbol_uses.get(symbol, ()))
         if not uses:
             return []
@@ -407,8 +408,6 @@ class _Walker:
                 self._unsupported(statement, env)
 
     def _backward(self, statement: cst.SimpleStatementLine, env: Dict[str, Value], where) -> None:
-        from gradfix.analysis.backward import backward_call
-
         found = backward_call([statement], 0)
         if found is not None:
             self.out.losses[self.top] = [
@@ -510,14 +509,13 @@ class _Walker:
         for name in list(elements):
             elements[name] = self._own_terms(elements[name], node)
         for name in accumulators:
-            before = env.get(name, ZERO)
-            self.assign(env, name, (before if isinstance(before, Lin) else before.element.taint()) + deltas[name])
+            self.assign(env, name, env[name] + deltas[name])  # type: ignore[operator]  (the plan checked it is a Lin)
         for name in lists:
             self.assign(env, name, ListValue(node, elements[name]))
         # Names bound in the body hold their last iteration's value after the loop.
         for name, value in inner.items():
             if name not in env or env[name] is not value:
-                self.assign(env, name, value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint()))
+                self.assign(env, name, _tainted(value))
 
     def _own_terms(self, value: Lin, loop: cst.For) -> Lin:
         """`value` with the terms not evaluated inside `loop` tainted."""
@@ -546,7 +544,7 @@ class _Walker:
             self._taint_mutated(statement, env)
             return
         # Inside a branch or a loop it does not follow, any carrier may change.
-        read_names = _names_read(statement)
+        read_names = names_in(statement)
         for name, value in list(env.items()):
             if name in read_names and _all_terms(value):
                 self.assign(env, name, _tainted(value))
@@ -721,8 +719,6 @@ def _tainted(value: Value) -> Value:
 
 def _method_calls(node: cst.CSTNode) -> List[Tuple[str, str]]:
     """(receiver name, method) for every `name.method(...)` call in `node`, other than pure or value-only methods."""
-    from gradfix.analysis.purity import PURE_TENSOR_METHODS
-
     found: List[Tuple[str, str]] = []
 
     class Collect(cst.CSTVisitor):
@@ -739,31 +735,7 @@ def _method_calls(node: cst.CSTNode) -> List[Tuple[str, str]]:
 
 def _mutated_receivers(node: cst.CSTNode) -> Set[str]:
     """`x` in `x.append(...)`, `x.mul_(2)`, `x.foo(...)`: a method call on a name, other than a pure or value one."""
-    from gradfix.analysis.purity import PURE_TENSOR_METHODS
-
-    names: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-                method = func.attr.value
-                if method not in VALUE_METHODS and method not in PURE_TENSOR_METHODS:
-                    names.add(func.value.value)
-
-    node.visit(Collect())
-    return names
-
-
-def _names_read(node: cst.CSTNode) -> Set[str]:
-    names: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-    node.visit(Collect())
-    return names
+    return {receiver for receiver, _ in _method_calls(node)}
 
 
 def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None) -> Expansion:
