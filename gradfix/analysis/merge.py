@@ -278,5 +278,14 @@ class Replace(cst.CSTTransformer):
         return replacement
 
 
+def hoisted_assign(template: cst.SimpleStatementLine, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """`name = value` to go just before `template`: it takes the template's leading lines
+    (blank lines, comments), not its trailing comment, which stays with the template."""
+    return template.with_changes(
+        body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)],
+        trailing_whitespace=cst.TrailingWhitespace(),
+    )
+
+
 def detached(name: str) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("detach")))

@@ -15,7 +15,7 @@ from gradfix.analysis.exprs import read_paths, calls_within, code_of, contains_d
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.merge import MergeSafety, Replace, detached, fresh_name, match_pair, merged_call, module_op, names_in
+from gradfix.analysis.merge import MergeSafety, Replace, detached, fresh_name, hoisted_assign, match_pair, merged_call, module_op, names_in
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -131,10 +131,7 @@ class Visitor(BlockVisitor):
             if not _leftmost(_remove_term(root, node2), node1):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             new_statement, orphans = _sum_without(statement, root, node2, (node1, value))
-            hoisted = statement.with_changes(
-                body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)],
-                trailing_whitespace=cst.TrailingWhitespace(),
-            )
+            hoisted = hoisted_assign(statement, name, merged)
             lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
         if first.def_index is None:
             lines_by_statement = {statement: lines}

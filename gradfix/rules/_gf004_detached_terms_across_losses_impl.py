@@ -28,6 +28,7 @@ from gradfix.analysis.merge import (
     Replace,
     detached,
     fresh_name,
+    hoisted_assign,
     match_pair,
     merged_call,
     module_op,
@@ -201,7 +202,7 @@ class Visitor(BlockVisitor):
                 used.update((id(first), id(second)))
                 break
         # Findings (and the names their fixes introduce) in the order they are reported and applied.
-        for first, second, match, reaches in sorted(pairs, key=lambda pair: self._position(pair[1].call)):
+        for first, second, match, reaches in sorted(pairs, key=lambda pair: (self._position(pair[1].anchor), order[id(pair[1].call)])):
             finding = self._finding(block, run, expansion, first, second, match, coefs, reaches, receivers)
             if finding is not None:
                 self.findings.append(finding)
@@ -357,10 +358,7 @@ class Visitor(BlockVisitor):
         callee = _inner_callee(first.call)
         last = callee.rsplit(".", 1)[-1]
         name = fresh_name(f"{last}_shared" if last.isidentifier() else "shared_term", self._taken)
-        hoisted = first.statement.with_changes(
-            body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=merged)],
-            trailing_whitespace=cst.TrailingWhitespace(),
-        )
+        hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         new_first = self._substitute(first, cst.Name(name))
         new_second = self._substitute(second, detached(name))
