@@ -268,10 +268,15 @@ class CalleeClassifier:
             )
         return False
 
-    def _self_attribute_values(self, func: cst.Attribute) -> list:
-        cls: Optional[cst.CSTNode] = func
+    def enclosing_class(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
+        """The class whose body (at any depth) holds `node`, or None."""
+        cls: Optional[cst.CSTNode] = node
         while cls is not None and not isinstance(cls, cst.ClassDef):
             cls = self.meta(ParentNodeProvider, cls, None)
+        return cls  # type: ignore[return-value]
+
+    def _self_attribute_values(self, func: cst.Attribute) -> list:
+        cls = self.enclosing_class(func)
         if cls is None:
             return []
         attr = func.attr.value

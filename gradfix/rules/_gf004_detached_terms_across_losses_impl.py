@@ -119,9 +119,7 @@ class Visitor(BlockVisitor):
                     return values[0]
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            cls: Optional[cst.CSTNode] = func
-            while cls is not None and not isinstance(cls, cst.ClassDef):
-                cls = self.get_metadata(ParentNodeProvider, cls, None)
+            cls = self.classifier.enclosing_class(func)
             if cls is None:
                 return None
             found = [
