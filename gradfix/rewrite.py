@@ -64,7 +64,7 @@ class _StatementReplacer(cst.CSTTransformer):
             if original in self.replacements:
                 new_statements = list(self.replacements[original])
                 if not new_statements:
-                    pending_comments.extend(_comments_of(original))
+                    pending_comments.extend(_lines_of(original))
                     continue
             else:
                 new_statements = [updated]
@@ -78,14 +78,19 @@ class _StatementReplacer(cst.CSTTransformer):
                 # their comments (`# keep graph`, `# second loss`) would then
                 # describe the merged line wrongly; on a line of their own
                 # they read as what they are, notes on code that is gone.
+                # The removed statement stood before this one, so its lines
+                # (blank lines included: they separate paragraphs of code)
+                # come first.
                 head = new_statements[0]
-                head = head.with_changes(leading_lines=[*head.leading_lines, *pending_comments])
+                head = head.with_changes(leading_lines=_collapse_blanks(pending_comments, list(head.leading_lines)))
                 new_statements[0] = head
                 pending_comments = []
             out.extend(new_statements)
         if pending_comments and out:
             # Comments of statements removed at the end of a block: keep them
-            # on the last statement's line set rather than losing them.
+            # on the last statement's line set rather than losing them (their
+            # blank lines would then separate nothing).
+            pending_comments = [line for line in pending_comments if line.comment is not None]
             last = out[-1]
             out[-1] = last.with_changes(leading_lines=[*last.leading_lines, *pending_comments]) if hasattr(last, "leading_lines") else last
         if not out:
@@ -99,12 +104,36 @@ class _StatementReplacer(cst.CSTTransformer):
         return updated_node.with_changes(body=self._rewrite_body(original_node.body, updated_node.body))
 
 
-def _comments_of(statement) -> list:
-    kept = [line for line in getattr(statement, "leading_lines", ()) if line.comment is not None]
+def _lines_of(statement) -> list:
+    """A removed statement's leading lines (blank and comment) and its trailing comment."""
+    kept = list(getattr(statement, "leading_lines", ()))
     trailing = getattr(statement, "trailing_whitespace", None)
     if trailing is not None and trailing.comment is not None:
         kept.append(cst.EmptyLine(indent=True, comment=trailing.comment))
     return kept
+
+
+def _collapse_blanks(before: list, after: list) -> list:
+    """`before + after`, with a run of blank lines no longer than the longest in either part.
+
+    Removing `b = 2` from `a = 1 / blank / b = 2 / blank / c = 3` must leave
+    one blank line between `a` and `c`, not two.
+    """
+    def longest(lines: list) -> int:
+        best = run = 0
+        for line in lines:
+            run = run + 1 if line.comment is None else 0
+            best = max(best, run)
+        return best
+
+    limit = max(longest(before), longest(after))
+    out: list = []
+    run = 0
+    for line in [*before, *after]:
+        run = run + 1 if line.comment is None else 0
+        if run <= limit:
+            out.append(line)
+    return out
 
 
 def _ensure_import(module, source: str, name: str, alias: str, aliases: Dict[str, str]):

@@ -412,3 +412,107 @@ def test_removed_statements_comments_keep_their_order():
             opt.step()
         """
     )
+
+
+# gradfix.rewrite: the blank lines of a removed statement.
+
+
+def test_blank_line_before_removed_statement_stays():
+    # The blank line and `# minimax` stood before the removed first backward:
+    # both stay, before the merged call (it was dropped, joining the
+    # paragraphs).
+    fixed = _fix(
+        """\
+        def step(model, opt, x):
+            loss_rec = model(x).pow(2).mean()
+            loss_kl = model(x).abs().mean()
+
+            # minimax
+            loss_rec.backward(retain_graph=True)
+            loss_kl.backward()
+            opt.step()
+        """,
+        "GF003",
+    )
+    assert fixed == _expect(
+        """\
+        def step(model, opt, x):
+            loss_rec = model(x).pow(2).mean()
+            loss_kl = model(x).abs().mean()
+
+            # minimax
+            (loss_rec + loss_kl).backward()
+            opt.step()
+        """
+    )
+
+
+def test_removed_statement_lines_come_before_the_next_statements_own():
+    # Source order: the removed call's comment, then the next statement's.
+    # Blank lines on both sides do not add up to two.
+    fixed = _fix(
+        """\
+        def step(model, opt, x):
+            loss_rec = model(x).pow(2).mean()
+            loss_kl = model(x).abs().mean()
+
+            loss_rec.backward(retain_graph=True)  # keep graph
+
+            # then the second
+            loss_kl.backward()
+            opt.step()
+        """,
+        "GF003",
+    )
+    assert fixed == _expect(
+        """\
+        def step(model, opt, x):
+            loss_rec = model(x).pow(2).mean()
+            loss_kl = model(x).abs().mean()
+
+            # keep graph
+
+            # then the second
+            (loss_rec + loss_kl).backward()
+            opt.step()
+        """
+    )
+
+
+def test_blank_lines_of_statements_removed_at_block_end_are_dropped():
+    fixed = _fix(
+        """\
+        import torch.nn.functional as F
+
+
+        def step(x, y):
+            l1 = F.mse_loss(x.detach(), y)
+            l1.backward(retain_graph=True)
+
+            # second
+            l2 = -1 * F.mse_loss(x, y.detach())
+            l2.backward()
+
+
+        def other():
+            pass
+        """,
+        "GF001",
+    )
+    assert fixed == _expect(
+        """\
+        import torch.nn.functional as F
+        from gradfix.autograd import grad_scale
+
+
+        def step(x, y):
+            l1 = F.mse_loss(grad_scale(x, -1.0), y)
+
+            # second
+            l1.backward()
+
+
+        def other():
+            pass
+        """
+    )
