@@ -82,6 +82,9 @@ _TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
 _RETAIN_TRUE = re.compile(rb"retain_graph" + _GAP + rb"=(?:" + _GAP + rb"\()*" + _GAP + rb"True")
 # A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
 _BACKWARD_RETAIN = re.compile(rb"\." + _GAP + rb"backward" + _GAP + rb"\(" + _GAP + rb"retain_graph" + _GAP + rb"=")
+# `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
+# (`scaler.scale(a - b).backward()`), so its text ends in `)`.
+_BACKWARD_OF_CALL = re.compile(rb"\)" + _GAP + rb"\." + _GAP + rb"backward" + _GAP + rb"\(")
 # `.detach()` with no arguments: GF001's stop-gradient marker.
 _DETACH_CALL = re.compile(rb"\." + _GAP + rb"detach" + _GAP + rb"\(" + _GAP + rb"\)")
 
@@ -259,36 +262,48 @@ def _gf004_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
     if _RETAIN_TRUE.search(text) is not None and _BACKWARD_RETAIN.search(text) is not None:
         if _retained_backward_then_backward(data, state):
             return True
-    return _backward_of_sum(data, state)
+    return _BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state)
 
 
-def _backward_of_sum(data: bytes, state: Dict[str, object]) -> bool:
+def _backward_of_sum(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
     """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
-    and two `.detach()` calls of its own. True when the file does not parse: the parser reports it."""
+    statement and two `.detach()` calls of its own. True when the file does not parse: the parser reports it.
+
+    Only statements are walked (a backward site is one): expressions are most of a tree, and
+    walking them made this the slowest check of the prefilter. The `.detach()` calls are counted
+    in the text of the scope's lines instead, nested functions, comments and strings included: an
+    overcount only lets a file through to the rules.
+    """
     import ast
 
     tree = _ast_tree(data, state)
     if tree is None:
         return True
-    scopes = [tree] + [n for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]
-    for scope in scopes:
-        detaches = 0
-        summed = False
-        stack = list(ast.iter_child_nodes(scope))
-        while stack:
-            node = stack.pop()
-            if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-                continue  # its own scope
-            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "detach":
-                detaches += 1
-            elif type(node) is ast.Expr and _plain_backward(node) is not None:
-                receiver = node.value.func.value  # type: ignore[attr-defined]
+    lines: Optional[List[bytes]] = None
+    stack: List[tuple] = [(tree.body, tree)]
+    while stack:
+        block, scope = stack.pop()
+        for statement in block:
+            kind = type(statement)
+            if kind is ast.Expr and _plain_backward(statement) is not None:
+                receiver = statement.value.func.value  # type: ignore[attr-defined]
                 if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
                     receiver = receiver.args[0]
-                summed = summed or (type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub))
-            stack.extend(ast.iter_child_nodes(node))
-        if summed and detaches >= 2:
-            return True
+                if type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub):
+                    if scope is tree:
+                        return True  # the module's own count: at least two, as `_gf004_might_match` checked
+                    if lines is None:
+                        lines = text.splitlines()
+                    if b"".join(lines[scope.lineno - 1 : scope.end_lineno]).count(b"detach") >= 2:
+                        return True
+                continue
+            inner_scope = statement if kind in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    stack.append((inner, inner_scope))
+            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                stack.append((clause.body, inner_scope))
     return False
 
 

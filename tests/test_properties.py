@@ -387,3 +387,54 @@ def test_prefilter_reads_files_in_their_declared_encoding():
     source = "# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch.nn.functional as F\n" + pattern
     assert engine.prefilter(source.encode("latin-1"), [GF001]) == [GF001]
     assert len(gf001(source).findings) == 1
+
+
+GF004 = by_code("GF004")
+
+SUM_BACKWARDS = [
+    # Every spelling of one backward of a sum that GF004 reads: the prefilter's text test
+    # (`).backward(`) and its statement walk must let each through.
+    "(loss1 + loss2).backward()",
+    "(loss1 +\n        loss2  # both\n    ).backward()",
+    "(loss1 + loss2) \\\n        .backward()",
+    "scaler.scale(loss1 - -loss2).backward()",
+]
+
+
+@pytest.mark.parametrize("backward", SUM_BACKWARDS)
+@pytest.mark.parametrize("where", ["function", "method", "loop"])
+def test_prefilter_keeps_gf004_backward_of_sum(backward, where):
+    body = (
+        "s = F.mse_loss(x, y.detach())\n"
+        "p = F.mse_loss(x.detach(), y)\n"
+        "loss1 = rec + s\n"
+        "loss2 = rec + p\n"
+        f"{backward}\n"
+    )
+    if where == "function":
+        source = "def step(x, y, rec, scaler):\n" + _indent(body, 1)
+    elif where == "method":
+        source = "class T:\n    def step(self, x, y, rec, scaler):\n" + _indent(body, 2)
+    else:
+        source = "def step(batches, rec, scaler):\n    for x, y in batches:\n" + _indent(body, 2)
+    source = "import torch.nn.functional as F\n\n\n" + source
+    compile(source, "sum.py", "exec")
+    data = source.encode()
+    direct = engine._run(engine._parse(data), "sum.py", [GF004])[0]
+    assert len(direct) == 1, source
+    assert engine.prefilter(data, [GF004]) == [GF004]
+
+
+def test_prefilter_skips_a_backward_of_sum_whose_function_has_no_detach():
+    # The two `.detach()` calls are in another function: GF004 cannot match, and the file is not parsed by libcst.
+    source = (
+        "import torch.nn.functional as F\n\n\n"
+        "def terms(x, y):\n    return F.mse_loss(x, y.detach()), F.mse_loss(x.detach(), y)\n\n\n"
+        "def step(loss1, loss2):\n    (loss1 + loss2).backward()\n"
+    )
+    assert engine.prefilter(source.encode(), [GF004]) == []
+
+
+def _indent(text: str, levels: int) -> str:
+    pad = "    " * levels
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
