@@ -33,6 +33,11 @@ class Fix:
     unsafe_reason: str = ""
     # Names the rewritten code needs imported: (module, name, alias).
     imports: Tuple[Tuple[str, str, str], ...] = ()
+    # (line, column) of the code the fix changes first, where that is above
+    # the finding (GF004 reports the second evaluation and hoists the first).
+    # Overlapping fixes are applied one per pass in this order, so the names
+    # they introduce (`kl_shared`, `kl_shared_2`) follow the code.
+    first: Optional[Tuple[int, int]] = None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def apply_fixes(module, findings: Iterable[Finding]):
     replacements: Dict[cst.CSTNode, Sequence[cst.BaseStatement]] = {}
     imports: List[Tuple[str, str, str]] = []
     count = 0
-    for finding in findings:
+    for finding in sorted(findings, key=lambda f: f.fix.first or (f.line, f.col)):  # type: ignore[union-attr]
         fix: Fix = finding.fix  # type: ignore[assignment]
         if any(node in replacements for node in fix.replacements):
             continue  # overlaps: left for the next pass

@@ -199,8 +199,9 @@ class Visitor(BlockVisitor):
                 pairs.append((first, second, match, (r1, r2)))
                 used.update((id(first), id(second)))
                 break
-        # Findings (and the names their fixes introduce) in the order they are reported and applied.
-        for first, second, match, reaches in sorted(pairs, key=lambda pair: (self._position(pair[1].anchor), order[id(pair[1].call)])):
+        # Findings (and the names their fixes introduce) in the order of their first terms, the
+        # order their fixes are applied in (`Fix.first`).
+        for first, second, match, reaches in sorted(pairs, key=lambda pair: (self._position(pair[0].anchor), order[id(pair[0].call)])):
             finding = self._finding(block, run, expansion, first, second, match, coefs, reaches, receivers)
             if finding is not None:
                 self.findings.append(finding)
@@ -380,6 +381,7 @@ class Visitor(BlockVisitor):
             description=description,
             unsafe_reason="; ".join(reasons),
             imports=self.ctx.imports_for(*ops),
+            first=self._position(first.anchor),
         )
 
 
