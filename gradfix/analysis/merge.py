@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -169,11 +169,11 @@ def merged_call(
         if new is not point.first:
             replace[point.first] = new
     ops: Tuple[str, ...] = ("grad_scale",) if uses_op else ()
-    wrap = None
+    wrap: Optional[Callable[[cst.Call], cst.Call]] = None
     if module_op is not None:
         total = cst.parse_expression((a + b).render())
 
-        def wrap(core: cst.Call) -> cst.Call:
+        def wrap_core(core: cst.Call) -> cst.Call:
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             head = [
                 cst.Arg(strip_parens(core.func), comma=comma),
@@ -181,6 +181,7 @@ def merged_call(
             ]
             return cst.Call(func=cst.Name(module_op), args=[*head, *core.args])
 
+        wrap = wrap_core
         # The inline copy of scaled_params_call calls grad_scale: both come along.
         ops = ("grad_scale", "scaled_params_call")
     result = first.visit(_MergeTransformer(replace, match.core, wrap))
