@@ -411,6 +411,14 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     sys.exit(EXIT_FINDINGS if pending and not kwargs["exit_zero"] else EXIT_CLEAN)
 
 
+def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """--threads must be a positive count: a one-line error (exit 2) otherwise."""
+    if value < 1:
+        click.echo(f"gradfix verify: --threads must be at least 1, got {value}", err=True)
+        ctx.exit(EXIT_ERROR)
+    return value
+
+
 @main.command()
 @click.argument("snippets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
@@ -418,11 +426,18 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and so verify) unsafe fixes.")
 @click.option("--repeat", type=click.IntRange(min=0), default=20, show_default=True,
               help="Timed steps of each version, interleaved (0: no timing).")
+# Default 1 (as benchmarks/ use): the timings then measure the work each
+# version does rather than how torch's thread pool fared against other jobs
+# for the cores, which made speedups on a shared machine unreliable.  See
+# gradfix.harness.timing.DEFAULT_THREADS (kept equal; cli.py does not import torch).
+@click.option("--threads", type=int, default=1, show_default=True, metavar="N", callback=_thread_count,
+              help="CPU threads for torch during the run (torch.set_num_threads; restored afterwards).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for both runs.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every compared tensor, not only mismatches.")
 @click.option("--config", type=click.Path(dir_okay=False), metavar="PATH", help="Configuration file to use.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
-def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, seed: int, verbose: bool, config, isolated) -> None:
+def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int, seed: int, verbose: bool,
+           config, isolated) -> None:
     """Rewrite each SNIPPET in memory, run original and rewrite, compare gradients and time them.
 
     Snippet protocol: module-level code is setup; a `step()` function, if
@@ -456,7 +471,7 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, seed: int, ve
         click.echo(f"rewrote {_plural(result.applied, 'finding')}")
         report = verify_pair(
             _decode(outcome.original), _decode(result.fixed),
-            filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed,
+            filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed, threads=threads,
         )
         click.echo(format_report(report, verbose=verbose))
         if report.error:

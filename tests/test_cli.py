@@ -669,3 +669,29 @@ def test_verify_missing_file_is_a_usage_error(tmp_path):
     result = invoke("verify", tmp_path / "nope.py", "--device", "cpu")
     no_traceback(result)
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("bad", ["0", "-2"])
+def test_verify_threads_below_one_is_a_one_line_usage_error(torch, bad):
+    result = invoke("verify", P02, "--device", "cpu", "--threads", bad)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == f"gradfix verify: --threads must be at least 1, got {bad}\n"
+
+
+def test_verify_reports_the_thread_count_and_the_spread_and_restores_threads(torch):
+    from gradfix.harness.timing import DEFAULT_THREADS
+
+    before = torch.get_num_threads()
+    default = invoke("verify", P02, "--device", "cpu", "--repeat", "3")
+    assert default.exit_code == 0, default.output
+    assert DEFAULT_THREADS == 1  # the CLI's default (cli.py does not import torch to read it)
+    time_line = default.stdout.splitlines()[-1]
+    assert re.search(r"original [0-9.]+ ms \(IQR [0-9.]+-[0-9.]+\), rewritten [0-9.]+ ms \(IQR ", time_line), time_line
+    assert re.search(r"speedup [0-9.]+x \(IQR [0-9.]+-[0-9.]+", time_line), time_line
+    assert time_line.endswith("(median of 3 calls each, order alternating, 1 CPU thread, cpu)"), time_line
+    two = invoke("verify", P02, "--device", "cpu", "--repeat", "2", "--threads", "2")
+    assert two.exit_code == 0, two.output
+    assert two.stdout.splitlines()[-1].endswith(", 2 CPU threads, cpu)"), two.stdout
+    assert torch.get_num_threads() == before

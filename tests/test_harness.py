@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import re
+import sys
 import textwrap
+import types
 
 import pytest
 
@@ -20,6 +24,7 @@ from gradfix.harness import (  # noqa: E402
     run_snippet,
     verify_pair,
 )
+from gradfix.harness.timing import DEFAULT_THREADS, Spread, abba, torch_threads  # noqa: E402
 
 
 def src(text: str) -> str:
@@ -314,12 +319,22 @@ def test_timing_with_step():
     report = verify_pair(SEED_ORIGINAL, SEED_REWRITTEN, filename="seed.py", repeat=3)
     assert report.ok and report.timed_step
     assert report.orig_ms > 0 and report.new_ms > 0
-    assert report.speedup == pytest.approx(report.orig_ms / report.new_ms)
+    assert report.orig_spread.n == report.new_spread.n == report.speedup_spread.n == 3
+    assert report.orig_ms == report.orig_spread.median and report.new_ms == report.new_spread.median
+    # the speedup is the median of the per-round ratios, inside their IQR
+    assert report.speedup == report.speedup_spread.median
+    assert report.speedup_spread.q1 <= report.speedup <= report.speedup_spread.q3
+    assert report.threads == report.orig_threads == report.new_threads == DEFAULT_THREADS == 1
     # timing's extra calls of step() do not leak into the compared state
     assert "history[1]" not in rows_by_key(report)
     last = format_report(report).splitlines()[-1]
     assert last.startswith("time: original ") and "speedup" in last
-    assert last.endswith("(median of 3, cpu)")
+    assert re.fullmatch(
+        r"time: original [0-9.]+ ms \(IQR [0-9.]+-[0-9.]+\), rewritten [0-9.]+ ms \(IQR [0-9.]+-[0-9.]+\), "
+        r"speedup [0-9.]+x \(IQR [0-9.]+-[0-9.]+(: no clear difference)?\) "
+        r"\(median of 3 calls each, order alternating, 1 CPU thread, cpu\)",
+        last,
+    ), last
 
 
 def test_timing_without_step_reexecutes_the_module():
@@ -347,8 +362,183 @@ def test_step_that_cannot_rerun_reports_a_timing_error_but_keeps_the_verdict():
     )
     report = verify_pair(snippet, snippet, filename="once.py", repeat=2)
     assert report.ok and report.timing_error is not None
-    assert "original" in report.timing_error and "backward through the graph" in report.timing_error
+    # both sides fail on their second call; with the order alternating, the
+    # rewritten side makes its second call first (round 2 runs B, A)
+    assert report.timing_error.startswith("rewritten timing failed: RuntimeError")
+    assert "backward through the graph" in report.timing_error
     assert "time: not measured" in format_report(report)
+
+
+# ---------------------------------------------------- timing: how it measures
+
+PROBE = "_gradfix_timing_probe"
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    """A module the snippets import to record, from inside step(), what they saw."""
+    module = types.ModuleType(PROBE)
+    module.calls = []
+    monkeypatch.setitem(sys.modules, PROBE, module)
+    return module.calls
+
+
+@pytest.fixture
+def caller_threads():
+    """Run the test with 2 torch threads in the caller (restored afterwards)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield 2
+    torch.set_num_threads(previous)
+
+
+def recording(tag: str, setup: str = "") -> str:
+    """A snippet whose step() records (tag, torch's thread count, gc enabled?)."""
+    return src(
+        f"""
+        import gc
+        import torch
+        import {PROBE}
+        {setup}
+        w = torch.randn(4, requires_grad=True)
+
+        def step():
+            {PROBE}.calls.append(({tag!r}, torch.get_num_threads(), gc.isenabled()))
+            (w * 3).sum().backward()
+        """
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_thread_count_is_pinned_during_the_run_and_restored_after(probe, caller_threads, threads):
+    report = verify_pair(recording("A"), recording("B"), filename="t.py", repeat=4, threads=threads)
+    assert report.ok and report.timing_error is None
+    assert probe, "step() was never called"
+    # comparison and timing calls alike ran with the requested count
+    assert {n for _, n, _ in probe} == {threads}
+    assert torch.get_num_threads() == caller_threads
+    assert report.threads == report.orig_threads == report.new_threads == threads
+    plural = "" if threads == 1 else "s"
+    assert f", {threads} CPU thread{plural}, cpu)" in format_report(report)
+
+
+def test_threads_none_keeps_the_callers_count(probe, caller_threads):
+    report = verify_pair(recording("A"), recording("B"), filename="t.py", repeat=2, threads=None)
+    assert {n for _, n, _ in probe} == {caller_threads}
+    assert report.threads == caller_threads and "2 CPU threads" in format_report(report)
+
+
+def test_a_snippets_own_thread_count_is_used_reported_and_not_leaked(probe, caller_threads):
+    own = recording("A", setup="torch.set_num_threads(3)")
+    report = verify_pair(own, own, filename="t.py", repeat=2, threads=1)
+    assert {n for _, n, _ in probe} == {3}
+    assert report.threads == 1 and report.orig_threads == report.new_threads == 3
+    assert "3 CPU threads (set by the snippet, not 1)" in format_report(report)
+    assert torch.get_num_threads() == caller_threads
+    # only one side sets it: the count differs between the sides, and says so
+    report = verify_pair(recording("A"), own, filename="t.py", repeat=2, threads=1)
+    assert (report.orig_threads, report.new_threads) == (1, 3)
+    assert "CPU threads: original 1, rewritten 3" in format_report(report)
+    # ... and within the timing, each side's steps ran with its own count
+    timed = probe[-4:]
+    assert sorted(timed) == [("A", 1, False), ("A", 1, False), ("A", 3, False), ("A", 3, False)]
+    # run_snippet restores the count too
+    run_snippet(own, filename="t.py")
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_invalid_thread_count_is_refused(caller_threads):
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="threads must be at least 1"):
+            verify_pair("x = 1\n", "x = 1\n", filename="t.py", threads=bad)
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_timing_alternates_the_order_each_round_after_a_warmup(probe):
+    repeat = 5
+    report = verify_pair(recording("A"), recording("B"), filename="t.py", repeat=repeat)
+    assert report.ok and report.timing_error is None
+    tags = [tag for tag, _, _ in probe]
+    # the comparison runs each side once, original first
+    assert tags[:2] == ["A", "B"]
+    rounds = [tuple(tags[i:i + 2]) for i in range(2, len(tags), 2)]
+    assert report.warmup >= 2
+    assert len(rounds) == report.warmup + repeat
+    expected = [("A", "B"), ("B", "A")]
+    warmup, timed = rounds[:report.warmup], rounds[report.warmup:]
+    assert warmup == [expected[i % 2] for i in range(len(warmup))]
+    assert timed == [expected[i % 2] for i in range(repeat)]  # A B, B A, A B, B A, A B
+
+
+def test_garbage_collector_is_off_inside_timed_calls_only(probe):
+    assert gc.isenabled()
+    verify_pair(recording("A"), recording("B"), filename="t.py", repeat=3)
+    enabled = [on for _, _, on in probe]
+    assert enabled[:2] == [True, True]  # the compared step is not a timed call
+    assert not any(enabled[2:])  # warm-up and timed calls
+    assert gc.isenabled()
+
+
+def test_timing_without_step_alternates_and_pins_threads_too(probe, caller_threads):
+    def module(tag):
+        return f"import torch\nimport {PROBE}\n{PROBE}.calls.append(({tag!r}, torch.get_num_threads(), None))\nv = 1.0\n"
+
+    report = verify_pair(module("A"), module("B"), filename="m.py", repeat=4, threads=1)
+    assert report.ok and not report.timed_step
+    tags = [tag for tag, _, _ in probe]
+    # two comparison runs, two loads for timing, then the rounds
+    rounds = [tuple(tags[i:i + 2]) for i in range(4, len(tags), 2)]
+    assert rounds[report.warmup:] == [("A", "B"), ("B", "A")] * 2
+    assert {n for _, n, _ in probe} == {1}
+    assert torch.get_num_threads() == caller_threads
+
+
+def test_report_shows_the_spread_and_flags_a_difference_within_noise():
+    report = PairReport(filename="f.py", device="cpu", rows=[], ok=True, timed_step=True, repeat=5, threads=1,
+                        orig_threads=1, new_threads=1)
+    report.orig_spread = Spread.of([10.0, 11.0, 12.0, 13.0, 14.0])
+    report.new_spread = Spread.of([5.0, 5.5, 6.0, 6.5, 7.0])
+    report.orig_ms, report.new_ms = report.orig_spread.median, report.new_spread.median
+    report.speedup_spread = Spread.of([1.8, 1.9, 2.0, 2.1, 2.2])
+    report.speedup = report.speedup_spread.median
+    last = format_report(report).splitlines()[-1]
+    assert last == (
+        "time: original 12.00 ms (IQR 11.00-13.00), rewritten 6.00 ms (IQR 5.50-6.50), "
+        "speedup 2.00x (IQR 1.90-2.10) (median of 5 calls each, order alternating, 1 CPU thread, cpu)"
+    )
+    report.speedup_spread = Spread.of([0.9, 0.96, 1.01, 1.04, 1.1])
+    report.speedup = report.speedup_spread.median
+    assert "speedup 1.01x (IQR 0.96-1.04: no clear difference)" in format_report(report)
+    # a single call has no spread to show
+    report.repeat = 1
+    report.orig_spread, report.new_spread = Spread.of([11.0]), Spread.of([5.0])
+    report.speedup_spread = Spread.of([2.2])
+    report.orig_ms, report.new_ms, report.speedup = 11.0, 5.0, 2.2
+    assert format_report(report).splitlines()[-1] == (
+        "time: original 11.00 ms, rewritten 5.00 ms, speedup 2.20x "
+        "(median of 1 call each, order alternating, 1 CPU thread, cpu)"
+    )
+
+
+def test_spread_and_abba_helpers():
+    s = Spread.of([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (s.median, s.q1, s.q3, s.min, s.max, s.n) == (3.0, 2.0, 4.0, 1.0, 5.0, 5)
+    assert s.contains(3.5) and not s.contains(4.0) and not s.contains(0.5)
+    one = Spread.of([7.0])
+    assert (one.median, one.q1, one.q3, one.n) == (7.0, 7.0, 7.0, 1)
+    with pytest.raises(ValueError):
+        Spread.of([])
+    assert [abba(r) for r in range(4)] == [[0, 1], [1, 0], [0, 1], [1, 0]]
+
+
+def test_torch_threads_restores_even_after_an_exception(caller_threads):
+    with pytest.raises(RuntimeError):
+        with torch_threads(1) as n:
+            assert n == 1 and torch.get_num_threads() == 1
+            raise RuntimeError("boom")
+    assert torch.get_num_threads() == caller_threads
+    with torch_threads(None) as n:
+        assert n == caller_threads
 
 
 # ------------------------------------------------------------ environment
@@ -415,7 +605,7 @@ def test_cuda_pair():
                          device="cuda", repeat=3)
     assert report.error is None and report.ok, format_report(report, verbose=True)
     assert report.device == "cuda" and report.orig_ms > 0 and report.new_ms > 0
-    assert format_report(report).endswith("(median of 3, cuda)")
+    assert format_report(report).endswith("(median of 3 calls each, order alternating, 1 CPU thread, cuda)")
     bad = verify_pair(SEED_ORIGINAL, SEED_TEXTBOOK_HOOK, filename="seed.py", device="cuda", repeat=0)
     assert not rows_by_key(bad)["G.weight.grad"].ok
     assert torch.get_default_device().type == "cpu"

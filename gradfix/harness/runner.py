@@ -27,9 +27,18 @@ floats: rtol 1e-5, atol 1e-6; float16/bfloat16: rtol 2e-2, atol 1e-3;
 integers and bools exact; NaN positions must agree); names only the
 rewrite introduced are ignored.  Because module-level names are part of the
 state, a temporary that the rewrite drops (``l2 = ...``) must stay local to
-``step()`` or it is reported as missing.  Timing runs each side in its own
-fresh namespace, interleaving original and rewritten calls after a warm-up,
-and reports the median of ``repeat`` calls each.
+``step()`` or it is reported as missing.
+
+The whole run (comparison and timing) uses ``threads`` CPU threads for torch
+(default 1, see :mod:`gradfix.harness.timing`); the caller's count is
+restored afterwards, also when a snippet calls ``torch.set_num_threads``
+itself (the count a snippet's setup leaves is re-applied before each of its
+steps, and reported).  Timing runs each side in its own fresh namespace:
+after a warm-up, ``repeat`` rounds each call both sides, alternating which
+goes first (A B, B A, ...), with the cyclic garbage collector off inside the
+timed calls.  The report gives each side's median and interquartile range,
+and the speedup: the median and interquartile range of the per-round ratios
+(each round's two calls ran back to back, so each ratio is a paired figure).
 """
 
 from __future__ import annotations
@@ -38,7 +47,6 @@ import contextlib
 import gc
 import io
 import math
-import statistics
 import sys
 import time
 import traceback
@@ -49,6 +57,16 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import torch
 
 from gradfix.harness.compare import Row, collect_state, compare_states
+from gradfix.harness.timing import (
+    DEFAULT_THREADS,
+    WARMUP_MAX_ROUNDS,
+    WARMUP_ROUNDS,
+    WARMUP_SECONDS,
+    Spread,
+    abba,
+    timed_call,
+    torch_threads,
+)
 
 __all__ = [
     "DeviceUnavailable",
@@ -61,7 +79,6 @@ __all__ = [
 ]
 
 SNIPPET_MODULE = "__gradfix_snippet__"
-WARMUP = 2
 
 
 class DeviceUnavailable(RuntimeError):
@@ -113,6 +130,15 @@ class PairReport:
     describes a snippet failure (``error_side`` / ``error_line`` locate it)
     or a protocol problem.  Timing fields are None when not measured;
     ``timing_error`` says why when timing itself failed.
+
+    ``threads`` is torch's CPU thread count for the run (what was asked
+    for, or torch's count when nothing was); ``orig_threads`` and
+    ``new_threads`` are the counts in effect during each side's timed calls,
+    which differ from it only when a snippet sets its own.  ``orig_ms`` and
+    ``new_ms`` are medians, ``orig_spread`` / ``new_spread`` the per-call
+    figures behind them, ``speedup_spread`` summarises the per-round ratios
+    original/rewritten and ``speedup`` is their median.  ``warmup`` is the
+    number of untimed rounds run first.
     """
 
     filename: str
@@ -128,6 +154,13 @@ class PairReport:
     error_side: Optional[str] = None
     error_line: Optional[int] = None
     timing_error: Optional[str] = None
+    threads: Optional[int] = None
+    orig_threads: Optional[int] = None
+    new_threads: Optional[int] = None
+    orig_spread: Optional[Spread] = None
+    new_spread: Optional[Spread] = None
+    speedup_spread: Optional[Spread] = None
+    warmup: int = 0
 
 
 # ------------------------------------------------------------------ devices
@@ -179,9 +212,10 @@ def _set_default_device(device: torch.device) -> None:
 def _torch_defaults(device: str) -> Iterator[None]:
     """Make ``device`` the default for the block; restore torch's globals after.
 
-    The caller's random state is restored too, so running a snippet leaves
-    no trace in the process that verifies it.
+    The caller's random state and CPU thread count are restored too, so
+    running a snippet leaves no trace in the process that verifies it.
     """
+    prev_threads = torch.get_num_threads()
     prev_device = torch.get_default_device()
     prev_dtype = torch.get_default_dtype()
     prev_grad = torch.is_grad_enabled()
@@ -197,6 +231,13 @@ def _torch_defaults(device: str) -> Iterator[None]:
             torch.set_default_dtype(prev_dtype)
             torch.set_grad_enabled(prev_grad)
             torch.use_deterministic_algorithms(prev_deterministic, warn_only=prev_warn_only)
+            _set_threads(prev_threads)
+
+
+def _set_threads(threads: int) -> None:
+    # set_num_threads may rebuild the thread pool: only when it changes.
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- execution
@@ -210,10 +251,12 @@ class _Loaded:
     # each step() call (the other side may have changed them meanwhile).
     dtype: torch.dtype
     grad_enabled: bool
+    threads: int
 
     def enter(self) -> None:
         torch.set_default_dtype(self.dtype)
         torch.set_grad_enabled(self.grad_enabled)
+        _set_threads(self.threads)
 
 
 def _error_from(exc: BaseException, code_filename: str, source: str, phase: str) -> SnippetError:
@@ -276,13 +319,19 @@ def _seed(seed: int, device: str) -> None:
         torch.cuda.manual_seed_all(seed)
 
 
-def _load(code: types.CodeType, source: str, filename: str, device: str, seed: int) -> _Loaded:
-    """Execute the module-level code in a fresh namespace (inside _torch_defaults)."""
+def _fresh_defaults(seed: int, device: str, threads: int) -> None:
+    """What every snippet starts from: the seed, float32, grad mode, the run's thread count."""
     _seed(seed, device)
-    module = _new_namespace(filename, device)
-    namespace = module.__dict__
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
+    _set_threads(threads)
+
+
+def _load(code: types.CodeType, source: str, filename: str, device: str, seed: int, threads: int) -> _Loaded:
+    """Execute the module-level code in a fresh namespace (inside _torch_defaults)."""
+    _fresh_defaults(seed, device, threads)
+    module = _new_namespace(filename, device)
+    namespace = module.__dict__
     with _captured(source, filename, "setup"), _registered(module):
         exec(code, namespace)
     step = namespace.get("step")
@@ -291,13 +340,15 @@ def _load(code: types.CodeType, source: str, filename: str, device: str, seed: i
         step if callable(step) else None,
         torch.get_default_dtype(),
         torch.is_grad_enabled(),
+        torch.get_num_threads(),
     )
 
 
 def _run(source: str, filename: str, device: str, seed: int) -> tuple:
     code = _compile(source, filename)
+    threads = torch.get_num_threads()
     with _torch_defaults(device):
-        loaded = _load(code, source, filename, device, seed)
+        loaded = _load(code, source, filename, device, seed, threads)
         if loaded.step is not None:
             with _captured(source, filename, "step"):
                 loaded.step()
@@ -310,70 +361,94 @@ def _run(source: str, filename: str, device: str, seed: int) -> tuple:
     return state, loaded.step is not None
 
 
-def run_snippet(source: str, *, filename: str, device: str = "cpu", seed: int = 0) -> Dict[str, object]:
+def run_snippet(
+    source: str, *, filename: str, device: str = "cpu", seed: int = 0, threads: Optional[int] = None
+) -> Dict[str, object]:
     """Execute one snippet per the protocol and return its collected state.
 
+    ``threads``: torch's CPU thread count while it runs (None: as it is).
     Raises :class:`SnippetError` when the snippet raises (or does not compile).
     """
-    state, _ = _run(source, filename, resolve_device(device), seed)
+    device = resolve_device(device)
+    with torch_threads(threads):
+        state, _ = _run(source, filename, device, seed)
     return state
 
 
 # ------------------------------------------------------------------- timing
 
 
+@dataclass
+class _Timings:
+    orig: List[float]
+    new: List[float]
+    timed_step: bool
+    orig_threads: Optional[int]
+    new_threads: Optional[int]
+    warmup: int
+
+
 def _time_pair(
     original: str, rewritten: str, filename: str, device: str, seed: int, repeat: int
-) -> tuple:
-    """Median ms per call for each side, and whether step() was what was timed."""
+) -> _Timings:
+    """Per-call ms of each side over ``repeat`` ABBA rounds (see the module doc)."""
     cuda = _is_cuda(device)
+    threads = torch.get_num_threads()
     sides = []
     with _torch_defaults(device):
         for side, source in (("original", original), ("rewritten", rewritten)):
             code = _compile(source, filename)
             try:
-                loaded = _load(code, source, filename, device, seed)
+                loaded = _load(code, source, filename, device, seed, threads)
             except SnippetError as e:
                 e.side, e.phase = side, "timing"
                 raise
             sides.append((side, source, code, loaded))
         timed_step = all(s[3].step is not None for s in sides)
+        seen_threads: List[Optional[int]] = [None, None]
 
-        def call(side: str, source: str, code: types.CodeType, loaded: _Loaded) -> float:
+        def call(index: int) -> float:
+            side, source, code, loaded = sides[index]
             try:
                 if timed_step:
                     loaded.enter()
                     fn: Callable[[], Any] = loaded.step  # type: ignore[assignment]
                 else:
-                    _seed(seed, device)
+                    # Re-executing the module: a fresh namespace from the
+                    # same starting point each time (outside the timed call).
+                    _fresh_defaults(seed, device, threads)
                     module = _new_namespace(filename, device)
-                    torch.set_default_dtype(torch.float32)
-                    torch.set_grad_enabled(True)
 
                     def fn() -> None:
                         with _registered(module):
                             exec(code, module.__dict__)
                 with _captured(source, filename, "timing"):
-                    if cuda:
-                        torch.cuda.synchronize()
-                    start = time.perf_counter()
-                    fn()
-                    if cuda:
-                        torch.cuda.synchronize()
-                    return (time.perf_counter() - start) * 1e3
+                    if timed_step:
+                        seen_threads[index] = torch.get_num_threads()
+                        return timed_call(fn, cuda)
+                    ms = timed_call(fn, cuda)
+                    # the module's own set_num_threads, if any, ran inside
+                    seen_threads[index] = torch.get_num_threads()
+                    return ms
             except SnippetError as e:
                 e.side = side
                 raise
 
-        for _ in range(WARMUP):
-            for s in sides:
-                call(*s)
+        # Warm-up: at least WARMUP_ROUNDS rounds, more until WARMUP_SECONDS.
+        rounds = 0
+        start = time.perf_counter()
+        while rounds < WARMUP_ROUNDS or (
+            time.perf_counter() - start < WARMUP_SECONDS and rounds < WARMUP_MAX_ROUNDS
+        ):
+            for i in abba(rounds):
+                call(i)
+            rounds += 1
         gc.collect()
         times: List[List[float]] = [[], []]
-        for _ in range(repeat):
-            for i, s in enumerate(sides):
-                times[i].append(call(*s))
-    return statistics.median(times[0]), statistics.median(times[1]), timed_step
+        for r in range(repeat):
+            for i in abba(r):
+                times[i].append(call(i))
+    return _Timings(times[0], times[1], timed_step, seen_threads[0], seen_threads[1], rounds)
 
 
 # ------------------------------------------------------------------- verify
@@ -387,14 +462,25 @@ def verify_pair(
     device: str = "cpu",
     repeat: int = 20,
     seed: int = 0,
+    threads: Optional[int] = DEFAULT_THREADS,
 ) -> PairReport:
     """Run both snippets with the same seed, compare their state, and time them.
 
-    Snippet failures are reported in the result, never raised; an
-    unavailable device raises :class:`DeviceUnavailable`.
+    ``threads``: torch's CPU thread count for the whole run (None: leave it
+    as it is); the previous count is restored afterwards.  Snippet failures
+    are reported in the result, never raised; an unavailable device raises
+    :class:`DeviceUnavailable`, a thread count below 1 ``ValueError``.
     """
     device = resolve_device(device)
-    report = PairReport(filename=filename, device=device, repeat=repeat)
+    with torch_threads(threads) as in_effect:
+        report = PairReport(filename=filename, device=device, repeat=repeat, threads=in_effect)
+        _verify_into(report, original, rewritten, filename, device, repeat, seed)
+    return report
+
+
+def _verify_into(
+    report: PairReport, original: str, rewritten: str, filename: str, device: str, repeat: int, seed: int
+) -> None:
     states = []
     has_step = []
     for side, source in (("original", original), ("rewritten", rewritten)):
@@ -403,34 +489,40 @@ def verify_pair(
         except SnippetError as e:
             e.side = side
             report.error, report.error_side, report.error_line = str(e), side, e.lineno
-            return report
+            return
         states.append(state)
         has_step.append(stepped)
     if has_step[0] != has_step[1]:
         which = "original" if has_step[0] else "rewritten"
         other = "rewritten" if has_step[0] else "original"
         report.error = f"the {which} snippet defines step() but the {other} does not"
-        return report
+        return
     report.timed_step = has_step[0]
     if not states[0]:
         report.error = (
             "nothing to compare: the original leaves no tensors, modules or numbers "
             "in its namespace"
         )
-        return report
+        return
     report.rows = compare_states(states[0], states[1])
     report.ok = all(r.ok for r in report.rows)
-    if repeat > 0:
-        try:
-            orig_ms, new_ms, report.timed_step = _time_pair(
-                original, rewritten, filename, device, seed, repeat
-            )
-        except SnippetError as e:
-            report.timing_error = str(e)
-        else:
-            report.orig_ms, report.new_ms = orig_ms, new_ms
-            report.speedup = orig_ms / new_ms if new_ms > 0 else None
-    return report
+    if repeat <= 0:
+        return
+    try:
+        t = _time_pair(original, rewritten, filename, device, seed, repeat)
+    except SnippetError as e:
+        report.timing_error = str(e)
+        return
+    report.timed_step, report.warmup = t.timed_step, t.warmup
+    report.orig_threads, report.new_threads = t.orig_threads, t.new_threads
+    report.orig_spread, report.new_spread = Spread.of(t.orig), Spread.of(t.new)
+    report.orig_ms, report.new_ms = report.orig_spread.median, report.new_spread.median
+    # Each round times both sides back to back, so each round's ratio is a
+    # paired measurement that shares the machine's state of the moment: the
+    # speedup is their median (which then lies inside their reported IQR).
+    ratios = [o / n for o, n in zip(t.orig, t.new) if n > 0]
+    report.speedup_spread = Spread.of(ratios) if ratios else None
+    report.speedup = report.speedup_spread.median if report.speedup_spread else None
 
 
 # ------------------------------------------------------------------- report
@@ -493,10 +585,44 @@ def format_report(report: PairReport, *, verbose: bool = False) -> str:
     if report.timing_error is not None:
         lines.append(f"time: not measured: {report.timing_error}")
     elif report.orig_ms is not None and report.new_ms is not None:
-        speed = f"{report.speedup:.2f}x" if report.speedup is not None else "n/a"
-        what = "" if report.timed_step else ", whole module re-executed: no step()"
-        lines.append(
-            f"time: original {report.orig_ms:.2f} ms, rewritten {report.new_ms:.2f} ms, "
-            f"speedup {speed} (median of {report.repeat}, {report.device}{what})"
-        )
+        lines.append(_time_line(report))
     return "\n".join(lines)
+
+
+def _iqr(spread: Optional[Spread], fmt: str) -> str:
+    if spread is None or spread.n < 2:
+        return ""
+    return f" (IQR {spread.q1:{fmt}}-{spread.q3:{fmt}})"
+
+
+def _threads_text(report: PairReport) -> str:
+    def n(k: Optional[int]) -> str:
+        return f"{k} CPU thread{'s' if k != 1 else ''}"
+
+    orig = report.orig_threads if report.orig_threads is not None else report.threads
+    new = report.new_threads if report.new_threads is not None else report.threads
+    if orig != new:
+        return f"CPU threads: original {orig}, rewritten {new} (set by the snippets)"
+    if report.threads is not None and orig != report.threads:
+        return f"{n(orig)} (set by the snippet, not {report.threads})"
+    return n(orig)
+
+
+def _time_line(report: PairReport) -> str:
+    """``time: original A ms (IQR ..), rewritten B ms (IQR ..), speedup Sx (IQR ..) (how)``."""
+    assert report.orig_ms is not None and report.new_ms is not None
+    speed = "n/a"
+    if report.speedup is not None:
+        speed = f"{report.speedup:.2f}x"
+        spread = report.speedup_spread
+        if spread is not None and spread.n >= 2:
+            noise = ": no clear difference" if spread.contains(1.0) else ""
+            speed += f" (IQR {spread.q1:.2f}-{spread.q3:.2f}{noise})"
+    what = "" if report.timed_step else ", whole module re-executed: no step()"
+    calls = "call" if report.repeat == 1 else "calls"
+    return (
+        f"time: original {report.orig_ms:.2f} ms{_iqr(report.orig_spread, '.2f')}, "
+        f"rewritten {report.new_ms:.2f} ms{_iqr(report.new_spread, '.2f')}, speedup {speed} "
+        f"(median of {report.repeat} {calls} each, order alternating, {_threads_text(report)}, "
+        f"{report.device}{what})"
+    )
