@@ -898,3 +898,43 @@ def test_executed_no_safe_fix_changes_gradients(name):
     report = harness.verify_pair(src, result.fixed.decode(), filename=f"{name}.py", device="cpu", repeat=0)
     assert report.error is None
     assert [r.key for r in report.rows if not r.ok] == []
+
+
+# Names of the shared value: unique where they are visible, not per file.
+
+
+def _two_steps(between: str = "") -> str:
+    step = '''def {name}():
+    za = enc_a(xa)
+    zb = enc_b(xb)
+    l_a = rec + lam * kl(za, zb.detach())
+    l_b = cls - lam * kl(za.detach(), zb){extra}
+    l_a.backward(retain_graph=True)
+    l_b.backward()
+'''
+    return KL + between + step.format(name="step_a", extra="") + "\n\n" + step.format(name="step_b", extra="\n    print(kl_shared)")
+
+
+def test_each_function_gets_its_own_shared_name():
+    # step_b reads a global `kl_shared` (print): its new local must not shadow it;
+    # step_a does not, and other functions' names do not matter to it.
+    result = _lint(_two_steps())
+    fixed = result.fixed.decode()
+    assert result.applied == 2
+    assert "    kl_shared = kl(za, grad_scale(zb, -1.0))\n    l_a = rec + lam * kl_shared\n" in fixed.split("def step_b")[0]
+    assert "    kl_shared_2 = kl(za, grad_scale(zb, -1.0))\n    l_a = rec + lam * kl_shared_2\n" in fixed.split("def step_b")[1]
+
+
+def test_functions_without_a_clash_reuse_the_name():
+    result = _lint(_two_steps().replace("\n    print(kl_shared)", ""))
+    fixed = result.fixed.decode()
+    assert result.applied == 2
+    assert fixed.count("    kl_shared = kl(za, grad_scale(zb, -1.0))\n") == 2
+    assert "kl_shared_2" not in fixed
+
+
+def test_a_module_level_name_read_by_the_function_is_avoided():
+    # `kl_shared` is only used at module level, but the function can read it.
+    src = KL + "kl_shared = 3\n\n\n" + TWO_STATEMENTS.replace(KL, "")
+    fixed = _lint(src).fixed.decode()
+    assert "    kl_shared_2 = kl(za, grad_scale(zb, -1.0))\n" in fixed and "kl_shared = 3\n" in fixed

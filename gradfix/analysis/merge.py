@@ -262,6 +262,51 @@ def fresh_name(base: str, taken: Set[str]) -> str:
     return name
 
 
+class FreshNames:
+    """New names for what fixes assign, unique where each is visible.
+
+    A name assigned inside a function is local to it: it must differ from
+    every name that function uses (its nested functions included) and from
+    every name used outside functions (module-level names it could read), but
+    not from other functions' locals, so two functions of a file each get
+    `kl_shared` rather than `kl_shared` and `kl_shared_2`. At module level a
+    new name differs from every name of the file.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._taken: Dict[int, Set[str]] = {}
+
+    def fresh(self, base: str, scopes: Sequence[cst.CSTNode]) -> str:
+        """`base` or `base_N`, for a name assigned in the innermost of `scopes` (module first, as `BlockVisitor.scopes`)."""
+        # Nested functions share their outermost function's set: they see its locals.
+        function = next((s for s in scopes if isinstance(s, cst.FunctionDef)), None)
+        key = id(function)
+        taken = self._taken.get(key)
+        if taken is None:
+            taken = names_in(self.module) if function is None else names_in(function) | self._outside_functions()
+            self._taken[key] = taken
+        return fresh_name(base, taken)
+
+    def _outside_functions(self) -> Set[str]:
+        if -1 not in self._taken:
+            names: Set[str] = set()
+
+            class Collect(cst.CSTVisitor):
+                def visit_Name(self, n: cst.Name) -> None:
+                    names.add(n.value)
+
+                def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                    names.add(n.name.value)
+                    for decorator in n.decorators:
+                        decorator.visit(self)
+                    return False  # its parameters and body are its own scope
+
+            self.module.visit(Collect())
+            self._taken[-1] = names
+        return self._taken[-1]
+
+
 class Replace(cst.CSTTransformer):
     """Replace nodes by identity, keeping the parentheses the original had (unless told not to)."""
 

@@ -21,15 +21,14 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import (
-    PairMatch,
-    module_op,
+    FreshNames,
     MergeSafety,
+    PairMatch,
     Replace,
     detached,
-    fresh_name,
     match_pair,
     merged_call,
-    names_in,
+    module_op,
 )
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -55,7 +54,7 @@ class Visitor(BlockVisitor):
     CODE = CODE
 
     def start(self, module: cst.Module) -> None:
-        self._taken_names: Set[str] = names_in(module)
+        self._names = FreshNames(module)
         self.safety = MergeSafety(self.classifier, module)
 
     # -- finding the backward sites ----------------------------------------------------
@@ -236,7 +235,7 @@ class Visitor(BlockVisitor):
     def _fresh_name(self, named: List[_Site]) -> str:
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
-        return fresh_name(base, self._taken_names)
+        return self._names.fresh(base, self.scopes)
 
 
 def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:

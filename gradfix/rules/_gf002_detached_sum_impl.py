@@ -15,7 +15,7 @@ from gradfix.analysis.exprs import read_paths, calls_within, code_of, contains_d
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.merge import MergeSafety, Replace, detached, fresh_name, hoisted_assign, match_pair, merged_call, module_op, names_in
+from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -40,7 +40,7 @@ class Visitor(BlockVisitor):
     CODE = CODE
 
     def start(self, module: cst.Module) -> None:
-        self._taken: Set[str] = names_in(module)
+        self._names = FreshNames(module)
         self.safety = MergeSafety(self.classifier, module)
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
@@ -126,7 +126,7 @@ class Visitor(BlockVisitor):
             if others:
                 names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
                 reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
-            name = fresh_name(self._term_name(statement, call1), self._taken)
+            name = self._names.fresh(self._term_name(statement, call1), self.scopes)
             value = _value_expression(name, correction)
             if not _leftmost(_remove_term(root, node2), node1):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -175,7 +175,7 @@ class Visitor(BlockVisitor):
         host_term = first if first.def_index == host else second
         reads = {id(t): self._read_outside(t, statement) for t in (first, second)}
         if reads[id(host_term)]:
-            name = fresh_name(f"{host_term.target.value}_term", self._taken)  # type: ignore[union-attr]
+            name = self._names.fresh(f"{host_term.target.value}_term", self.scopes)  # type: ignore[union-attr]
         else:
             name = host_term.target.value  # type: ignore[union-attr]
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}

@@ -23,11 +23,11 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import ONE, Coef
 from gradfix.analysis.merge import (
+    FreshNames,
     MergeSafety,
     PairMatch,
     Replace,
     detached,
-    fresh_name,
     hoisted_assign,
     match_pair,
     merged_call,
@@ -47,7 +47,7 @@ class Visitor(BlockVisitor):
     CODE = CODE
 
     def start(self, module: cst.Module) -> None:
-        self._taken: Set[str] = names_in(module)
+        self._names = FreshNames(module)
         # Inlined helper nodes -> (the node, the helper's node it was built from).
         self._origins: Dict[int, tuple] = {}
         self.safety = MergeSafety(self.classifier, module)
@@ -356,7 +356,7 @@ class Visitor(BlockVisitor):
         merged, ops = merged_call(first.call, match, ONE, ratio, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
         callee = _inner_callee(first.call)
         last = callee.rsplit(".", 1)[-1]
-        name = fresh_name(f"{last}_shared" if last.isidentifier() else "shared_term", self._taken)
+        name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
         hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         new_first = self._substitute(first, cst.Name(name))
