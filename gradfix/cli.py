@@ -9,12 +9,14 @@ execute user code.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, TextIO, Tuple
 
 import click
 
@@ -22,7 +24,8 @@ from gradfix import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 STDIN = "-"
-# A progress bar is worth drawing only for runs this long, and only on a terminal.
+# A progress bar is worth drawing only for runs of this many files, and only
+# when stderr is a terminal (see _progress).
 PROGRESS_THRESHOLD = 200
 
 
@@ -148,16 +151,16 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
 
     def finish() -> Run:
         cache = None if options.no_cache else Cache()
-        results = _progress(lint_many(options.jobs, tasks, cache=cache), len(tasks))
-        for entry in entries:
-            if entry[0] == "error":
-                run.errors.append((entry[1], entry[2]))
-                continue
-            _, name, data, unsafe = entry
-            result = next(results)
-            if result.error:
-                run.errors.append((name, result.error))
-            run.outcomes.append(Outcome(name, data, result, unsafe))
+        with _progress(lint_many(options.jobs, tasks, cache=cache), len(tasks)) as results:
+            for entry in entries:
+                if entry[0] == "error":
+                    run.errors.append((entry[1], entry[2]))
+                    continue
+                _, name, data, unsafe = entry
+                result = next(results)
+                if result.error:
+                    run.errors.append((name, result.error))
+                run.outcomes.append(Outcome(name, data, result, unsafe))
         return run
 
     if list(paths) == [STDIN]:
@@ -199,15 +202,94 @@ def _empty_result(name: str):
     return FileResult(name)
 
 
-def _progress(results: Iterator, total: int) -> Iterator:
-    if total < PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return iter(results)
+def _is_terminal(stream) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
-    def bar() -> Iterator:
-        with click.progressbar(results, length=total, label="gradfix", file=sys.stderr) as items:
-            yield from items
 
-    return bar()
+class _ProgressBar:
+    """`gradfix [#####-----] 120/400 files` on one line of a terminal, redrawn in place.
+
+    Drawn when created, then at most every `interval` seconds and once more
+    when the count reaches the total; `close()` erases it, so what is
+    printed next (the summary, or the findings when stdout is the same
+    terminal) starts on a clean line and the bar leaves nothing behind.
+    Only carriage returns and spaces: no cursor or erase escapes that a
+    terminal might not know.
+    """
+
+    def __init__(self, total: int, stream: TextIO, *, label: str = "gradfix", interval: float = 0.1) -> None:
+        self.total, self.stream, self.label, self.interval = total, stream, label, interval
+        self.width = self._columns(stream) - 1  # never the last column: some terminals wrap there
+        self.drawn = 0  # length of the line on screen
+        self.last = 0.0
+        self.update(0, force=True)
+
+    @staticmethod
+    def _columns(stream) -> int:
+        try:
+            columns = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+        return columns if columns > 0 else 80
+
+    def update(self, done: int, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not (force or done >= self.total or now - self.last >= self.interval):
+            return
+        self.last = now
+        count = f"{done}/{self.total} files"
+        room = self.width - len(self.label) - len(count) - 4
+        if room >= 10:
+            filled = room * done // max(self.total, 1)
+            line = f"{self.label} [{'#' * filled}{'-' * (room - filled)}] {count}"
+        else:
+            line = f"{self.label} {count}"[: self.width]
+        self._write("\r" + line + " " * max(0, self.drawn - len(line)))
+        self.drawn = len(line)
+
+    def close(self) -> None:
+        if self.drawn:
+            self._write("\r" + " " * self.drawn + "\r")
+            self.drawn = 0
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a terminal gone away must not fail the run
+            pass
+
+
+@contextlib.contextmanager
+def _progress(results: Iterator, total: int) -> Iterator[Iterator]:
+    """`results`, counted on a progress bar on stderr when worth it (see PROGRESS_THRESHOLD).
+
+    Only stderr is written to, and only when it is a terminal: stdout (JSON,
+    SARIF, diffs, `fix -`'s source) never sees the bar. Each result counts
+    when it arrives; the bar is erased when the block ends, however it ends.
+    """
+    stream = sys.stderr
+    bar = _ProgressBar(total, stream) if total >= PROGRESS_THRESHOLD and _is_terminal(stream) else None
+
+    def counted() -> Iterator:
+        for done, item in enumerate(results, 1):
+            bar.update(done)
+            yield item
+
+    try:
+        yield iter(results) if bar is None else counted()
+    finally:
+        if bar is not None:
+            bar.close()
+        # The caller takes exactly one result per file and leaves `results`
+        # suspended at its last one: close it now (a worker pool shuts down
+        # there) rather than whenever it is garbage-collected.
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
 
 
 def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:

@@ -40,10 +40,10 @@ import torch
 
 __all__ = [
     "DEFAULT_THREADS",
-    "Spread",
+    "WARMUP_MAX_ROUNDS",
     "WARMUP_ROUNDS",
     "WARMUP_SECONDS",
-    "WARMUP_MAX_ROUNDS",
+    "Spread",
     "abba",
     "timed_call",
     "torch_threads",
@@ -114,7 +114,7 @@ class Spread:
     n: int
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Spread":
+    def of(cls, values: Sequence[float]) -> Spread:
         values = list(values)
         if not values:
             raise ValueError("no values")
