@@ -232,13 +232,11 @@ GF002_NAME_IN_OTHER_LOSS = _src(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="GF002 rebuilds a term name read elsewhere as a tensor as a detached value: gradients change")
 @pytest.mark.parametrize("src", [GF002_NAME_REUSED, GF002_NAME_IN_OTHER_LOSS], ids=["reused_in_total", "in_other_loss"])
 def test_gf002_name_read_as_tensor_elsewhere_executed(src):
     _safe_fix_is_exact(src, ["GF002"])
 
 
-@pytest.mark.xfail(strict=True, reason="GF002 rebuilds a term name read elsewhere as a tensor as a detached value: gradients change")
 def test_gf002_name_read_as_tensor_elsewhere_is_unsafe():
     result = _lint(GF002_NAME_REUSED, ["GF002"])
     assert not any(f.fixable for f in result.findings)
@@ -263,14 +261,12 @@ GF002_TWO_SUMS = _src(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="GF002 reports one finding twice at the same position with the same message")
 def test_gf002_no_duplicate_findings():
     result = _lint(GF002_TWO_SUMS, ["GF002"], fix=False)
     keys = [(f.line, f.col, f.code, f.message) for f in result.findings]
     assert len(keys) == len(set(keys)), keys
 
 
-@pytest.mark.xfail(strict=True, reason="GF002's fix of the first sum detaches names the second sum backpropagates")
 def test_gf002_two_sums_executed():
     _safe_fix_is_exact(GF002_TWO_SUMS, ["GF002"])
 

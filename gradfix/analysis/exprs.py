@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import List, Optional, Tuple
+from typing import AbstractSet, Callable, List, Optional, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -335,3 +335,40 @@ def swap_first_two(args: Tuple[cst.Arg, ...]) -> Optional[Tuple[cst.Arg, ...]]:
 
 def is_call_named(node: cst.CSTNode, attr: str) -> bool:
     return isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name(attr)))
+
+
+def ends_in_value(
+    node: cst.CSTNode,
+    parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]],
+    functions: AbstractSet[str],
+    methods: AbstractSet[str],
+) -> bool:
+    """The read `node` ends in a value without gradient: `x.item()`, `(a - x).item()`, `float(x)`, an f-string.
+
+    Walks up from `node` to its statement (`parent_of`: a node's parent, None
+    at the top): an f-string, an argument of one of `functions` (`float`,
+    `print`) or the receiver of one of `methods` called (`.item()`,
+    `.detach()`) ends the read in a value; an argument of any other call may
+    keep the tensor. Shared by the rules that must tell a name read as a
+    value (logging) from one read as a tensor (its gradient matters).
+    """
+    child = node
+    parent = parent_of(child)
+    while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        if isinstance(parent, cst.FormattedStringExpression):
+            return True
+        if isinstance(parent, cst.Call):
+            func = parent.func
+            if child is func:
+                pass  # the receiver side of a method call: look further up
+            elif isinstance(func, cst.Name) and func.value in functions:
+                return True
+            else:
+                return False  # an argument of some other call: it may keep the tensor
+        if isinstance(parent, cst.Attribute) and parent.attr.value in methods:
+            grand = parent_of(parent)
+            if isinstance(grand, cst.Call) and grand.func is parent:
+                return True
+        child = parent
+        parent = parent_of(child)
+    return False

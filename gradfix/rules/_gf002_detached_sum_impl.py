@@ -6,16 +6,26 @@ from gradfix.rules.gf002_detached_sum import CODE, NAME, SUMMARY, DEFAULT, FIXAB
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from gradfix.analysis.exprs import read_paths, calls_within, code_of, contains_detach, contains_node, detach_receiver, strip_parens
+from gradfix.analysis.exprs import (
+    calls_within,
+    code_of,
+    contains_detach,
+    contains_node,
+    detach_receiver,
+    ends_in_value,
+    read_paths,
+    strip_parens,
+)
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
+from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -42,6 +52,9 @@ class Visitor(BlockVisitor):
     def start(self, module: cst.Module) -> None:
         self._names = FreshNames(module)
         self.safety = MergeSafety(self.classifier, module)
+        # The pairs of calls already reported: a pair of names defined above
+        # may be summed in several statements, and is one finding.
+        self._reported: Set[FrozenSet[int]] = set()
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for index, statement in enumerate(block):
@@ -85,9 +98,17 @@ class Visitor(BlockVisitor):
                 match = match_pair(first.call, second.call, self.classifier)
                 if match is None:
                     continue
+                key = frozenset((id(first.call), id(second.call)))
+                if key in self._reported:
+                    # The same two definitions summed again (`loss1 = rec - s + p`,
+                    # `loss2 = s - p + rec`): reported, with its fix, at the first
+                    # sum, whose fix sees this sum as a read of the names.
+                    used.update((i, j))
+                    break
                 finding = self._finding(block, index, root, first, second, match)
                 if finding is not None:
                     self.findings.append(finding)
+                    self._reported.add(key)
                     used.update((i, j))
                     break
 
@@ -173,7 +194,7 @@ class Visitor(BlockVisitor):
             names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
             reasons.append(f"{names} between the definitions and the sum may modify an operand")
         host_term = first if first.def_index == host else second
-        reads = {id(t): self._read_outside(t, statement) for t in (first, second)}
+        reads = {id(t): self._read_elsewhere(t, (first.node, second.node), reasons) for t in (first, second)}
         if reads[id(host_term)]:
             name = self._names.fresh(f"{host_term.target.value}_term", self.scopes)  # type: ignore[union-attr]
         else:
@@ -198,16 +219,40 @@ class Visitor(BlockVisitor):
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
-    def _read_outside(self, term: Term, statement: cst.CSTNode) -> bool:
-        """Is the term's name read anywhere but in the sum itself?"""
+    def _read_elsewhere(self, term: Term, in_sum: Sequence[cst.CSTNode], reasons: List[str]) -> bool:
+        """Is the term's name read anywhere but as the term of the sum (`in_sum`: the two terms)?
+
+        After the rewrite the name is rebuilt as a detached value of the one
+        evaluation: exact for a read that ends in a value (`e.item()`,
+        `float(e)`, an f-string, `print(e)`); any other read (`total = loss +
+        0.1 * e`, a second sum, `return e`) sees the value without its
+        gradient, which is added to `reasons`, naming the line.
+        """
         target = term.target
+        name = target.value  # type: ignore[union-attr]
         scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None or isinstance(scope, GlobalScope):
-            return True  # a module global is visible to importers: keep its value
-        for assignment in scope.assignments[target.value]:  # type: ignore[union-attr]
-            if getattr(assignment, "node", None) is target:
-                return any(not contains_node(statement, access.node) for access in assignment.references)
-        return True
+        references = None
+        if scope is not None:
+            for assignment in scope.assignments[name]:
+                if getattr(assignment, "node", None) is target:
+                    references = [access.node for access in assignment.references]
+                    break
+        if references is None:
+            reasons.append(f"gradfix cannot resolve the reads of `{name}`")
+            return True
+        elsewhere = [node for node in references if not any(contains_node(t, node) for t in in_sum)]
+        for node in elsewhere:
+            if not ends_in_value(node, self._parent, VALUE_FUNCTIONS, VALUE_METHODS):
+                reasons.append(
+                    f"`{name}` is also read as a tensor (line {self.line(node)}): "
+                    f"it carries different gradients after the rewrite"
+                )
+                break
+        # A module global is visible to importers: keep its value.
+        return bool(elsewhere) or isinstance(scope, GlobalScope)
+
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.get_metadata(ParentNodeProvider, node, None)
 
     def _value_only(self, call: cst.Call) -> bool:
         """A call whose result cannot depend on when the hoisted evaluation runs."""

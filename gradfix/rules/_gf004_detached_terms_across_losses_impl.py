@@ -18,6 +18,7 @@ from gradfix.analysis.exprs import (
     contains_node,
     core_call,
     detach_receiver,
+    ends_in_value,
     read_paths,
     strip_parens,
 )
@@ -330,26 +331,7 @@ class Visitor(BlockVisitor):
 
     def _value_only(self, node: cst.CSTNode) -> bool:
         """The read ends in a value without gradient: `x.item()`, `(a - x).item()`, `float(x)`, an f-string."""
-        child = node
-        parent = self.get_metadata(ParentNodeProvider, child, None)
-        while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-            if isinstance(parent, cst.FormattedStringExpression):
-                return True
-            if isinstance(parent, cst.Call):
-                func = parent.func
-                if child is func:
-                    pass  # the receiver side of a method call: look further up
-                elif isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
-                    return True
-                else:
-                    return False  # an argument of some other call: it may keep the tensor
-            if isinstance(parent, cst.Attribute) and parent.attr.value in VALUE_METHODS:
-                grand = self.get_metadata(ParentNodeProvider, parent, None)
-                if isinstance(grand, cst.Call) and grand.func is parent:
-                    return True
-            child = parent
-            parent = self.get_metadata(ParentNodeProvider, child, None)
-        return False
+        return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
 
     # -- the rewrite ----------------------------------------------------------------
     def _fix(self, run: BackwardRun, first: Term, second: Term, match: PairMatch, ratio: Coef, reasons: List[str]) -> Fix:

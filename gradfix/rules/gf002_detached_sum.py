@@ -18,7 +18,9 @@ A term may also be a name defined above in the same block by
 Coefficients, operands and symmetric argument swaps are recognised as in
 GF001 (`gradfix rule GF001`). Not reported when an operand is rebound or
 modified between the two definitions, or when the sum is evaluated only
-conditionally (a comprehension, `x if c else y`, `and`/`or`).
+conditionally (a comprehension, `x if c else y`, `and`/`or`). Two names
+summed in several statements (`loss1 = rec - s + p`, `loss2 = s - p + rec`)
+are one finding, reported at the first sum.
 
 ## Why it is costly
 Both terms compute the same value, with the same forward and backward cost.
@@ -36,7 +38,7 @@ loss value `(a + b) * f` without touching them, so the value is exact too
 its own just before the one holding the sum; for terms defined by name it
 replaces the earlier definition (`q_latent = F.mse_loss(z_q,
 grad_scale(z_e, COMMITMENT_COST))`), and a name read elsewhere is rebuilt as
-a detached value of the one evaluation.
+a detached value of the one evaluation: the same value, without gradient.
 
 Opt-in (not in the default selection): a sum of this kind is often written
 on purpose for readability, and the gain is one evaluation of `f`.
@@ -46,7 +48,12 @@ Safe under the same proven conditions as GF001 (a parameter-free,
 deterministic callee; pure calls in the arguments; numeric coefficients), and
 when every other call in the statement is one that cannot be affected by
 evaluating `f` earlier (proven-pure functions, torch.nn modules of the file).
-Otherwise unsafe, and the message names the unproven condition.
+For terms defined by name, every read of a name other than its term in the
+sum must end in a value (`e.item()`, `float(e)`, `e.detach()`, an f-string,
+`print(e)`): a name also read as a tensor (`total = loss + 0.1 * e`, a
+second sum, `return e`) loses that read's gradient when rebuilt detached,
+and the fix is unsafe, naming the line. Otherwise unsafe, and the message
+names the unproven condition.
 """
 
 from __future__ import annotations
