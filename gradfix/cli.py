@@ -573,9 +573,13 @@ def rule(code: Optional[str], all_: bool) -> None:
     from gradfix.rules import ALL_RULES, by_code
 
     if all_ or not code:
-        click.echo(f"{'code':<7}{'name':<28}{'default':<9}{'fix':<11}summary")
-        for r in ALL_RULES:
-            click.echo(f"{r.CODE:<7}{r.NAME:<28}{'yes' if r.DEFAULT else 'opt-in':<9}{r.FIXABLE:<11}{r.SUMMARY}")
+        # Columns as wide as their longest entry, two spaces apart.
+        rows = [("code", "name", "default", "fix", "summary")] + [
+            (r.CODE, r.NAME, "yes" if r.DEFAULT else "opt-in", r.FIXABLE, r.SUMMARY) for r in ALL_RULES
+        ]
+        widths = [max(len(row[i]) for row in rows) + 2 for i in range(4)]
+        for row in rows:
+            click.echo("".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[4])
         return
     found = by_code(code)
     if found is None:

@@ -256,13 +256,16 @@ def _gf003_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bo
 # Prechecks of the built-in rules, derived from their code: each returns False only where the rule
 # provably cannot match. A rule module may instead define `might_match(data, text, state)` itself.
 def _gf004_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    # Two terms with `.detach()`, and a retaining backward run or one plain backward of a sum.
+    # Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
+    # loop that may hold a pair before a plain backward (one loss accumulated over a loop).
     if text.count(b"detach") < 2 or _DETACH_CALL.search(text) is None:
         return False
     if _RETAIN_TRUE.search(text) is not None and _BACKWARD_RETAIN.search(text) is not None:
         if _retained_backward_then_backward(data, state):
             return True
-    return _BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state)
+    if _BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state):
+        return True
+    return _loop_before_backward(data, text, state)
 
 
 def _backward_of_sum(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
@@ -304,6 +307,59 @@ def _backward_of_sum(data: bytes, text: bytes, state: Dict[str, object]) -> bool
                     stack.append((inner, inner_scope))
             for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
                 stack.append((clause.body, inner_scope))
+    return False
+
+
+def _loop_before_backward(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
+    """Some statement list holds a `for` (or a `with` around one) that may evaluate two terms with
+    `.detach()`, and after it a plain `X.backward(...)` statement. "May": the loop's lines hold
+    `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
+    True when the file does not parse: the parser reports it.
+
+    Statements only are walked, and a loop's lines are read only in a block that backpropagates:
+    most blocks do not, and most of a tree is expressions."""
+    import ast
+
+    tree = _ast_tree(data, state)
+    if tree is None:
+        return True
+    lines = text.splitlines()
+    blocks: List[list] = []
+    stack = [tree.body]
+    while stack:
+        block = stack.pop()
+        blocks.append(block)
+        for statement in block:
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(statement, name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    stack.append(inner)
+            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                stack.append(clause.body)
+    helpers: Optional[re.Pattern] = None
+
+    def segment(node) -> bytes:
+        return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+
+    for block in blocks:
+        last = max((i for i, s in enumerate(block) if _plain_backward(s) is not None), default=0)
+        for statement in block[:last]:
+            kind = type(statement)
+            if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
+                continue
+            text_of = segment(statement)
+            if text_of.count(b"detach") >= 2:
+                return True
+            if helpers is None:
+                names = [
+                    s.name.encode()
+                    for b in blocks
+                    for s in b
+                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in segment(s)
+                ]
+                helpers = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")" + _GAP + rb"\(") if names else re.compile(rb"(?!)")
+            if helpers.search(text_of) is not None:
+                return True
     return False
 
 

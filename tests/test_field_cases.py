@@ -277,7 +277,6 @@ def test_gf002_two_sums_executed():
 #    default column: `detached-terms-across-lossesyes`.
 
 
-@pytest.mark.xfail(strict=True, reason="rule --all: name column too narrow, GF004's name runs into 'yes'")
 def test_rule_table_columns_are_separated():
     result = CliRunner().invoke(main, ["rule", "--all"])
     assert result.exit_code == 0
@@ -315,7 +314,6 @@ def test_gf004_fix_merges_the_backward_run():
     assert fixed.count(".backward(") == 1 and "(loss2 + loss1).backward()" in fixed
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 rule docs say the backward run is left to GF003; the fix merges it itself")
 def test_gf004_rule_doc_matches_fix():
     result = CliRunner().invoke(main, ["rule", "GF004"])
     assert result.exit_code == 0

@@ -938,3 +938,76 @@ def test_a_module_level_name_read_by_the_function_is_avoided():
     src = KL + "kl_shared = 3\n\n\n" + TWO_STATEMENTS.replace(KL, "")
     fixed = _lint(src).fixed.decode()
     assert "    kl_shared_2 = kl(za, grad_scale(zb, -1.0))\n" in fixed and "kl_shared = 3\n" in fixed
+
+
+# One loss whose pair comes through a loop (DCdetector): in scope; one loss written out: GF002's.
+
+ONE_LOSS_LOOP = KL + '''def step(i):
+    out, series, prior = model(inp)
+    s_loss, p_loss = 0.0, 0.0
+    for u in range(len(prior)):
+        s_loss += torch.mean(kl(series[u], prior[u].detach()))
+        p_loss += torch.mean(kl(series[u].detach(), prior[u]))
+    s_loss = s_loss / len(prior)
+    p_loss = p_loss / len(prior)
+    loss = p_loss - s_loss
+{between}    loss.backward()
+    opt.step()
+'''
+
+
+def test_one_loss_through_a_loop_is_found_and_fixed_without_a_merge():
+    result = _lint(ONE_LOSS_LOOP.format(between=""))
+    assert [(f.code, f.line, f.col) for f in result.findings] == [("GF004", 14, 19)]
+    finding = result.findings[0]
+    assert "(line 13 and here, both in `loss`)" in finding.message
+    assert not finding.message.endswith("with one backward") and finding.fixable
+    fixed = result.fixed.decode()
+    assert (
+        "        kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -1.0)))\n"
+        "        s_loss += kl_shared\n"
+        "        p_loss += kl_shared.detach()\n"
+    ) in fixed
+    assert "    loss = p_loss - s_loss\n    loss.backward()\n" in fixed
+
+
+def test_a_branch_reading_the_loss_as_a_value_keeps_the_pair():
+    # DCdetector logs every 100 iterations between the loss and its backward.
+    between = "    if (i + 1) % 100 == 0:\n        print(f'loss {loss.item():.4f}')\n"
+    result = _lint(ONE_LOSS_LOOP.format(between=between), fix=False)
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(14, 19, True)]
+
+
+@pytest.mark.parametrize(
+    "between,finding",
+    [
+        # A branch that may change the loss in place: its terms lose their coefficients.
+        ("    if i > 3:\n        loss.mul_(2.0)\n", None),
+        # A branch that rebinds it: the backward sees another value.
+        ("    if i > 3:\n        loss = loss * 2.0\n", None),
+        # A branch that keeps it as a tensor: found, the fix unsafe (the name carries other gradients after).
+        ("    if i > 3:\n        kept.append(loss)\n", "unsafe"),
+    ],
+)
+def test_a_branch_that_may_change_or_keep_the_loss(between, finding):
+    result = _lint(ONE_LOSS_LOOP.format(between=between), fix=False)
+    if finding is None:
+        assert result.findings == []
+    else:
+        assert [(f.line, f.col, f.fixable) for f in result.findings] == [(14, 19, False)]
+        assert "`loss` is also read as a tensor (line 19)" in result.findings[0].message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # straight-line names holding one term each (VQ-VAE): GF002's summed form
+        "    q = kl(za, zb.detach())\n    e = kl(za.detach(), zb)\n    loss = rec + q + 0.25 * e\n    loss.backward()\n",
+        # in a loop, but the pair is one statement's sum: GF002's form too
+        "    loss = 0.0\n    for u in range(3):\n        loss += kl(za, zb.detach()) - kl(za.detach(), zb)\n    loss.backward()\n",
+    ],
+)
+def test_one_loss_written_out_is_left_to_gf002(body):
+    src = KL + "def step():\n    za = enc_a(xa)\n    zb = enc_b(xb)\n" + body
+    assert _lint(src, fix=False).findings == []
+    assert [f.code for f in _lint(src, codes=("GF002",), fix=False).findings] == ["GF002"]

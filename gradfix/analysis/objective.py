@@ -540,14 +540,10 @@ class _Walker:
         read = self._opaque(statement, env, None)  # type: ignore[arg-type]
         for name in _stored_names(statement):
             self.assign(env, name, read)
-        if isinstance(statement, cst.SimpleStatementLine):
-            self._taint_mutated(statement, env)
-            return
-        # Inside a branch or a loop it does not follow, any carrier may change.
-        read_names = names_in(statement)
-        for name, value in list(env.items()):
-            if name in read_names and _all_terms(value):
-                self.assign(env, name, _tainted(value))
+        # A carrier changes only where it is stored (above) or is the receiver of a method call
+        # that may mutate it, in a branch or a loop as in a simple statement. Its other reads
+        # (`if i % 100 == 0: print(loss.item())`) are the rule's to check, as everywhere.
+        self._taint_mutated(statement, env)
 
 
 def summands(node: cst.BaseExpression, sign: int = 1) -> List[Tuple[cst.BaseExpression, int]]:

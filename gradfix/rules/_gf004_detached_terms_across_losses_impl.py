@@ -35,7 +35,7 @@ from gradfix.analysis.merge import (
     module_op,
     names_in,
 )
-from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS, Expansion, Lin, Term, expand, summands
+from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS, Expansion, Lin, Term, expand
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
@@ -144,10 +144,10 @@ class Visitor(BlockVisitor):
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         runs = backward_runs(block, self.classifier.harmless)
         in_runs = {call.index for run in runs for call in run.calls}
-        # One backward of a sum of losses is a run of its own: `(loss1 + loss2).backward()`
-        # (as written, or as GF003 leaves a run).
+        # One backward is a run of its own: of a sum of losses (`(loss1 + loss2).backward()`, as
+        # written or as GF003 leaves a run), or of one loss that holds a pair through a loop.
         for call in backward_calls(block):
-            if call.index not in in_runs and call.plain and len(summands(call.receiver)) > 1:
+            if call.index not in in_runs and call.plain:
                 runs.append(BackwardRun([call], [], []))
         if not runs:
             return
@@ -192,8 +192,8 @@ class Visitor(BlockVisitor):
                 if first.site is not None and first.site is second.site:
                     continue  # both from one helper call: one loss
                 r1, r2 = reach[id(first.call)], reach[id(second.call)]
-                if r1 == r2 and len(r1) == 1:
-                    continue  # one loss: GF002's summed form, not this rule's
+                if r1 == r2 and len(r1) == 1 and not _accumulated(first, second):
+                    continue  # one loss written out: GF002's summed form (opt-in), not this rule's
                 match = match_pair(first.call, second.call, self.classifier)
                 if match is None:
                     continue
@@ -258,9 +258,14 @@ class Visitor(BlockVisitor):
         fix = self._fix(run, first, second, match, ratio, reasons)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
         line1 = self.line(first.anchor)
+        where = (
+            f"line {line1} and here, both in {through[0]}"
+            if reaches[0] == reaches[1]
+            else f"line {line1}, in {through[0]}, and here, in {through[1]}"
+        )
         message = (
             f"`{_inner_callee(first.call)}` evaluated twice with complementary `.detach()` "
-            f"(line {line1}, in {through[0]}, and here, in {through[1]}), both backpropagated: "
+            f"({where}), both backpropagated: "
             f"one evaluation with `grad_scale` gives the same values and gradients"
             + (" with one backward" if len(run.calls) > 1 else "")
         )
@@ -365,6 +370,18 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _accumulated(first: Term, second: Term) -> bool:
+    """Two terms of one loss that reach it through a loop, from different statements.
+
+    DCdetector's step: `series_loss += kl(s, p.detach()) ...` and `prior_loss +=
+    kl(s.detach(), p) ...` per layer, then `(prior_loss - series_loss).backward()`
+    through one name. GF002 takes a pair of one loss written out in one sum (or
+    in names defined by one term each), and cannot rewrite a loop.
+    """
+    in_loop = any(isinstance(node, cst.For) for node in first.context)
+    return in_loop and first.statement is not second.statement
 
 
 def _inner_callee(call: cst.Call) -> str:

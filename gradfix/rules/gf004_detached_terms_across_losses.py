@@ -3,11 +3,11 @@
 ## What it does
 Finds a run of backward calls (every call but the last keeps the graph, and
 nothing between them steps, zeroes, reads or clips gradients: the condition
-of GF003) whose losses, expanded through the statements that build them,
-hold two terms that are the same computation up to complementary
-`.detach()`, one reaching the objective through one loss and one through
-another. The min-max association discrepancy of anomaly-detection
-transformers is the common case:
+of GF003), or one backward call, whose losses, expanded through the
+statements that build them, hold two terms that are the same computation up
+to complementary `.detach()`, one reaching the objective through one loss and
+one through another. The min-max association discrepancy of
+anomaly-detection transformers is the common case:
 
     s_loss, p_loss = 0.0, 0.0
     for i in range(len(series)):
@@ -19,6 +19,11 @@ transformers is the common case:
     loss2 = rec + k * p_loss
     loss1.backward(retain_graph=True)
     loss2.backward()
+
+Both terms may also reach one loss, when each comes through a loop from a
+statement of its own: DCdetector's `loss = prior_loss - series_loss`,
+`loss.backward()`, with the accumulators above. (A pair written out in one
+sum, or in names that each hold one term, is GF002's summed form, opt-in.)
 
 The expansion follows `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple
 assignments, sums and differences, products and quotients by numbers, names,
@@ -53,17 +58,23 @@ objective gives one operand `a·∂f` and the other `b·∂f`.
         s_loss += kl_shared
         p_loss += kl_shared.detach()
 
+    ...
+    (loss1 + loss2).backward()
+
 One evaluation, placed just before the first term's statement, carries both
 gradients: scaled by the ratio `b/a` of the two terms' coefficients in the
 objective, the operand the first term detached receives exactly what the
 second term gave it. The second term becomes the same value, detached, so
-every loss, accumulator and logged value keeps its value. The backward run
-itself is left to GF003 (one backward of the sum), so the two fixes together
-give one forward of `f` and one backward.
+every loss, accumulator and logged value keeps its value. A run of backward
+calls becomes one backward of the sum of its losses, as GF003 would write it:
+that is part of this fix, since a loss left with only detached terms could
+not be backpropagated on its own. Together: one forward of `f` per pair and
+one backward.
 
 ## Not reported
 When the two terms are in different loops or different iterations, under
-different `with` contexts, or in the same single loss (GF002's summed form);
+different `with` contexts, or in one loss outside a loop or in one statement
+(GF002's summed form);
 when a loss is used non-linearly on the way (`s_loss ** 2`, `s_loss /
 p_loss`), when an operand or a coefficient may change between the two
 evaluations, when the callee draws random numbers, and for everything GF003
@@ -86,7 +97,7 @@ from __future__ import annotations
 
 CODE = "GF004"
 NAME = "detached-terms-across-losses"
-SUMMARY = "Two losses of one backward run hold the same computation with complementary `.detach()`"
+SUMMARY = "Two losses of one backward run, or two accumulators of one loss, hold the same computation with complementary `.detach()`"
 DEFAULT = True
 FIXABLE = "sometimes"
 # No `retain_graph`: one backward of a sum of losses (`(loss1 + loss2).backward()`) qualifies too.
