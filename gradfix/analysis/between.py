@@ -31,6 +31,12 @@ _HARMLESS_FUNCTIONS = frozenset(
         "sorted", "any", "all",
     }
 )
+# Methods that change their receiver (a container's contents, a list's length): harmless
+# between the passes only where the receiver is not an operand (`history.append(l1.item())`,
+# not `xs.append(...)` when an operand reads `xs[-1]`).
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard", "sort", "reverse"}
+)
 HARMLESS_METHODS = frozenset(
     {
         "append", "extend", "item", "tolist", "numpy", "cpu", "log", "info", "debug",
@@ -164,6 +170,11 @@ class _Scanner(cst.CSTVisitor):
             if _is_inplace(name):
                 self._barrier(f"`{code_of(func)}()` modifies a tensor in place between the two passes")
                 return
+            if name in MUTATING_METHODS:
+                path = access_path(func.value)
+                if path is not None and any(paths_overlap(path, w) for w in self.watched):
+                    self._barrier(f"`{code_of(func).strip()}()` modifies an operand between the two passes", store=True)
+                    return
             if name in HARMLESS_METHODS:
                 return
         elif isinstance(func, cst.Name):

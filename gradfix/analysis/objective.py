@@ -46,7 +46,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 
 from gradfix.analysis.backward import backward_call
-from gradfix.analysis.between import stores_into
+from gradfix.analysis.between import MUTATING_METHODS, stores_into
 from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.linear import Coef, ONE, _literal
 from gradfix.analysis.merge import names_in
@@ -182,13 +182,11 @@ class Expansion:
                 changes.append((True, code_of(node).strip()))
             for receiver, method in _method_calls(node):
                 if receiver in roots:
-                    known = method in _MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
+                    known = method in MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
                     changes.append((known, f"{receiver}.{method}"))
         return changes
 
 
-# Methods that change their receiver: a list's length, a tensor in place (trailing underscore).
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard"})
 
 
 class _Walker:
