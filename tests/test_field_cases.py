@@ -173,7 +173,6 @@ DEFAULT_ARG_LAMBDA = _src(
 DEFAULT_ARG_KWONLY = DEFAULT_ARG.replace("def proj_dist(u, v, w=W):", "def proj_dist(u, v, *, w=W):")
 
 
-@pytest.mark.xfail(strict=True, reason="purity proof ignores default argument values (a trainable tensor captured as `w=W`)")
 @pytest.mark.parametrize(
     "src", [DEFAULT_ARG, DEFAULT_ARG_LAMBDA, DEFAULT_ARG_KWONLY], ids=["function", "lambda", "kwonly"]
 )
@@ -183,7 +182,6 @@ def test_helper_default_arg_trainable_tensor_is_unsafe(src):
     assert [f.fixable for f in result.findings] == [False]
 
 
-@pytest.mark.xfail(strict=True, reason="purity proof ignores default argument values: the safe fix changes W.grad")
 def test_helper_default_arg_trainable_tensor_executed():
     _safe_fix_is_exact(DEFAULT_ARG, ["GF001"])
 
@@ -341,7 +339,6 @@ DROPOUT_CRITIC = _src(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="a Sequential critic containing nn.Dropout (a random callee) is reported by GF001")
 def test_sequential_with_dropout_callee_not_reported():
     result = _lint(DROPOUT_CRITIC, ["GF001"], fix=False)
     assert [f.code for f in result.findings] == []
@@ -490,7 +487,6 @@ class Trainer:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 does not inline a self-method helper that calls another pure self method")
 def test_gf004_method_helper_calling_pure_method_is_found():
     result = _lint(METHOD_HELPER, ["GF004"], fix=False)
     assert [(f.code, f.line) for f in result.findings] == [("GF004", 23), ("GF004", 23)]

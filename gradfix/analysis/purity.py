@@ -8,11 +8,18 @@ proves this from explicit allowlists, never from names that merely look right:
 - functions of `torch` and `torch.nn.functional` listed below;
 - loss-module instances built from the classes listed below, in the same file;
 - lambdas and functions of the same file whose bodies use only the above,
-  pure tensor methods, arithmetic, their own parameters and locals.
+  pure tensor methods, arithmetic, their own parameters and locals, and whose
+  default argument values are constants (a default is evaluated once, where
+  the function is defined, and read by the body through its parameter: a
+  trainable tensor there is as much a global read as one in the body);
+- methods of the enclosing class called on `self`, under the same conditions;
+  inside them, `self.name(...)` is such a method or a loss module, and a
+  plain read `self.name` only a number assigned once.
 
 Anything else is *unknown* (the fix is unsafe and says why), or *random*
-(dropout and friends: the two evaluations are not the same computation, so
-there is no pattern to report).
+(dropout and friends, and torch.nn containers or wrappers built with them:
+the two evaluations are not the same computation, so there is no pattern to
+report).
 """
 
 from __future__ import annotations
@@ -97,6 +104,8 @@ _DETERMINISTIC_LAYERS = (
 )
 DETERMINISTIC_LAYERS = frozenset({f"torch.nn.{n}" for n in _DETERMINISTIC_LAYERS})
 _CONTAINERS = frozenset({"torch.nn.Sequential"})
+# Decorators that leave a method the plain function its body describes.
+_TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod"})
 
 # Symmetric in value and gradient when called with exactly two positional
 # tensors (DESIGN §1, E9): argument order may differ between the two calls.
@@ -155,7 +164,8 @@ class CalleeClassifier:
 
     def __init__(self, get_metadata: GetMeta) -> None:
         self.meta = get_metadata
-        self._function_cache: Dict[int, Callee] = {}
+        self._function_cache: Dict[tuple, Callee] = {}
+        self._overridden_cache: Dict[tuple, bool] = {}
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -219,11 +229,76 @@ class CalleeClassifier:
                 return Callee(UNKNOWN, reason=f"`{text}` is not bound once in this file to something gradfix can prove parameter-free and deterministic")
             return self._classify_value(text, values[0])
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            values = self._self_attribute_values(func)
+            return self._classify_self_member(text, func)
+        return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}`")
+
+    def _classify_self_member(self, text: str, func: cst.Attribute) -> Callee:
+        """`self.name`: a value assigned once on `self` in the class, or a method defined once in it."""
+        found = self._self_member(text, func)
+        if isinstance(found, Callee):
+            return found
+        return self._classify_value(text, found)
+
+    def _self_member(self, text: str, func: cst.Attribute):
+        """What `self.name` is bound to (an assigned value or a method's def), or why that is unknown."""
+        cls = self.enclosing_class(func)
+        if cls is None:
+            return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}` outside a class")
+        values = self._self_attribute_values(func)
+        members = _class_members(cls, func.attr.value)
+        if members and values:
+            return Callee(UNKNOWN, reason=f"`{text}` is both defined in its class and assigned on `self`")
+        if values:
             if len(values) != 1:
                 return Callee(UNKNOWN, reason=f"`{text}` is not assigned exactly once in its class")
-            return self._classify_value(text, values[0])
-        return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}`")
+            return values[0]
+        if not members:
+            return Callee(
+                UNKNOWN,
+                reason=f"`{text}` is neither a method of its class nor assigned on `self` in it (inherited or set elsewhere)",
+            )
+        if len(members) != 1:
+            return Callee(UNKNOWN, reason=f"`{text}` is defined more than once in its class")
+        method = members[0]
+        if not isinstance(method, cst.FunctionDef):
+            return Callee(UNKNOWN, reason=f"`{text}` is bound in its class body to something gradfix cannot prove parameter-free and deterministic")
+        if self._overridden(cls, func.attr.value):
+            return Callee(UNKNOWN, reason=f"`{text}` is overridden in a subclass of this file")
+        return method
+
+    def _overridden(self, cls: cst.ClassDef, attr: str) -> bool:
+        """Some class of this file derived from `cls` (directly or not) binds `attr` itself."""
+        key = (id(cls), attr)
+        if key not in self._overridden_cache:
+            self._overridden_cache[key] = self._find_override(cls, attr)
+        return self._overridden_cache[key]
+
+    def _find_override(self, cls: cst.ClassDef, attr: str) -> bool:
+        module: Optional[cst.CSTNode] = cls
+        while module is not None and not isinstance(module, cst.Module):
+            module = self.meta(ParentNodeProvider, module, None)
+        if module is None:
+            return True
+        classes: list = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                classes.append(node)
+
+        module.visit(Collect())
+        derived = {cls.name.value}
+        changed = True
+        while changed:
+            changed = False
+            for c in classes:
+                if c.name.value in derived:
+                    continue
+                if any(code_of(base.value).strip().split(".")[-1] in derived for base in c.bases):
+                    derived.add(c.name.value)
+                    changed = True
+                    if _class_members(c, attr) or _assigns_self_attribute(c, attr):
+                        return True
+        return False
 
     def _classify_qualified(self, text: str, names: Set[str]) -> Callee:
         if names & RANDOM_FUNCTIONS:
@@ -240,6 +315,9 @@ class CalleeClassifier:
             if names & RANDOM_MODULES:
                 return Callee(RANDOM, reason=f"`{text}` is a dropout module")
             if any(n.startswith("torch.nn.") for n in names):
+                layer = self._random_layer(value, set())
+                if layer is not None:
+                    return Callee(RANDOM, reason=f"`{text}` is built with a random layer (`{layer}`)")
                 cls = code_of(value.func).strip()
                 if self._deterministic_module(value):
                     return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
@@ -255,6 +333,54 @@ class CalleeClassifier:
                 return Callee(PURE)
             return Callee(verdict.kind, reason=f"`{text}`: {verdict.reason}")
         return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+
+    def _random_layer(self, node: cst.CSTNode, seen: Set[int]) -> Optional[str]:
+        """The dropout-like layer a torch.nn construction is built with, or None.
+
+        Looks through the arguments of torch.nn containers and wrappers
+        (`nn.Sequential(..., nn.Dropout(0.3))`, `nn.ModuleList([...])`,
+        `nn.ModuleDict({...})`, `nn.Sequential(OrderedDict([...]))`,
+        `nn.Sequential(*layers)`, `spectral_norm(...)`), through list, tuple,
+        dict and comprehension literals, and through names bound once in this
+        file to such values.
+        """
+        if id(node) in seen:
+            return None
+        seen.add(id(node))
+        if isinstance(node, cst.Call):
+            names = self.qualified(node.func)
+            if names & RANDOM_MODULES:
+                return code_of(node).strip()
+            if any(n.startswith("torch.nn.") for n in names) or names & {"collections.OrderedDict", "builtins.dict", "builtins.list", "builtins.tuple"}:
+                for arg in node.args:
+                    found = self._random_layer(arg.value, seen)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for element in node.elements:
+                found = self._random_layer(element.value, seen)
+                if found is not None:
+                    return found
+            return None
+        if isinstance(node, cst.Dict):
+            for element in node.elements:
+                found = self._random_layer(element.value, seen)  # `key: value` or `**other`
+                if found is not None:
+                    return found
+            return None
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._random_layer(node.elt, seen)
+        if isinstance(node, cst.DictComp):
+            return self._random_layer(node.value, seen)
+        if isinstance(node, cst.Name):
+            values = self._assigned_values(node)
+            for value in values or ():
+                found = self._random_layer(value, seen)
+                if found is not None:
+                    return found
+            return None
+        return None
 
     def _deterministic_module(self, construction: cst.Call) -> bool:
         """`nn.Linear(...)`, or `nn.Sequential(...)` of such layers, spelled out in the call."""
@@ -282,20 +408,43 @@ class CalleeClassifier:
         attr = func.attr.value
         values: list = []
 
+        def is_member(t: cst.CSTNode) -> bool:
+            return isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and t.attr.value == attr
+
+        def unpacks(t: cst.CSTNode) -> bool:
+            if isinstance(t, cst.StarredElement):
+                return unpacks(t.value)
+            if isinstance(t, (cst.Tuple, cst.List)):
+                return any(unpacks(e.value) for e in t.elements)
+            return is_member(t)
+
         class Collect(cst.CSTVisitor):
             def visit_Assign(self, node: cst.Assign) -> None:
                 for target in node.targets:
                     t = target.target
-                    if (
-                        isinstance(t, cst.Attribute)
-                        and isinstance(t.value, cst.Name)
-                        and t.value.value == "self"
-                        and t.attr.value == attr
-                    ):
+                    if is_member(t):
                         values.append(node.value if len(node.targets) == 1 else None)
+                    elif unpacks(t):
+                        values.append(None)  # `self.a, self.b = ...`: not resolved
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if is_member(node.target):
+                    values.append(node.value)  # None (a bare annotation) leaves it unresolved
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if code_of(node.target).strip() == f"self.{attr}":
+                if is_member(node.target):
+                    values.append(None)
+
+            def visit_For(self, node: cst.For) -> None:
+                if unpacks(node.target):
+                    values.append(None)
+
+            def visit_CompFor(self, node: cst.CompFor) -> None:
+                if unpacks(node.target):
+                    values.append(None)
+
+            def visit_WithItem(self, node: cst.WithItem) -> None:
+                if node.asname is not None and unpacks(node.asname.name):
                     values.append(None)
 
         cls.visit(Collect())
@@ -304,23 +453,62 @@ class CalleeClassifier:
         return [v for v in values if v is not None] if None not in values else [None, None]
 
     def pure_function(self, node: cst.FunctionDef) -> bool:
-        """A function of this file whose body is provably parameter-free and deterministic."""
-        return self._function(node).kind == PURE
+        """A helper of this file that can be replaced by its returned expression (GF004's inlining).
 
-    def _function(self, node: cst.CSTNode) -> Callee:
-        key = id(node)
+        Its body is deterministic, changes nothing and reads no global that may
+        be a trainable tensor. A method may read `self.name` freely here: the
+        inlined expression reads the same attribute of the same object, and
+        the rule then judges every call in it on its own (`classify`). Calls
+        `self.m(...)` must be to such methods of the class (or loss modules).
+        """
+        return self._function(node, inline=True).kind == PURE
+
+    def _function(self, node: cst.CSTNode, inline: bool = False) -> Callee:
+        """A lambda's or def's verdict; `inline`: see `pure_function` (a callee needs the strict one)."""
+        key = (id(node), inline)
         if key in self._function_cache:
             return self._function_cache[key]
         # Provisional answer breaks recursion: a recursive helper is judged by the rest of its body.
         self._function_cache[key] = Callee(PURE)
-        checker = _BodyChecker(self, node)
-        if isinstance(node, cst.Lambda):
-            node.body.visit(checker)
-        elif isinstance(node, cst.FunctionDef):
-            node.body.visit(checker)
-        result = checker.verdict or Callee(PURE)
+        result = self._judge(node, inline)
         self._function_cache[key] = result
         return result
+
+    def _judge(self, node: cst.CSTNode, inline: bool) -> Callee:
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                if not self.qualified(decorator.decorator) & _TRANSPARENT_DECORATORS:
+                    return Callee(UNKNOWN, reason=f"is decorated with `@{code_of(decorator.decorator).strip()}`")
+        if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            return Callee(UNKNOWN, reason="is not a function")
+        checker = _BodyChecker(self, node, self_name=self._self_parameter(node), inline=inline)
+        node.body.visit(checker)
+        if checker.verdict is not None and checker.verdict.kind == RANDOM:
+            return checker.verdict
+        # Default values are evaluated once, where the function is defined, and
+        # read by the body through their parameters: a trainable tensor there
+        # is a global read like one in the body (DESIGN §1, E2).
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is None:
+                continue
+            defaults = _DefaultChecker(self, param)
+            param.default.visit(defaults)
+            if defaults.verdict is not None:
+                return defaults.verdict
+        return checker.verdict or Callee(PURE)
+
+    def _self_parameter(self, node: cst.CSTNode) -> Optional[str]:
+        """`self` when `node` is a plain method (defined in a class body, first parameter `self`)."""
+        if not isinstance(node, cst.FunctionDef) or node.decorators:
+            return None
+        block = self.meta(ParentNodeProvider, node, None)
+        if not isinstance(block, cst.IndentedBlock) or not isinstance(self.meta(ParentNodeProvider, block, None), cst.ClassDef):
+            return None
+        positional = (*node.params.posonly_params, *node.params.params)
+        if positional and positional[0].name.value == "self":
+            return "self"
+        return None
 
 
 def _target_names(target: cst.BaseExpression) -> Set[str]:
@@ -334,15 +522,23 @@ def _target_names(target: cst.BaseExpression) -> Set[str]:
 class _BodyChecker(cst.CSTVisitor):
     """Walks a lambda or function body and records the first impurity found."""
 
-    def __init__(self, classifier: CalleeClassifier, owner: cst.CSTNode) -> None:
+    def __init__(
+        self, classifier: CalleeClassifier, owner: Optional[cst.CSTNode], self_name: Optional[str] = None, inline: bool = False
+    ) -> None:
         self.c = classifier
         self.owner = owner
         self.verdict: Optional[Callee] = None
-        params = owner.params
-        self.params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self.params.add(star.name.value)
+        self.params: Set[str] = set()
+        if owner is not None:
+            params = owner.params  # type: ignore[attr-defined]
+            self.params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    self.params.add(star.name.value)
+        # A method's `self`: only its proven members may be used (see `_self_read`),
+        # unless the method is to be inlined (`CalleeClassifier.pure_function`).
+        self.self_name = self_name
+        self.inline = inline
         self.locals: Set[str] = set()
 
     def _fail(self, kind: str, reason: str) -> None:
@@ -362,7 +558,12 @@ class _BodyChecker(cst.CSTVisitor):
     def visit_Yield(self, node: cst.Yield) -> None:
         self._fail(UNKNOWN, "is a generator")
 
+    def _rebinds_self(self, target: cst.CSTNode) -> None:
+        if self.self_name is not None and self.self_name in _target_names(target):  # type: ignore[arg-type]
+            self._fail(UNKNOWN, f"rebinds `{self.self_name}`")
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._rebinds_self(node.target)
         if isinstance(node.target, cst.Name):
             self.locals.add(node.target.value)
         elif isinstance(node.target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in node.target.elements):
@@ -376,10 +577,12 @@ class _BodyChecker(cst.CSTVisitor):
             self._fail(UNKNOWN, f"modifies `{code_of(target).strip()}` in place")
 
     def visit_For(self, node: cst.For) -> None:
+        self._rebinds_self(node.target)
         if isinstance(node.target, cst.Name):
             self.locals.add(node.target.value)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._rebinds_self(node.target)
         self.locals.update(_target_names(node.target))
 
     def _comprehension(self, node: cst.CSTNode) -> None:
@@ -413,14 +616,41 @@ class _BodyChecker(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
         # The attribute name is not a read; only what it is taken from is.
         # (`torch.nn.functional.x` ends in the Name `torch`, checked by import.)
+        if self._is_self(node.value):
+            if not self.inline:
+                self._self_read(node)
+            return False
         node.value.visit(self)
         return False
+
+    def _is_self(self, node: cst.CSTNode) -> bool:
+        # (Rebinding `self` in the body makes the function unknown: `_rebinds_self`.)
+        return self.self_name is not None and isinstance(node, cst.Name) and node.value == self.self_name
+
+    def _self_read(self, node: cst.Attribute) -> None:
+        """`self.name` read as a value: only a number assigned once on `self` in the class."""
+        text = code_of(node).strip()
+        cls = self.c.enclosing_class(node)
+        values = self.c._self_attribute_values(node) if cls is not None else []
+        if (
+            cls is not None
+            and len(values) == 1
+            and _is_number(values[0])
+            and not _class_members(cls, node.attr.value)
+            and not self.c._overridden(cls, node.attr.value)
+        ):
+            return
+        self._fail(UNKNOWN, f"reads `{text}` (a trainable tensor there would change its gradient)")
 
     def visit_Name(self, node: cst.Name) -> None:
         self._check_name(node)
 
     def _check_name(self, node: cst.Name) -> None:
         name = node.value
+        if self._is_self(node) and not self.inline:
+            # `self` passed on as a whole: whatever it owns may be read.
+            self._fail(UNKNOWN, f"uses `{name}` itself (trainable tensors it owns would change their gradients)")
+            return
         if name in self.params or name in self.locals or name in ("True", "False", "None"):
             return
         if name in _PURE_BUILTINS:
@@ -431,10 +661,10 @@ class _BodyChecker(cst.CSTVisitor):
         values = self.c._assigned_values(node)
         if values and len(values) == 1:
             value = values[0]
-            if isinstance(value, (cst.Integer, cst.Float)):
+            if _is_number(value):
                 return
             if isinstance(value, (cst.FunctionDef, cst.Lambda)):
-                verdict = self.c._function(value)
+                verdict = self.c._function(value, self.inline)
                 if verdict.kind != PURE:
                     self._fail(verdict.kind, f"calls `{name}`, which {verdict.reason}")
                 return
@@ -451,6 +681,22 @@ class _BodyChecker(cst.CSTVisitor):
         if names & PURE_FUNCTIONS:
             for arg in node.args:
                 arg.visit(self)
+            return False
+        if isinstance(func, cst.Attribute) and self._is_self(func.value):
+            # `self.kl(...)`: a method of the class, or a module assigned on `self`.
+            callee = self.c.classify(func)
+            if self.inline and callee.kind != PURE:
+                member = self.c._self_member(code_of(func).strip(), func)
+                if isinstance(member, cst.FunctionDef):
+                    verdict = self.c._function(member, inline=True)
+                    callee = Callee(PURE) if verdict.kind == PURE else Callee(verdict.kind, reason=f"`{code_of(func).strip()}`: {verdict.reason}")
+            if callee.kind == PURE:
+                for arg in node.args:
+                    arg.visit(self)
+            elif callee.kind == RANDOM:
+                self._fail(RANDOM, f"calls `{code_of(func).strip()}`, which draws random numbers")
+            else:
+                self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`: {callee.reason}")
             return False
         if isinstance(func, cst.Attribute) and not names:
             method = func.attr.value
@@ -470,3 +716,92 @@ class _BodyChecker(cst.CSTVisitor):
             self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`, which is not on gradfix's list of deterministic parameter-free functions")
             return True
         return True  # a Name call: `_check_name` resolves it
+
+
+class _DefaultChecker(_BodyChecker):
+    """A parameter's default value: evaluated once where the function is defined.
+
+    It must be a constant: literals, names bound once to numbers, `torch`/`math`
+    names (`torch.float32`, `F.mse_loss`) or proven-pure functions of this file.
+    Calls are not evaluated (a tensor built there may require grad), so any call
+    makes the function unknown.
+    """
+
+    def __init__(self, classifier: CalleeClassifier, param: cst.Param) -> None:
+        super().__init__(classifier, None)
+        self.param = param
+
+    def _fail(self, kind: str, reason: str) -> None:
+        if self.verdict is None:
+            default = code_of(self.param.default).strip() if self.param.default is not None else ""
+            self.verdict = Callee(UNKNOWN, reason=f"its default `{self.param.name.value}={default}` {reason}")
+
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        self._fail(UNKNOWN, "is computed by a call where the function is defined (a tensor there may require grad)")
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+        self._fail(UNKNOWN, "is a lambda")
+        return False
+
+
+def _is_number(value: cst.CSTNode) -> bool:
+    """A numeric literal, possibly signed: `2`, `0.5`, `-1e-4`."""
+    while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
+
+
+def _class_members(cls: cst.ClassDef, attr: str) -> list:
+    """The statements of `cls`'s own body that bind `attr`: defs, classes, assignments."""
+    found: list = []
+    for statement in cls.body.body:  # type: ignore[union-attr]
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if statement.name.value == attr:
+                found.append(statement)
+            continue
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets: list = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                if any(attr in _target_names(t) for t in targets):
+                    found.append(small)
+        elif isinstance(statement, cst.BaseCompoundStatement) and _mentions(statement, attr):
+            found.append(statement)  # `if`/`try`/`for` in a class body: anything may be bound there
+    return found
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    seen: list = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                seen.append(n)
+
+    node.visit(Find())
+    return bool(seen)
+
+
+def _assigns_self_attribute(cls: cst.ClassDef, attr: str) -> bool:
+    """`self.attr = ...` (or `+=`) anywhere in `cls`."""
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if code_of(node.target).strip() == f"self.{attr}":
+                found.append(node)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if code_of(node.target).strip() == f"self.{attr}":
+                found.append(node)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if code_of(node.target).strip() == f"self.{attr}":
+                found.append(node)
+
+    cls.visit(Collect())
+    return bool(found)
