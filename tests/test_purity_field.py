@@ -407,3 +407,25 @@ def test_method_rebinding_self_is_unsafe(body):
     result = _lint(src, ["GF001"])
     assert [f.fixable for f in result.findings] == [False]
     assert "`self`" in result.findings[0].message
+
+
+# ---------------------------------------------------------------------------
+# Decorators: `torch.compile` computes what the body says (its fix is safe and
+# exact, also through the harness, whose state skips what dynamo injects into
+# the globals); `torch.no_grad` and unknown decorators change it or may.
+
+
+@pytest.mark.parametrize("decorator", ["@torch.compile", "@torch.compile(dynamic=False)"])
+def test_torch_compile_decorated_helper_gets_a_safe_exact_fix(decorator):
+    src = _gf001(f"{decorator}\ndef dist(u, v):\n    return F.mse_loss(u, v)\n")
+    result = _lint(src, ["GF001"], fix=False)
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", True)]
+    assert _safe_fix_is_exact(src, ["GF001"])
+
+
+@pytest.mark.parametrize("decorator", ["@torch.no_grad()", "@functools.lru_cache"])
+def test_other_decorators_make_the_helper_unknown(decorator):
+    src = _gf001(f"{decorator}\ndef dist(u, v):\n    return F.mse_loss(u, v)\n").replace("import collections", "import collections\nimport functools")
+    result = _lint(src, ["GF001"], fix=False)
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", False)]
+    assert f"is decorated with `{decorator}`" in result.findings[0].message

@@ -104,8 +104,10 @@ _DETERMINISTIC_LAYERS = (
 )
 DETERMINISTIC_LAYERS = frozenset({f"torch.nn.{n}" for n in _DETERMINISTIC_LAYERS})
 _CONTAINERS = frozenset({"torch.nn.Sequential"})
-# Decorators that leave a method the plain function its body describes.
-_TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod"})
+# Decorators that leave a function the plain function its body describes: `torch.compile`
+# computes the same values and gradients (as a call, `@torch.compile(mode=...)`, too). Not
+# `torch.no_grad` and its kin: they change what the body computes.
+_TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod", "torch.compile"})
 
 # Symmetric in value and gradient when called with exactly two positional
 # tensors (DESIGN §1, E9): argument order may differ between the two calls.
@@ -477,7 +479,10 @@ class CalleeClassifier:
     def _judge(self, node: cst.CSTNode, inline: bool) -> Callee:
         if isinstance(node, cst.FunctionDef):
             for decorator in node.decorators:
-                if not self.qualified(decorator.decorator) & _TRANSPARENT_DECORATORS:
+                applied = decorator.decorator
+                if isinstance(applied, cst.Call):
+                    applied = applied.func
+                if not self.qualified(applied) & _TRANSPARENT_DECORATORS:
                     return Callee(UNKNOWN, reason=f"is decorated with `@{code_of(decorator.decorator).strip()}`")
         if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
             return Callee(UNKNOWN, reason="is not a function")

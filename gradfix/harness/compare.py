@@ -101,7 +101,9 @@ def collect_state(namespace: Dict[str, Any]) -> Dict[str, Any]:
                     walk(f"{path}.{name}", item, depth + 1)
 
     for name, obj in list(namespace.items()):
-        if _is_dunder(name) or name in _SKIP_NAMES:
+        # `__name__`, and what torch.compile puts into the globals of the code it compiles
+        # (`__builtins_dict___0`, `__compiled_fn_1`, `__resume_at_...`): not the snippet's state.
+        if name.startswith("__") or name in _SKIP_NAMES:
             continue
         walk(name, obj, 0)
     return state

@@ -19,7 +19,8 @@ that require grad: None and a tensor of zeros differ), every ``nn.Module``'s
 parameters (value and grad) and buffers, and Python numbers, following
 lists, tuples, dicts and plain objects' attributes (a trainer's ``self.net``,
 ``self.history``) to a limited depth; modules, functions, classes,
-optimizers, ``DEVICE`` and dunder names are skipped.  Keys are paths such as
+optimizers, ``DEVICE`` and names starting with ``__`` (dunders, and what
+``torch.compile`` injects) are skipped.  Keys are paths such as
 ``trainer.net.0.weight.grad`` or ``history[3]``.  Every key of the original
 must exist in the rewritten state with an equal value, within a tolerance
 tied to the dtype (float64: rtol 1e-10, atol 1e-12; float32 and Python
