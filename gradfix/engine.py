@@ -185,18 +185,51 @@ def _ast_tree(data: bytes, state: Dict[str, object]):
     return state["tree"]
 
 
+def _statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tuple]]:
+    """Every statement list of the file with the function it belongs to (the module at top level),
+    walked once per prefilter call; None when the file does not parse.
+
+    Statements only: a backward site, a loop and a function are statements, and expressions are
+    most of a tree (walking them made the prefilter's checks its slowest part)."""
+    import ast
+
+    if "blocks" not in state:
+        tree = _ast_tree(data, state)
+        blocks: Optional[List[tuple]] = None
+        if tree is not None:
+            blocks = []
+            stack: List[tuple] = [(tree.body, tree)]
+            while stack:
+                block, scope = stack.pop()
+                blocks.append((block, scope))
+                for statement in block:
+                    inner_scope = statement if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
+                    for name in ("body", "orelse", "finalbody"):
+                        inner = getattr(statement, name, None)
+                        if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                            stack.append((inner, inner_scope))
+                    for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                        stack.append((clause.body, inner_scope))
+        state["blocks"] = blocks
+    return state["blocks"]  # type: ignore[return-value]
+
+
+def _lines_of(node, text: bytes, state: Dict[str, object]) -> bytes:
+    """The text of the lines a statement spans."""
+    if "lines" not in state:
+        state["lines"] = text.splitlines()
+    lines: List[bytes] = state["lines"]  # type: ignore[assignment]
+    return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+
+
 def _retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:
     """Some statement list holds a plain `X.backward(retain_graph=True)` statement and, later, another plain
     `Y.backward(...)` statement (plain: keyword arguments only, all `retain_graph`), as GF001's and GF003's
     sites (`gradfix.analysis.backward`) require. True when the file does not parse: the parser reports it."""
-    import ast
-
-    tree = _ast_tree(data, state)
-    if tree is None:
+    blocks = _statement_blocks(data, state)
+    if blocks is None:
         return True
-    stack = [tree.body]
-    while stack:
-        block = stack.pop()
+    for block, _ in blocks:
         retained = False
         for statement in block:
             site = _plain_backward(statement)
@@ -204,12 +237,6 @@ def _retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> b
                 if retained:
                     return True
                 retained = site
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, name, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    stack.append(inner)
-            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
-                stack.append(clause.body)
     return False
 
 
@@ -272,41 +299,27 @@ def _backward_of_sum(data: bytes, text: bytes, state: Dict[str, object]) -> bool
     """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
     statement and two `.detach()` calls of its own. True when the file does not parse: the parser reports it.
 
-    Only statements are walked (a backward site is one): expressions are most of a tree, and
-    walking them made this the slowest check of the prefilter. The `.detach()` calls are counted
-    in the text of the scope's lines instead, nested functions, comments and strings included: an
-    overcount only lets a file through to the rules.
+    The `.detach()` calls are counted in the text of the function's lines, nested functions,
+    comments and strings included: an overcount only lets a file through to the rules.
     """
     import ast
 
-    tree = _ast_tree(data, state)
-    if tree is None:
+    blocks = _statement_blocks(data, state)
+    if blocks is None:
         return True
-    lines: Optional[List[bytes]] = None
-    stack: List[tuple] = [(tree.body, tree)]
-    while stack:
-        block, scope = stack.pop()
+    for block, scope in blocks:
         for statement in block:
-            kind = type(statement)
-            if kind is ast.Expr and _plain_backward(statement) is not None:
-                receiver = statement.value.func.value  # type: ignore[attr-defined]
-                if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
-                    receiver = receiver.args[0]
-                if type(receiver) is ast.BinOp and type(receiver.op) in (ast.Add, ast.Sub):
-                    if scope is tree:
-                        return True  # the module's own count: at least two, as `_gf004_might_match` checked
-                    if lines is None:
-                        lines = text.splitlines()
-                    if b"".join(lines[scope.lineno - 1 : scope.end_lineno]).count(b"detach") >= 2:
-                        return True
+            if type(statement) is not ast.Expr or _plain_backward(statement) is None:
                 continue
-            inner_scope = statement if kind in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, name, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    stack.append((inner, inner_scope))
-            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
-                stack.append((clause.body, inner_scope))
+            receiver = statement.value.func.value  # type: ignore[attr-defined]
+            if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
+                receiver = receiver.args[0]
+            if type(receiver) is not ast.BinOp or type(receiver.op) not in (ast.Add, ast.Sub):
+                continue
+            if type(scope) is ast.Module:
+                return True  # the module's own count: at least two, as `_gf004_might_match` checked
+            if _lines_of(scope, text, state).count(b"detach") >= 2:
+                return True
     return False
 
 
@@ -314,51 +327,32 @@ def _loop_before_backward(data: bytes, text: bytes, state: Dict[str, object]) ->
     """Some statement list holds a `for` (or a `with` around one) that may evaluate two terms with
     `.detach()`, and after it a plain `X.backward(...)` statement. "May": the loop's lines hold
     `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
-    True when the file does not parse: the parser reports it.
-
-    Statements only are walked, and a loop's lines are read only in a block that backpropagates:
-    most blocks do not, and most of a tree is expressions."""
+    True when the file does not parse: the parser reports it. A loop's lines are read only in a
+    block that backpropagates: most blocks do not."""
     import ast
 
-    tree = _ast_tree(data, state)
-    if tree is None:
+    blocks = _statement_blocks(data, state)
+    if blocks is None:
         return True
-    lines = text.splitlines()
-    blocks: List[list] = []
-    stack = [tree.body]
-    while stack:
-        block = stack.pop()
-        blocks.append(block)
-        for statement in block:
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, name, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    stack.append(inner)
-            for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
-                stack.append(clause.body)
     helpers: Optional[re.Pattern] = None
-
-    def segment(node) -> bytes:
-        return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
-
-    for block in blocks:
+    for block, _ in blocks:
         last = max((i for i, s in enumerate(block) if _plain_backward(s) is not None), default=0)
         for statement in block[:last]:
             kind = type(statement)
             if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
                 continue
-            text_of = segment(statement)
-            if text_of.count(b"detach") >= 2:
+            loop = _lines_of(statement, text, state)
+            if loop.count(b"detach") >= 2:
                 return True
             if helpers is None:
                 names = [
                     s.name.encode()
-                    for b in blocks
+                    for b, _ in blocks
                     for s in b
-                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in segment(s)
+                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in _lines_of(s, text, state)
                 ]
                 helpers = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")" + _GAP + rb"\(") if names else re.compile(rb"(?!)")
-            if helpers.search(text_of) is not None:
+            if helpers.search(loop) is not None:
                 return True
     return False
 
