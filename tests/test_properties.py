@@ -438,3 +438,38 @@ def test_prefilter_skips_a_backward_of_sum_whose_function_has_no_detach():
 def _indent(text: str, levels: int) -> str:
     pad = "    " * levels
     return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+ONE_LOSS_LOOPS = {
+    # GF004's one-loss form: the pair comes through a loop before one plain backward.
+    "detach_in_loop": (
+        "",
+        "        s += kl(series[u], prior[u].detach())\n        p += kl(series[u].detach(), prior[u])\n",
+    ),
+    "detach_in_helper": (
+        "def assoc(a, b):\n    return kl(a, b.detach()) + kl(b.detach(), a)\n\n\n",
+        "        s += assoc(series[u], prior[u])\n        p += assoc(prior[u], series[u])\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_LOSS_LOOPS))
+@pytest.mark.parametrize("wrapped", [False, True], ids=["bare", "in_with"])
+def test_prefilter_keeps_gf004_one_loss_through_a_loop(name, wrapped):
+    helper, body = ONE_LOSS_LOOPS[name]
+    loop = "    for u in range(len(prior)):\n" + body
+    if wrapped:
+        loop = "    with torch.autocast('cpu', enabled=False):\n" + _indent(loop, 1)
+    source = (
+        "import torch\n\n\n"
+        "def kl(p, q):\n    return torch.mean(p * (torch.log(p) - torch.log(q)))\n\n\n"
+        + helper
+        + "def step(series, prior):\n    s, p = 0.0, 0.0\n"
+        + loop
+        + "    loss = p - s\n    loss.backward()\n"
+    )
+    compile(source, "loop.py", "exec")
+    data = source.encode()
+    direct = engine._run(engine._parse(data), "loop.py", [GF004])[0]
+    assert len(direct) == (2 if name == "detach_in_helper" else 1), source
+    assert engine.prefilter(data, [GF004]) == [GF004]
