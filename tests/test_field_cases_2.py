@@ -120,13 +120,11 @@ INPLACE_KW_CASES = [
 INPLACE_KW_IDS = ["gf001_inplace_true", "gf001_out_kwarg", "gf002_inplace_true", "gf004_inplace_true", "gf003_inplace_true"]
 
 
-@pytest.mark.xfail(strict=True, reason="`inplace=True` / `out=` calls between the passes are treated as harmless")
 @pytest.mark.parametrize("src, codes", INPLACE_KW_CASES, ids=INPLACE_KW_IDS)
 def test_inplace_keyword_between_passes_executed(src, codes):
     _safe_fix_is_exact(src, codes)
 
 
-@pytest.mark.xfail(strict=True, reason="`inplace=True` / `out=` calls between the passes are treated as harmless")
 @pytest.mark.parametrize("src, codes", INPLACE_KW_CASES, ids=INPLACE_KW_IDS)
 def test_inplace_keyword_between_passes_gets_no_safe_fix(src, codes):
     result = _lint(src, codes)
@@ -163,12 +161,10 @@ CALLEE_INPLACE_KW = HEAD + textwrap.dedent(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="a callee calling a function with inplace=True is classified pure")
 def test_callee_with_inplace_keyword_is_unsafe():
     _no_safe_fix(CALLEE_INPLACE_KW, ["GF001"])
 
 
-@pytest.mark.xfail(strict=True, reason="a callee calling a function with inplace=True is classified pure")
 def test_callee_with_inplace_keyword_executed():
     _safe_fix_is_exact(CALLEE_INPLACE_KW, ["GF001"])
 
@@ -246,13 +242,11 @@ ALIAS_CASES = [
 ALIAS_IDS = ["gf001_view_store", "gf004_view_store", "gf001_dict_alias_store", "gf004_list_alias_store"]
 
 
-@pytest.mark.xfail(strict=True, reason="stores through an alias of an operand between the passes are not seen")
 @pytest.mark.parametrize("src, codes", ALIAS_CASES, ids=ALIAS_IDS)
 def test_store_through_alias_between_passes_executed(src, codes):
     _safe_fix_is_exact(src, codes)
 
 
-@pytest.mark.xfail(strict=True, reason="stores through an alias of an operand between the passes are not seen")
 @pytest.mark.parametrize("src, codes", ALIAS_CASES, ids=ALIAS_IDS)
 def test_store_through_alias_between_passes_gets_no_safe_fix(src, codes):
     result = _lint(src, codes)

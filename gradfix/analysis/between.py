@@ -13,11 +13,11 @@ harmless.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, code_of, paths_overlap
+from gradfix.analysis.exprs import access_path, code_of, inplace_keyword, is_inplace_call, paths_overlap
 from gradfix.analysis.purity import PURE_TENSOR_METHODS
 
 # Methods whose call between the two passes changes what the second pass sees.
@@ -151,6 +151,11 @@ class _Scanner(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if is_inplace_call(node) and not last.endswith("_"):
+            # `F.relu(x, inplace=True)`, `torch.clamp(x, 0, 1, out=x)`: pure functions, but not
+            # called this way (the underscore spellings are caught below by name).
+            self._barrier(f"`{code_of(func).strip()}(..., {inplace_keyword(node)})` modifies a tensor in place between the two passes")
+            return
         if "clip_grad" in last:
             # clip_grad_norm (deprecated, no underscore) clips gradients too.
             self._barrier(f"`{code_of(func)}()` clips gradients between the two passes")
@@ -241,6 +246,90 @@ def scan_between(
         if verdict.barrier is not None:
             break
     return verdict
+
+
+# Tensor methods and torch functions whose result may share the storage of their first operand.
+_VIEW_METHODS = frozenset(
+    {
+        "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand", "expand_as",
+        "narrow", "squeeze", "unsqueeze", "flatten", "unflatten", "select", "split", "chunk", "unbind",
+        "detach", "as_strided", "diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "unfold",
+        "tensor_split", "split_with_sizes", "view_as_real", "view_as_complex", "real", "imag", "values",
+    }
+)
+
+
+def with_aliases(watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode) -> List[Tuple[str, ...]]:
+    """`watched` plus the names in `scope` (a function or module) that may refer to what a watched path
+    holds, or share its storage: `cache = feats`, `z = feats["x"]`, `yv = y.view(-1)`, `a, b =
+    x.chunk(2)`, `for t in xs:`. A store through one (`yv[:] = 0`) changes the operand as a store into
+    it would. Followed to a fixed point (an alias of an alias); nested functions are not looked into."""
+    roots = {path[0] for path in watched}
+    bindings: List[Tuple[List[str], cst.BaseExpression]] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                bindings.append((_names_of(target.target), node.value))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                bindings.append((_names_of(node.target), node.value))
+
+        def visit_For(self, node: cst.For) -> None:
+            bindings.append((_names_of(node.target), node.iter))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bindings.append((_names_of(node.target), node.value))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    scope.visit(Collect())
+    aliases: List[str] = []
+    changed = True
+    while changed:
+        changed = False
+        for names, value in bindings:
+            if any(n not in roots for n in names) and _may_alias(value, roots):
+                for name in names:
+                    if name not in roots:
+                        roots.add(name)
+                        aliases.append(name)
+                        changed = True
+    return [*watched, *((name,) for name in aliases)]
+
+
+def _names_of(target: cst.CSTNode) -> List[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names_of(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_of(target.value)
+    return []  # a store into an attribute or subscript binds no new name
+
+
+def _may_alias(value: cst.BaseExpression, roots: Set[str]) -> bool:
+    """Whether `value` may be (a part of, a view of) what a name in `roots` refers to."""
+    while isinstance(value, (cst.Tuple, cst.List)) or getattr(value, "lpar", None):
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return any(_may_alias(e.value, roots) for e in value.elements)
+        value = value.with_changes(lpar=[], rpar=[])
+    if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+        path = access_path(value)
+        return path is not None and path[0] in roots
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _VIEW_METHODS:
+            # `y.view(-1)`, and `torch.chunk(y, 2)` (the first argument of a torch function)
+            if _may_alias(func.value, roots):
+                return True
+            return bool(value.args) and isinstance(func.value, cst.Name) and func.value.value == "torch" and _may_alias(value.args[0].value, roots)
+    return False
 
 
 def stores_into(statement: cst.BaseStatement, watched: Sequence[Tuple[str, ...]]) -> Optional[str]:

@@ -372,3 +372,29 @@ def ends_in_value(
         child = parent
         parent = parent_of(child)
     return False
+
+
+def is_inplace_call(call: cst.Call) -> bool:
+    """A call that may write into a tensor argument or receiver: `x.add_(1)`, `F.relu(x, inplace=True)`,
+    `torch.clamp(x, 0, 1, out=x)`. (`inplace=False` spelled out is not.)"""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name.endswith("_") and not name.endswith("__") and len(name) > 1:
+        return True  # PyTorch's convention for in-place operations: `add_`, `zero_`
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        if arg.keyword.value == "out":
+            return True
+        if arg.keyword.value == "inplace":
+            value = arg.value
+            return not (isinstance(value, cst.Name) and value.value == "False")
+    return False
+
+
+def inplace_keyword(call: cst.Call) -> str:
+    """The keyword that makes a call in place, as written: `inplace=True`, `out=y` ("" if none)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):
+            return f"{arg.keyword.value}={code_of(arg.value).strip()}"
+    return ""

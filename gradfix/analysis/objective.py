@@ -49,7 +49,6 @@ from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import MUTATING_METHODS, stores_into
 from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.linear import Coef, ONE, _literal
-from gradfix.analysis.merge import names_in
 from gradfix.analysis.purity import PURE_TENSOR_METHODS
 
 # Methods and functions whose result carries the value but no gradient.

@@ -37,7 +37,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from gradfix.analysis.exprs import code_of
+from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call
 
 _F = "torch.nn.functional."
 
@@ -684,6 +684,11 @@ class _BodyChecker(cst.CSTVisitor):
             self._fail(RANDOM, f"calls `{code_of(func).strip()}`, which draws random numbers")
             return True
         if names & PURE_FUNCTIONS:
+            if is_inplace_call(node):
+                # `F.relu(v, inplace=True)` on an operand: each evaluation writes into it (the
+                # second through `v.detach()`, which shares its storage), the one evaluation once.
+                self._fail(UNKNOWN, f"modifies a tensor in place (`{code_of(func).strip()}(..., {inplace_keyword(node)})`)")
+                return True
             for arg in node.args:
                 arg.visit(self)
             return False

@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.backward import backward_call, definition
-from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.between import scan_between, stores_into, with_aliases
 from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
@@ -120,7 +120,7 @@ class Visitor(BlockVisitor):
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
-        verdict = scan_between(between, watched, self.classifier.harmless)
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
         if verdict.barrier is not None:
             return None
 

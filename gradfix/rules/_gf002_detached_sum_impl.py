@@ -23,7 +23,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
-from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.between import scan_between, stores_into, with_aliases
 from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
 from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
@@ -187,7 +187,7 @@ class Visitor(BlockVisitor):
             return None
         host = min(defs)  # type: ignore[type-var]
         between = [block[k] for k in range(host + 1, index) if k not in defs]
-        verdict = scan_between(between, watched, self.classifier.harmless)
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
         if verdict.barrier is not None:
             return None
         if verdict.unknown_calls:

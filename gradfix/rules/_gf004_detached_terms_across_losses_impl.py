@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, merged_backward
-from gradfix.analysis.between import HARMLESS_METHODS, scan_between
+from gradfix.analysis.between import HARMLESS_METHODS, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     calls_within,
     code_of,
@@ -241,7 +241,7 @@ class Visitor(BlockVisitor):
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
         body = first.body
-        verdict = scan_between(body[first.index + 1 : second.index], watched, self.classifier.harmless)
+        verdict = scan_between(body[first.index + 1 : second.index], with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
         if verdict.barrier is not None:
             return None
         if verdict.unknown_calls:
