@@ -326,13 +326,11 @@ HOOK_CASES = [(CLAMP_HOOK_GF003, ["GF003"]), (CLAMP_HOOK_GF001, ["GF001"]), (REC
 HOOK_IDS = ["gf003_param_clamp_hook", "gf001_encoder_clamp_hook", "gf003_recording_hook"]
 
 
-@pytest.mark.xfail(strict=True, reason="gradient hooks are ignored: merging backward passes is not linear through them")
 @pytest.mark.parametrize("src, codes", HOOK_CASES, ids=HOOK_IDS)
 def test_gradient_hooks_executed(src, codes):
     _safe_fix_is_exact(src, codes)
 
 
-@pytest.mark.xfail(strict=True, reason="gradient hooks are ignored: merging backward passes is not linear through them")
 @pytest.mark.parametrize("src, codes", HOOK_CASES, ids=HOOK_IDS)
 def test_gradient_hooks_get_no_safe_fix(src, codes):
     _no_safe_fix(src, codes)
@@ -425,13 +423,11 @@ L2_CASES = [L2_REUSED_GF001, L2_AUTOGRAD_GF001]
 L2_IDS = ["later_backward_of_l2", "autograd_grad_of_l2"]
 
 
-@pytest.mark.xfail(strict=True, reason="GF001 rebuilds a loss read later as a tensor as a detached value")
 @pytest.mark.parametrize("src", L2_CASES, ids=L2_IDS)
 def test_gf001_loss_read_later_as_tensor_executed(src):
     _safe_fix_is_exact(src, ["GF001", "GF003"])
 
 
-@pytest.mark.xfail(strict=True, reason="GF001 rebuilds a loss read later as a tensor as a detached value")
 @pytest.mark.parametrize("src", L2_CASES, ids=L2_IDS)
 def test_gf001_loss_read_later_as_tensor_is_unsafe(src):
     result = _lint(src, ["GF001"])

@@ -195,11 +195,93 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-def merge_reasons(run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+# Registrations of hooks that run once per backward pass on that pass's
+# gradients (torch 2.x: `Tensor.register_hook`, `Node.register_hook` /
+# `register_prehook`, `Tensor.register_post_accumulate_grad_hook`,
+# `torch.autograd.graph.register_multi_grad_hook`, `Module.register_*backward*_hook`,
+# `torch.nn.modules.module.register_module_*backward*_hook`, DDP's
+# `register_comm_hook`).
+GRADIENT_HOOKS = frozenset(
+    {
+        "register_hook",
+        "register_prehook",
+        "register_post_accumulate_grad_hook",
+        "register_multi_grad_hook",
+        "register_backward_hook",
+        "register_full_backward_hook",
+        "register_full_backward_pre_hook",
+        "register_module_backward_hook",
+        "register_module_full_backward_hook",
+        "register_module_full_backward_pre_hook",
+        "register_comm_hook",
+    }
+)
+
+_hook_cache: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+
+
+def gradient_hooks(scope: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every reference to a gradient-hook registration in `scope` (a module: the whole file), in order.
+
+    A call `p.register_hook(fn)` or `register_multi_grad_hook(ts, fn)` and a
+    bare reference (`reg = p.register_hook`) alike; import statements are
+    skipped (the call that uses the import is found).
+    """
+    cached = _hook_cache.get(id(scope))
+    if cached is not None and cached[0] is scope:
+        return cached[1]
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if node.attr.value in GRADIENT_HOOKS:
+                found.append(node)
+            node.value.visit(self)
+            return False  # `attr` is no free name
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in GRADIENT_HOOKS:
+                found.append(node)
+
+    scope.visit(Collect())
+    _hook_cache.clear()
+    _hook_cache[id(scope)] = (scope, found)
+    return found
+
+
+def hook_reasons(scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+    """Why merging backward passes is not proven exact in a file that registers a gradient hook.
+
+    A hook runs once per backward pass on that pass's gradient: two passes
+    give `h(g1) + h(g2)`, one pass of the sum `h(g1 + g2)`, equal only for a
+    linear, stateless hook (`g.clamp(...)`, `grads.append(g)` are not).
+    Shared by the rules whose rewrite replaces two backward passes by one
+    (GF001, GF003, GF004). Hooks registered in another module are not seen.
+    """
+    hooks = gradient_hooks(scope)
+    if not hooks:
+        return []
+    hook = hooks[0]
+    return [
+        f"`{code_of(hook).strip()}()` (line {line(hook)}) registers a gradient hook, which runs once per backward "
+        f"pass: one backward instead of two is exact only if every hook is linear and stateless"
+    ]
+
+
+def merge_reasons(
+    run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.Module] = None
+) -> List[str]:
     """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
 
     `scope` is the function (or module) holding the run; `line(node, end=False)`
-    gives a node's line.
+    gives a node's line; `module` is the file, searched for gradient hooks
+    (`scope` when not given).
     """
     calls = run.calls
     reasons = []
@@ -223,6 +305,7 @@ def merge_reasons(run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int]
             if name in ("backward", "grad") and at > after:
                 reasons.append(f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive")
                 break
+    reasons.extend(hook_reasons(module if module is not None else scope, line))
     return reasons
 
 

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
-from gradfix.analysis.backward import backward_call, definition
+from gradfix.analysis.backward import backward_call, definition, hook_reasons
 from gradfix.analysis.between import scan_between, stores_into, with_aliases
 from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
+    ends_in_value,
     read_paths,
     same_expr,
     strip_parens,
@@ -30,6 +31,7 @@ from gradfix.analysis.merge import (
     merged_call,
     module_op,
 )
+from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
@@ -131,6 +133,7 @@ class Visitor(BlockVisitor):
         if verdict.unknown_calls:
             names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
             reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
+        reasons.extend(hook_reasons(self.scopes[0], self.line))
 
         fix = self._fix(block, first, second, match, reasons)
         callee_text = match.callee_text
@@ -164,7 +167,7 @@ class Visitor(BlockVisitor):
             replacements[second.statement] = [_with_receiver(second, merged)]
         else:
             partner_of = {id(first): second, id(second): first}
-            reads = {id(s): self._read_elsewhere(s, partner_of[id(s)], block) for s in named}
+            reads = {id(s): self._read_elsewhere(s, partner_of[id(s)], block, reasons) for s in named}
             # The merged forward goes where the earlier loss was defined, under
             # that loss's name when nothing else reads it.
             host = min(named, key=lambda s: s.def_index)  # type: ignore[arg-type, return-value]
@@ -199,8 +202,16 @@ class Visitor(BlockVisitor):
             imports=imports,
         )
 
-    def _read_elsewhere(self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement]) -> bool:
+    def _read_elsewhere(
+        self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement], reasons: List[str]
+    ) -> bool:
         """Is this binding of the loss name read anywhere but by the pair's own `backward` calls?
+
+        A name that is read elsewhere is rebuilt as a detached value of the one
+        evaluation: exact for a read that ends in a value (`l2.item()`,
+        `float(l2)`, an f-string, `print(l2)`); any other read (`0.1 * l2 ** 2`,
+        `torch.autograd.grad(l2, x)`, `return l2`) would see it without its
+        gradient, which is added to `reasons`, naming the line.
 
         Scope analysis is not flow-sensitive: when both losses share one name
         (`loss = ...; loss.backward(...); loss = ...`), an access is attributed
@@ -210,8 +221,9 @@ class Visitor(BlockVisitor):
         if target is None:
             return True
         scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None or isinstance(scope, GlobalScope):
-            return True  # a module global is visible to importers: keep its value
+        if scope is None:
+            reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")
+            return True
         same_name = partner.target is not None and partner.target.value == target.value
         own = [site.statement] + ([partner.statement] if same_name else [])
         line = self.line(block[site.def_index])  # type: ignore[index]
@@ -219,6 +231,7 @@ class Visitor(BlockVisitor):
         for assignment in scope.assignments[target.value]:
             if getattr(assignment, "node", None) is not target:
                 continue
+            elsewhere = []
             for access in assignment.references:
                 if any(contains_node(statement, access.node) for statement in own):
                     continue
@@ -228,9 +241,21 @@ class Visitor(BlockVisitor):
                     belongs_to_other = (line < at < other) if not first_binding else (at > other)
                     if belongs_to_other:
                         continue
-                return True
-            return False
+                elsewhere.append(access.node)
+            for node in elsewhere:
+                if not ends_in_value(node, self._parent, VALUE_FUNCTIONS, VALUE_METHODS):
+                    reasons.append(
+                        f"`{target.value}` is also read as a tensor (line {self.line(node)}): "
+                        f"after the rewrite it is a detached value without gradient"
+                    )
+                    break
+            # A module global is visible to importers: keep its value.
+            return bool(elsewhere) or isinstance(scope, GlobalScope)
+        reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")
         return True
+
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.get_metadata(ParentNodeProvider, node, None)
 
     def _fresh_name(self, named: List[_Site]) -> str:
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))

@@ -20,7 +20,7 @@ class Visitor(BlockVisitor):
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for run in backward_runs(block, self.classifier.harmless):
-            reasons = merge_reasons(run, self.scopes[-1], self.line)
+            reasons = merge_reasons(run, self.scopes[-1], self.line, self.scopes[0])
             self.findings.append(self._finding(run.calls, reasons))
 
     def _finding(self, run: List[BackwardCall], reasons: List[str]) -> Finding:

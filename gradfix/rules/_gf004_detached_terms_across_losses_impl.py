@@ -253,7 +253,7 @@ class Visitor(BlockVisitor):
             reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(run, expansion, first, second))
         if len(run.calls) > 1:
-            reasons.extend(merge_reasons(run, self.scopes[-1], self.line))
+            reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
 
         fix = self._fix(run, first, second, match, ratio, reasons)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]

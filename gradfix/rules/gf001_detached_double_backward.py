@@ -74,7 +74,14 @@ numeric literals or names bound once to numbers, and only calls known to be
 harmless stand between the passes. Otherwise the fix is unsafe and the
 message names the unproven condition: a callee that owns trainable parameters
 gets (a+b)·∂f/∂θ in the original (exactly 0 in the seed) but ∂f/∂θ after the
-rewrite.
+rewrite; a loss name read elsewhere as a tensor (`0.1 * l2 ** 2`,
+`torch.autograd.grad(l2, x)`) is only a detached value after the rewrite
+(reads as values, `.item()`, `float()`, f-strings, are fine); a file that
+registers a gradient hook (`register_hook`, `register_full_backward_hook`,
+`register_post_accumulate_grad_hook`, `register_multi_grad_hook`, ...) runs
+it once instead of twice, on the sum of the two passes' gradients, which is
+exact only for a linear, stateless hook (`g.clamp(...)` or a hook recording
+gradients is not). Hooks registered in another module are not seen.
 """
 
 from __future__ import annotations

@@ -37,8 +37,13 @@ those rules, whose rewrites merge the backward calls too and save more.
 Safe when every loss is a name (its value is computed where it was) and only
 calls known to be harmless stand between the backward calls. The sum is
 exact by linearity; only floating-point summation order differs. Otherwise
-unsafe: a loss written inline is evaluated later than before, and an unknown
-call between the passes may step, zero or read gradients.
+unsafe: a loss written inline is evaluated later than before, an unknown
+call between the passes may step, zero or read gradients, and a gradient
+hook registered in the file (`register_hook`, `register_full_backward_hook`,
+`register_post_accumulate_grad_hook`, `register_multi_grad_hook`, ...) runs
+once per backward pass: `h(g1) + h(g2)` becomes `h(g1 + g2)`, equal only for
+a linear, stateless hook (`g.clamp(...)` or a hook recording gradients is
+not). Hooks registered in another module are not seen.
 """
 
 from __future__ import annotations

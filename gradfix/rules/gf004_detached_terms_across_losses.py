@@ -91,6 +91,11 @@ elsewhere only as a value (`.item()`, `.detach()`, `float()`, f-strings,
 `print`). Otherwise unsafe, and the message names the unproven condition: a
 name kept as a tensor (`self.last = loss1`, `return s_loss`) carries the
 other loss's gradient after the rewrite if something backpropagates it later.
+When the rewrite also merges the run's backward calls, a gradient hook
+registered in the file (`register_hook`, `register_full_backward_hook`, ...)
+makes it unsafe too: it runs once on the sum instead of once per pass, exact
+only for a linear, stateless hook. Hooks registered in another module are not
+seen.
 """
 
 from __future__ import annotations
