@@ -1011,3 +1011,169 @@ def test_one_loss_written_out_is_left_to_gf002(body):
     src = KL + "def step():\n    za = enc_a(xa)\n    zb = enc_b(xb)\n" + body
     assert _lint(src, fix=False).findings == []
     assert [f.code for f in _lint(src, codes=("GF002",), fix=False).findings] == ["GF002"]
+
+
+# ---------------------------------------------------------------- 6. which term carries the one evaluation
+# The first term carries both gradients, scaled by b/a, unless b/a divides by a symbol and a/b does
+# not: then the second term's computation carries them (scaled by a/b) and the first is detached.
+# `k = 0.0` (an ablation switching a term off) must not make the rewrite divide by zero.
+
+ORIENT_KL = '''import torch
+
+
+def kl(p, q):
+    res = p * (torch.log(p + 0.0001) - torch.log(q + 0.0001))
+    return torch.sum(res, dim=-1)
+
+
+'''
+
+ORIENT_ONE_LOSS = ORIENT_KL + '''def step(k):
+    out, series, prior = model(inp)
+    s_loss, p_loss = 0.0, 0.0
+    for u in range(len(prior)):
+        s_loss += torch.mean(kl(series[u], prior[u].detach()))
+        p_loss += torch.mean(kl(series[u].detach(), prior[u]))
+    loss = p_loss - k * s_loss
+    loss.backward()
+'''
+
+ORIENT_ONE_LOSS_FIXED_BODY = '''    for u in range(len(prior)):
+        kl_shared = torch.mean(kl(grad_scale(series[u], -k), prior[u]))
+        s_loss += kl_shared.detach()
+        p_loss += kl_shared
+    loss = p_loss - k * s_loss
+    loss.backward()
+'''
+
+
+def _orient_lint(src: str, unsafe: bool = False):
+    result = lint_bytes(src.encode(), "t.py", select(["GF004"]), fix=True, unsafe_fixes=unsafe)
+    assert result.error is None
+    return result
+
+
+def test_orientation_name_coefficient_second_term_carries():
+    # `k` is a parameter: the rewrite is not proven (a tensor `k` would lose its gradient),
+    # but it multiplies by `k` and never divides by it.
+    result = _orient_lint(ORIENT_ONE_LOSS, unsafe=True)
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(14, 19, False)]
+    message = result.findings[0].message
+    assert "(line 13 and here, both in `loss`)" in message  # reported at the second term, as before
+    assert "coefficient `k` is not a number" in message and "divides by" not in message
+    fixed = result.fixed.decode()
+    assert fixed.endswith(ORIENT_ONE_LOSS_FIXED_BODY)
+    assert "/ k" not in fixed
+
+
+def test_orientation_module_constant_zero_is_safe_and_multiplies():
+    src = ORIENT_ONE_LOSS.replace("def step(k):", "k = 0.0\n\n\ndef step():")
+    result = _orient_lint(src)
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(17, 19, True)]
+    assert result.fixed.decode().endswith(ORIENT_ONE_LOSS_FIXED_BODY)
+
+
+def test_orientation_default_kept_when_the_ratio_does_not_divide():
+    # b/a = -k: the first term carries, as always.
+    src = ORIENT_ONE_LOSS.replace("def step(k):", "k = 0.0\n\n\ndef step():").replace(
+        "loss = p_loss - k * s_loss", "loss = k * p_loss - s_loss"
+    )
+    fixed = _orient_lint(src).fixed.decode()
+    assert (
+        "        kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -k)))\n"
+        "        s_loss += kl_shared\n"
+        "        p_loss += kl_shared.detach()\n"
+    ) in fixed
+
+
+def test_orientation_both_ratios_divide_by_a_symbol():
+    # -k_min / k_max and -k_max / k_min: no orientation avoids a division; with a divisor that
+    # may be zero the fix is unsafe (and left in the default orientation).
+    two = ORIENT_ONE_LOSS.replace("def step(k):", "def step(k_max, k_min):").replace(
+        "loss = p_loss - k * s_loss", "loss = k_min * p_loss - k_max * s_loss"
+    )
+    result = _orient_lint(two, unsafe=True)
+    assert [f.fixable for f in result.findings] == [False]
+    assert "the ratio `-k_min / k_max` divides by `k_max`, which may be zero" in result.findings[0].message
+    assert "grad_scale(prior[u], -k_min / k_max)" in result.fixed.decode()
+    # Module constants: a divisor bound to 0.0 may be zero, one bound to a non-zero number is not.
+    consts = two.replace("def step(k_max, k_min):", "k_max = {}\nk_min = 0.5\n\n\ndef step():")
+    zero = _orient_lint(consts.format("0.0"))
+    assert [f.fixable for f in zero.findings] == [False] and zero.fixed is None
+    assert "the ratio `-k_min / k_max` divides by `k_max`, which may be zero" in zero.findings[0].message
+    nonzero = _orient_lint(consts.format("2.0"))
+    assert [f.fixable for f in nonzero.findings] == [True]
+    assert "kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -k_min / k_max)))\n" in nonzero.fixed.decode()
+
+
+def test_orientation_two_pairs_keep_their_order_and_positions():
+    src = ORIENT_KL + '''k = 0.0
+
+
+def step():
+    out, series, prior = model(inp)
+    s_loss, p_loss = 0.0, 0.0
+    for i in range(len(series)):
+        s_loss += torch.mean(kl(series[i], prior[i].detach())) + torch.mean(kl(prior[i].detach(), series[i]))
+        p_loss += torch.mean(kl(series[i].detach(), prior[i])) + torch.mean(kl(prior[i], series[i].detach()))
+    loss = p_loss - k * s_loss
+    loss.backward()
+'''
+    result = _orient_lint(src)
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(17, 19, True), (17, 66, True)]
+    assert result.applied == 2
+    assert (
+        "        kl_shared = torch.mean(kl(grad_scale(series[i], -k), prior[i]))\n"
+        "        kl_shared_2 = torch.mean(kl(prior[i], grad_scale(series[i], -k)))\n"
+        "        s_loss += kl_shared.detach() + kl_shared_2.detach()\n"
+        "        p_loss += kl_shared + kl_shared_2\n"
+    ) in result.fixed.decode()
+    assert _orient_lint(result.fixed.decode()).findings == []
+
+
+ORIENT_SNIPPET = SNIPPET_HEAD.replace("k = 0.7", "k = {k}") + '''
+
+def assoc(p, q):
+    return kl(p, q.detach())
+
+
+def assoc_prior(p, q):
+    return kl(p.detach(), q)
+
+
+def step():
+    series = [torch.softmax(net_s(x[j]), dim=-1) for j in range(3)]
+    prior = [torch.softmax(net_p(x[j]), dim=-1) for j in range(3)]
+    rec = (net_s(x[0]) ** 2).mean()
+    s_loss, p_loss = 0.0, 0.0
+    for j in range(len(series)):
+        s_loss += {s_term}
+        p_loss += {p_term}
+    s_loss = s_loss / len(series)
+    p_loss = p_loss / len(series)
+    loss1 = rec - k * s_loss
+    loss2 = rec + p_loss
+    history.append(loss1.item())
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+'''
+
+
+@pytest.mark.parametrize("k", ["0.0", "0.7"])
+@pytest.mark.parametrize(
+    "s_term,p_term,shared",
+    [
+        ("kl(series[j], prior[j].detach())", "kl(series[j].detach(), prior[j])", "s_loss += kl_shared.detach()"),
+        # `.detach()` inside a helper: the inlined helper call is the one evaluation, or is detached
+        ("kl(series[j], prior[j].detach())", "assoc_prior(series[j], prior[j])", "s_loss += kl_shared.detach()"),
+        ("assoc(series[j], prior[j])", "kl(series[j].detach(), prior[j])", "s_loss += kl_shared.detach()"),
+        ("assoc(series[j], prior[j])", "assoc_prior(series[j], prior[j])", "s_loss += kl_shared.detach()"),
+    ],
+    ids=["plain", "helper_second", "helper_first", "helper_both"],
+)
+def test_executed_second_term_carries(k, s_term, p_term, shared):
+    src = ORIENT_SNIPPET.format(k=k, s_term=s_term, p_term=p_term)
+    report = _verify(src, "orient_snippet.py", "kl_shared = kl(grad_scale(series[j], -k), prior[j])\n        " + shared)
+    assert "        p_loss += kl_shared\n" in _lint(src).fixed.decode()
+    keys = {r.key for r in report.rows}
+    assert {"net_s.weight.grad", "net_p.weight.grad", "history[0]"} <= keys
