@@ -373,7 +373,6 @@ def step():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 divides by a coefficient that is bound to 0.0 (ZeroDivisionError)")
 def test_gf004_zero_coefficient_executed():
     _safe_fix_is_exact(ZERO_COEF_GF004, ["GF004"])
 

@@ -229,9 +229,25 @@ class Visitor(BlockVisitor):
         symbols = [symbol for symbol in dict.fromkeys(a.symbols() + b.symbols()) if not symbol.startswith("#")]
         if not all(expansion.symbol_invariant(symbol) for symbol in symbols):
             return None  # the symbols cancel in the ratio only if they hold one value wherever they were used
+        # The one evaluation may be either term's: by default the first's, scaled by b/a; the
+        # second's, scaled by a/b, where b/a divides by a symbol (`k = 0.0` switching a term off
+        # would raise ZeroDivisionError) and a/b does not. Where both do, the fix is proven only
+        # if every divisor is a module constant bound to a non-zero number.
+        carried_by_second = False
+        divisors: List[str] = []
+        if _divides(ratio):
+            other = self._other_orientation(first, second, a, b)
+            if other is not None:
+                carried_by_second = True
+                match, ratio = other
+            else:
+                divisors = self._zero_divisors(ratio)
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        if divisors:
+            names = " and ".join(f"`{d}`" for d in divisors)
+            reasons.append(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
         for symbol in symbols:
             calls = expansion.symbol_maybe_changed(symbol)
             if calls:
@@ -255,7 +271,7 @@ class Visitor(BlockVisitor):
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
 
-        fix = self._fix(run, first, second, match, ratio, reasons)
+        fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
         line1 = self.line(first.anchor)
         where = (
@@ -277,6 +293,27 @@ class Visitor(BlockVisitor):
         elif first.site is not None:
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
+
+    def _zero_divisors(self, ratio: Coef) -> List[str]:
+        """Symbols the ratio divides by that may be zero: all but module constants bound to a non-zero number."""
+        found: List[str] = []
+        for (_, den), _ in ratio.terms:
+            for symbol in den:
+                value = self.safety.constants.get(symbol) if symbol.isidentifier() else None
+                if (value is None or value == 0) and symbol not in found:
+                    found.append(symbol)
+        return found
+
+    def _other_orientation(self, first: Term, second: Term, a: Coef, b: Coef) -> Optional[tuple]:
+        """(the match aligned on the second term, the ratio a/b) when a/b divides by no symbol; else None."""
+        inverse = b.inverse()
+        if inverse is None:
+            return None
+        ratio = a * inverse
+        if ratio * b != a or _divides(ratio):
+            return None
+        match = match_pair(second.call, first.call, self.classifier)
+        return None if match is None else (match, ratio)
 
     # -- conditions -------------------------------------------------------------------
     def _unproven_calls(self, first: Term, second: Term) -> List[str]:
@@ -339,15 +376,28 @@ class Visitor(BlockVisitor):
         return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
 
     # -- the rewrite ----------------------------------------------------------------
-    def _fix(self, run: BackwardRun, first: Term, second: Term, match: PairMatch, ratio: Coef, reasons: List[str]) -> Fix:
-        merged, ops = merged_call(first.call, match, ONE, ratio, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
+    def _fix(
+        self,
+        run: BackwardRun,
+        first: Term,
+        second: Term,
+        match: PairMatch,
+        ratio: Coef,
+        reasons: List[str],
+        carried_by_second: bool = False,
+    ) -> Fix:
+        """One evaluation before the first term's statement; the term that carries it takes its
+        name, the other its detached value. `match` is aligned on the carrying term and `ratio` is
+        the other's coefficient over its own."""
+        carrier = second if carried_by_second else first
+        merged, ops = merged_call(carrier.call, match, ONE, ratio, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
         callee = _inner_callee(first.call)
         last = callee.rsplit(".", 1)[-1]
         name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
         hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        new_first = self._substitute(first, cst.Name(name))
-        new_second = self._substitute(second, detached(name))
+        new_first = self._substitute(first, detached(name) if carried_by_second else cst.Name(name))
+        new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name))
         if first.statement is second.statement:
             both = first.statement.visit(Replace(dict([new_first, new_second])))
             replacements[first.statement] = [hoisted, both.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
@@ -370,6 +420,11 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _divides(ratio: Coef) -> bool:
+    """The coefficient divides by a symbol (one of its monomials has a symbolic divisor)."""
+    return any(den for (_, den), _ in ratio.terms)
 
 
 def _accumulated(first: Term, second: Term) -> bool:
