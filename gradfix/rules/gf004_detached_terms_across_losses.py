@@ -65,7 +65,11 @@ One evaluation, placed just before the first term's statement, carries both
 gradients: scaled by the ratio `b/a` of the two terms' coefficients in the
 objective, the operand the first term detached receives exactly what the
 second term gave it. The second term becomes the same value, detached, so
-every loss, accumulator and logged value keeps its value. A run of backward
+every loss, accumulator and logged value keeps its value. Where `b/a` would
+divide by a name and `a/b` would not (`loss = p_loss - k * s_loss`, with `k =
+0.0` switching the term off), the second term's computation is the one
+evaluation, scaled by `a/b` (`grad_scale(..., -k)`), and the first becomes its
+detached value: the fix never divides by what may be zero. A run of backward
 calls becomes one backward of the sum of its losses, as GF003 would write it:
 that is part of this fix, since a loss left with only detached terms could
 not be backpropagated on its own. Together: one forward of `f` per pair and
