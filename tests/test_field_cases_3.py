@@ -328,13 +328,11 @@ CARRIER_SCOPE_CASES = [GLOBAL_ALIAS_MUTATED, GLOBAL_READ_ELSEWHERE, NONLOCAL_ALI
 CARRIER_SCOPE_IDS = ["global_alias_mutated", "global_read_in_other_function", "nonlocal_alias_mutated"]
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 does not see the reads of a global/nonlocal carrier")
 @pytest.mark.parametrize("src", CARRIER_SCOPE_CASES, ids=CARRIER_SCOPE_IDS)
 def test_gf004_global_carrier_is_unsafe(src):
     _no_safe_fix(src, ["GF004"])
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 does not see the reads of a global/nonlocal carrier: wrong gradients or a raise")
 @pytest.mark.parametrize("src", CARRIER_SCOPE_CASES, ids=CARRIER_SCOPE_IDS)
 def test_gf004_global_carrier_executed(src):
     _safe_fix_is_exact(src, ["GF004"])
@@ -394,7 +392,6 @@ def step():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="GF004's ratio reads a coefficient name bound after the terms: UnboundLocalError")
 @pytest.mark.parametrize("src", [COEF_AFTER_LOOP, COEF_AFTER_TERMS], ids=["loop", "straight_line"])
 def test_gf004_coefficient_bound_after_terms_executed(src):
     _safe_fix_is_exact(src, ["GF004"])
@@ -462,11 +459,9 @@ def step():
 """
 
 
-@pytest.mark.xfail(strict=True, reason="GF002 removes a term name that locals() reads")
 def test_gf002_locals_is_unsafe():
     _no_safe_fix(GF002_LOCALS, ["GF002"])
 
 
-@pytest.mark.xfail(strict=True, reason="GF002 removes a term name that locals() reads: a logged value goes missing")
 def test_gf002_locals_executed():
     _safe_fix_is_exact(GF002_LOCALS, ["GF002"])

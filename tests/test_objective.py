@@ -1177,3 +1177,180 @@ def test_executed_second_term_carries(k, s_term, p_term, shared):
     assert "        p_loss += kl_shared\n" in _lint(src).fixed.decode()
     keys = {r.key for r in report.rows}
     assert {"net_s.weight.grad", "net_p.weight.grad", "history[0]"} <= keys
+
+
+# ---------------------------------------------------------------- 7. names the one evaluation reads or the rewrite changes
+# (field test 3: global/nonlocal carriers, coefficients bound after the terms, `locals()`)
+
+from gradfix.analysis.introspection import introspection_calls  # noqa: E402
+
+_SCOPE_LOOP = '''import torch
+
+
+def kl(p, q):
+    return torch.sum(p * (torch.log(p + 1e-4) - torch.log(q + 1e-4)), dim=-1).mean()
+
+
+k = 3.0
+G = None
+
+
+def step({params}):
+{pre}    s_loss, p_loss = 0.0, 0.0
+    for i in range(3):
+{inner}        s_loss += kl(series[i], prior[i].detach())
+        p_loss += kl(series[i].detach(), prior[i])
+{inner_after}{post}    loss = p_loss - {coef} * s_loss
+    loss.backward()
+'''
+
+
+def _scope_src(params="", pre="", inner="", inner_after="", post="", coef="k") -> str:
+    return _SCOPE_LOOP.format(params=params, pre=pre, inner=inner, inner_after=inner_after, post=post, coef=coef)
+
+
+def _line_of(src: str, text: str) -> int:
+    return next(n for n, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+def _one(src: str, codes=("GF004",)):
+    findings = _lint(src, codes).findings
+    assert len(findings) == 1, [f.message for f in findings]
+    return findings[0]
+
+
+def test_stores_before_uses_after_the_hoisted_step():
+    e = _two_losses(
+        """
+        s = f(a, b.detach())
+        p = f(a.detach(), b)
+        lam = 3.0
+        loss1 = rec - lam * s
+        loss2 = rec + p
+        """
+    )
+    since = e.expansion.step_of(e.term("f(a, b.detach())").statement)
+    assert since is not None
+    assert e.expansion.symbol_invariant("lam") is True  # one use: invariant between its uses
+    stores = e.expansion.symbol_stores_before_uses("lam", since)
+    assert [e.code(s) for s in stores] == ["lam = 3.0"]
+    assert e.expansion.symbol_stores_before_uses("never_used", since) == []
+
+
+def test_stores_before_the_hoisted_step_do_not_count():
+    e = _two_losses(
+        """
+        lam = 3.0
+        s = f(a, b.detach())
+        p = f(a.detach(), b)
+        loss1 = rec - lam * s
+        loss2 = rec + p
+        """
+    )
+    since = e.expansion.step_of(e.term("f(a, b.detach())").statement)
+    assert e.expansion.symbol_stores_before_uses("lam", since) == []
+
+
+def test_stores_in_the_loop_around_the_hoisted_step_count():
+    e = _two_losses(
+        """
+        s, p = 0.0, 0.0
+        for i in range(n):
+            lam = ws[i]
+            s += f(a[i], b[i].detach())
+            p += f(a[i].detach(), b[i])
+        loss1 = rec - lam * s
+        loss2 = rec + p
+        """
+    )
+    since = e.expansion.step_of(e.term("f(a[i], b[i].detach())").statement)
+    assert [e.code(s) for s in e.expansion.symbol_stores_before_uses("lam", since)] == ["lam = ws[i]"]
+
+
+@pytest.mark.parametrize(
+    "kwargs,reason",
+    [
+        ({"post": "    lam = 3.0\n", "coef": "lam"}, "`lam` is assigned after the terms (line {line}): the one evaluation would read it before"),
+        ({"inner_after": "        lam = 3.0\n", "coef": "lam"}, "`lam` is assigned after the terms (line {line})"),
+        (
+            {"pre": "    lam = 1.0\n", "post": "    lam = 3.0\n", "coef": "lam"},
+            "`lam` is rebound after the terms (line {line}): the one evaluation would read its earlier value",
+        ),
+        ({"params": "lam=1.0", "post": "    lam = 3.0\n", "coef": "lam"}, "`lam` is rebound after the terms (line {line})"),
+        ({"inner": "        lam = 3.0\n", "coef": "lam"}, "`lam` is assigned in the loop around the terms (line {line})"),
+    ],
+    ids=["after_loop", "in_loop_after_terms", "rebound_after_loop", "parameter_rebound", "in_loop_before_terms"],
+)
+def test_coefficient_bound_after_the_one_evaluation_is_unsafe(kwargs, reason):
+    src = _scope_src(**kwargs)
+    finding = _one(src)
+    assert not finding.fixable
+    assert reason.format(line=_line_of(src, "lam = 3.0")) in finding.message
+    # The rebinding, not "not a number", is the reason.
+    assert "is not a number" not in finding.message
+
+
+def test_coefficient_bound_before_the_terms_keeps_the_safe_fix():
+    assert _one(_scope_src(pre="    lam = 3.0\n", coef="lam")).fixable
+
+
+@pytest.mark.parametrize("keyword", ["global", "nonlocal"])
+def test_carrier_declared_in_another_scope_is_unsafe(keyword):
+    src = _scope_src(post=f"    {keyword} G\n    G = s_loss\n")
+    if keyword == "nonlocal":
+        src = src.replace("def step():", "def make():\n    G = None\n\n    def step():")
+        body = src.split("    def step():\n")[1]
+        src = src.split("    def step():\n")[0] + "    def step():\n" + textwrap.indent(body, "    ") + "\n    return step\n"
+    finding = _one(src)
+    assert not finding.fixable
+    assert f"`G` is declared `{keyword}`" in finding.message
+
+
+def test_global_declared_but_not_a_carrier_keeps_the_safe_fix():
+    assert _one(_scope_src(post="    global G\n    G = float(s_loss)\n")).fixable
+
+
+@pytest.mark.parametrize(
+    "line,name",
+    [
+        ("    print(locals())\n", "locals"),
+        ("    print(vars())\n", "vars"),
+        ("    print(dir())\n", "dir"),
+        ('    print(eval("s_loss"))\n', "eval"),
+        ('    exec("print(s_loss)")\n', "exec"),
+        ('    print(globals()["G"])\n', "globals"),
+    ],
+)
+def test_introspection_in_the_function_is_unsafe(line, name):
+    src = _scope_src() + line
+    finding = _one(src)
+    assert not finding.fixable
+    assert f"`{name}()` (line {_line_of(src, line.strip())}) may read the names the rewrite removes or changes" in finding.message
+
+
+@pytest.mark.parametrize("line", ["    print(vars(net))\n", "    net.eval()\n", "    print(dir(net))\n"])
+def test_introspection_of_something_else_keeps_the_safe_fix(line):
+    assert _one(_scope_src() + line).fixable
+
+
+def test_introspection_calls_at_module_level_skip_function_bodies():
+    module = cst.parse_module("def f():\n    return locals()\n\n\ndef g():\n    return globals()\n\n\nx = vars()\n")
+    found = [module.code_for_node(c) for c in introspection_calls(module)]
+    assert found == ["globals()", "vars()"]
+
+
+def test_gf001_eval_in_the_function_is_unsafe():
+    src = (
+        "import torch\nimport torch.nn.functional as F\n\n"
+        "a = torch.randn(4, 3, requires_grad=True)\nb = torch.randn(4, 3, requires_grad=True)\n\n\n"
+        "def step():\n"
+        "    l1 = F.mse_loss(a.detach(), b)\n"
+        "    l1.backward(retain_graph=True)\n"
+        "    l2 = -F.mse_loss(a, b.detach())\n"
+        "    l2.backward()\n"
+        '    return eval("l1")\n'
+    )
+    finding = _one(src, ("GF001",))
+    assert not finding.fixable
+    assert f"`eval()` (line {_line_of(src, 'eval(')}) may read the names the rewrite removes or changes" in finding.message
+    assert _one(src.replace('    return eval("l1")\n', ""), ("GF001",)).fixable

@@ -156,33 +156,58 @@ class Expansion:
         """Does `symbol` hold one value at all its uses? No store to it, and no call known to
         change it (`hist.append(...)`, `k.mul_(2)`), between the first and the last use, nor
         anywhere in a loop around a use (the next iteration sees it)."""
-        return not any(known for known, _ in self._symbol_changes(symbol))
+        return not any(known for known, _, _ in self._symbol_changes(symbol))
 
     def symbol_maybe_changed(self, symbol: str) -> List[str]:
         """Method calls on the symbol's root where it must hold (`self.log(...)` for `self.k`): they might change it."""
-        return [text for known, text in self._symbol_changes(symbol) if not known]
+        return [text for known, text, _ in self._symbol_changes(symbol) if not known]
 
-    def _symbol_changes(self, symbol: str) -> List[Tuple[bool, str]]:
+    def step_of(self, node: cst.CSTNode) -> Optional[int]:
+        """The index in `steps` of a simple statement (or loop header) the walk went through."""
+        for index, (step, _) in enumerate(self.steps):
+            if step is node:
+                return index
+        return None
+
+    def symbol_stores_before_uses(self, symbol: str, since: int) -> List[cst.CSTNode]:
+        """Where `symbol` may be stored to (or changed in place) after step `since` and before its
+        uses as a coefficient, or anywhere in a loop around `since`: a value read at `since` (the
+        one evaluation a rule hoists there) may not be the one its uses read, or may be unbound
+        (`lam = 3.0` after the loop that evaluates the terms). Changes between its first and last
+        use are `symbol_invariant`'s."""
+        uses = sorted(self.symbol_uses.get(symbol, ()))
+        if not uses or since >= uses[0]:
+            return []
+        loops = {id(node) for node in self.steps[since][1] if isinstance(node, cst.For)}
+        return [node for known, _, node in self._symbol_changes(symbol, since, uses[0] - 1, loops) if known]
+
+    def _symbol_changes(
+        self, symbol: str, start: Optional[int] = None, end: Optional[int] = None, loops: Optional[Set[int]] = None
+    ) -> List[Tuple[bool, str, cst.CSTNode]]:
+        """(known, text, node) for every step between `start` and `end` (by default the symbol's first
+        and last use), or in one of `loops` (by default the loops around its uses), that may change it."""
         uses = sorted(self.symbol_uses.get(symbol, ()))
         if not uses:
             return []
+        if start is None or end is None or loops is None:
+            start, end = uses[0], uses[-1]
+            loops = {id(node) for step in uses for node in self.steps[step][1] if isinstance(node, cst.For)}
         paths = read_paths(cst.parse_expression(symbol))
         roots = {path[0] for path in paths}
-        loops = {id(node) for step in uses for node in self.steps[step][1] if isinstance(node, cst.For)}
-        changes: List[Tuple[bool, str]] = []
+        changes: List[Tuple[bool, str, cst.CSTNode]] = []
         for step, (node, context) in enumerate(self.steps):
-            if not (uses[0] <= step <= uses[-1] or any(id(c) in loops for c in context)):
+            if not (start <= step <= end or any(id(c) in loops for c in context)):
                 continue
             if not isinstance(node, cst.BaseStatement):  # a loop target or a `with ... as` name
                 if any(paths_overlap((name,), path) for name in _stored_names(node) for path in paths):
-                    changes.append((True, code_of(node).strip()))
+                    changes.append((True, code_of(node).strip(), node))
                 continue
             if stores_into(node, paths) is not None:
-                changes.append((True, code_of(node).strip()))
+                changes.append((True, code_of(node).strip(), node))
             for receiver, method in _method_calls(node):
                 if receiver in roots:
                     known = method in MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
-                    changes.append((known, f"{receiver}.{method}"))
+                    changes.append((known, f"{receiver}.{method}", node))
         return changes
 
 

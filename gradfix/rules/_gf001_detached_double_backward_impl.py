@@ -12,6 +12,7 @@ from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import backward_call, definition, hook_reasons
 from gradfix.analysis.between import scan_between, stores_into, with_aliases
+from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
@@ -134,6 +135,8 @@ class Visitor(BlockVisitor):
             names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
             reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
         reasons.extend(hook_reasons(self.scopes[0], self.line))
+        # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
+        reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
         fix = self._fix(block, first, second, match, reasons)
         callee_text = match.callee_text

@@ -24,6 +24,7 @@ from gradfix.analysis.exprs import (
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import scan_between, stores_into, with_aliases
+from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
 from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
@@ -123,6 +124,8 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, a, b)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        # The rewrite removes, adds or rebuilds names: a read by name string is not seen.
+        reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         gs = self.ctx.grad_scale_name
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))

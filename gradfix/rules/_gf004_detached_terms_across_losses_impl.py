@@ -35,6 +35,7 @@ from gradfix.analysis.merge import (
     module_op,
     names_in,
 )
+from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS, Expansion, Lin, Term, expand
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -245,6 +246,7 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        self._coefficients_bound(expansion, first, ratio, reasons)
         if divisors:
             names = " and ".join(f"`{d}`" for d in divisors)
             reasons.append(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
@@ -268,6 +270,7 @@ class Visitor(BlockVisitor):
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
             reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(run, expansion, first, second))
+        reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
 
@@ -293,6 +296,48 @@ class Visitor(BlockVisitor):
         elif first.site is not None:
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
+
+    def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: List[str]) -> None:
+        """The one evaluation reads the ratio's symbols where the first term was evaluated: each must
+        be bound there, to the value its uses as a coefficient read (`lam = 3.0` after the loop
+        would raise UnboundLocalError in the rewrite, a rebinding would scale by the old value)."""
+        since = expansion.step_of(first.statement)
+        if since is None:
+            reasons.append("gradfix cannot place the one evaluation among the statements")
+            return
+        hoisted = self.line(first.statement)
+        scope = self.get_metadata(ScopeProvider, first.anchor, None)
+        for symbol in ratio.symbols():
+            stores = expansion.symbol_stores_before_uses(symbol, since)
+            if not stores:
+                continue
+            line = self.line(stores[0])
+            roots = {path[0] for path in read_paths(cst.parse_expression(symbol))}
+            bound = scope is not None and all(self._bound_before(root, scope, hoisted) for root in roots)
+            if bound:
+                # Bound more than once, hence not a module constant: the binding read is what matters.
+                reasons[:] = [r for r in reasons if not r.startswith(f"coefficient `{symbol}` is not a number")]
+            if line <= hoisted:
+                reasons.append(
+                    f"`{symbol}` is assigned in the loop around the terms (line {line}): the one evaluation "
+                    f"may read another value than its use as a coefficient"
+                )
+            elif bound:
+                reasons.append(f"`{symbol}` is rebound after the terms (line {line}): the one evaluation would read its earlier value")
+            else:
+                reasons.append(f"`{symbol}` is assigned after the terms (line {line}): the one evaluation would read it before")
+
+    def _bound_before(self, name: str, scope, line: int) -> bool:
+        """`name` has a binding before `line` in the function, or one outside it (a global, a parameter, a builtin)."""
+        function = self.get_metadata(PositionProvider, self.scopes[-1])
+        for assignment in scope[name]:
+            node = getattr(assignment, "node", None)
+            if node is None:
+                return True  # a builtin
+            at = self.line(node)
+            if at < line or not function.start.line <= at <= function.end.line:
+                return True
+        return False
 
     def _zero_divisors(self, ratio: Coef) -> List[str]:
         """Symbols the ratio divides by that may be zero: all but module constants bound to a non-zero number."""
@@ -353,7 +398,20 @@ class Visitor(BlockVisitor):
             return ["gradfix cannot resolve the scope of the losses"]
         receivers = [c.receiver for c in run.calls]
         reasons: List[str] = []
+        declared = _declared_elsewhere(self.scopes[-1])
         for name in carriers:
+            # A carrier stored in another scope (`global G`, `nonlocal G`) is read where this
+            # function's scope does not record it (another function, after the call returns).
+            if name in declared:
+                keyword, node = declared[name]
+                reasons.append(
+                    f"`{name}` is declared `{keyword}` (line {self.line(node)}): gradfix cannot resolve its reads "
+                    f"in other scopes, and it carries different gradients after the rewrite"
+                )
+                continue
+            if not scope.assignments[name] or any(a.scope is not scope for a in scope[name]):
+                reasons.append(f"gradfix cannot resolve the reads of `{name}`: it carries different gradients after the rewrite")
+                continue
             for assignment in scope.assignments[name]:
                 for access in assignment.references:
                     node = access.node
@@ -420,6 +478,33 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _declared_elsewhere(function: cst.CSTNode) -> Dict[str, tuple]:
+    """Names a function declares `global` or `nonlocal` (not those of nested functions): name -> (keyword, statement)."""
+    found: Dict[str, tuple] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Global(self, node: cst.Global) -> None:
+            for item in node.names:
+                found.setdefault(item.name.value, ("global", node))
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            for item in node.names:
+                found.setdefault(item.name.value, ("nonlocal", node))
+
+    if isinstance(function, cst.FunctionDef):
+        function.visit(Collect())
+    return found
 
 
 def _divides(ratio: Coef) -> bool:

@@ -52,7 +52,10 @@ For terms defined by name, every read of a name other than its term in the
 sum must end in a value (`e.item()`, `float(e)`, `e.detach()`, an f-string,
 `print(e)`): a name also read as a tensor (`total = loss + 0.1 * e`, a
 second sum, `return e`) loses that read's gradient when rebuilt detached,
-and the fix is unsafe, naming the line. Otherwise unsafe, and the message
+and the fix is unsafe, naming the line. The rewrite removes a term's name
+that nothing else reads: `locals()`, `vars()`, `dir()`, `eval`, `exec` or
+`globals()` in the function may read it by its string (a metrics dict built
+from `locals()`), and make the fix unsafe. Otherwise unsafe, and the message
 names the unproven condition.
 """
 

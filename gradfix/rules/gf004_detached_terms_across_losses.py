@@ -94,7 +94,14 @@ and every name that carries the terms (`s_loss`, `loss1`, ...) is read
 elsewhere only as a value (`.item()`, `.detach()`, `float()`, f-strings,
 `print`). Otherwise unsafe, and the message names the unproven condition: a
 name kept as a tensor (`self.last = loss1`, `return s_loss`) carries the
-other loss's gradient after the rewrite if something backpropagates it later.
+other loss's gradient after the rewrite if something backpropagates it later,
+and so may a carrier declared `global` or `nonlocal`, whose reads in other
+scopes are not seen. The one evaluation reads the ratio's names where the
+first term was: a coefficient assigned or rebound after it (`lam = 3.0` just
+before `loss = p_loss - lam * s_loss`) would be unbound there, or hold another
+value, and the fix is unsafe, naming the line. `locals()`, `vars()`, `dir()`,
+`eval`, `exec` or `globals()` in the function may read the names the rewrite
+adds or changes: unsafe too.
 When the rewrite also merges the run's backward calls, a gradient hook
 registered in the file (`register_hook`, `register_full_backward_hook`, ...)
 makes it unsafe too: it runs once on the sum instead of once per pass, exact

@@ -1,0 +1,67 @@
+"""Calls that read a scope's names by their strings: `locals()`, `vars()`, `dir()`, `eval`, `exec`, `globals()`.
+
+A rewrite that removes a name (a loss definition nothing else reads), binds a
+new one (`kl_shared`) or rebuilds one as a detached value is exact only for
+the reads that scope analysis sees. `locals()` sees every local name
+(`{k: v.item() for k, v in locals().items() if k.endswith("_latent")}`, a
+common metrics idiom), and so do `vars()` and `dir()` without arguments,
+`eval(...)`, `exec(...)`; `globals()` sees every module-level name. Any of
+them in the function a rewrite changes makes the fix unsafe (DESIGN §1: what
+is not proven goes into the reason).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List
+
+import libcst as cst
+
+# Read every name of the scope they run in; `vars`/`dir` only without arguments.
+_LOCAL_READERS = frozenset({"locals", "eval", "exec"})
+_NO_ARGUMENT_READERS = frozenset({"vars", "dir"})
+# Reads every module-level name, from anywhere in the module.
+_GLOBAL_READERS = frozenset({"globals"})
+
+
+def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
+    """The calls in `scope` (a function, nested functions and comprehensions included; or a module)
+    that may read names of `scope` by their strings.
+
+    For a module, `locals()`, `vars()`, `dir()`, `eval` and `exec` count only
+    outside functions and classes (inside one they read its own names), and
+    `globals()` anywhere. A builtin shadowed by a definition of the module
+    (`def eval(...)`) is still counted: gradfix does not prove it is not.
+    """
+    found: List[cst.Call] = []
+    module_level = isinstance(scope, cst.Module)
+
+    class Collect(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.depth = 0  # functions, lambdas and classes entered (module scope only)
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if module_level and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                self.depth += 1
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                name = node.func.value
+                if name in _GLOBAL_READERS:
+                    found.append(node)
+                elif self.depth == 0 and (name in _LOCAL_READERS or (name in _NO_ARGUMENT_READERS and not node.args)):
+                    found.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if module_level and isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                self.depth -= 1
+
+    scope.visit(Collect())
+    return found
+
+
+def introspection_reasons(scope: cst.CSTNode, line: Callable[[cst.CSTNode], int]) -> List[str]:
+    """The unsafe-fix reason for the first such call in `scope` (see `introspection_calls`), or none."""
+    calls = introspection_calls(scope)
+    if not calls:
+        return []
+    first = calls[0]
+    return [f"`{first.func.value}()` (line {line(first)}) may read the names the rewrite removes or changes"]  # type: ignore[attr-defined]
