@@ -81,7 +81,9 @@ registers a gradient hook (`register_hook`, `register_full_backward_hook`,
 `register_post_accumulate_grad_hook`, `register_multi_grad_hook`, ...) runs
 it once instead of twice, on the sum of the two passes' gradients, which is
 exact only for a linear, stateless hook (`g.clamp(...)` or a hook recording
-gradients is not). Hooks registered in another module are not seen.
+gradients is not). Hooks registered in another module are not seen. A
+function that calls `locals()`, `vars()`, `globals()`, `eval` or `exec` may
+read the names the rewrite removes or rebuilds: unsafe too.
 """
 
 from __future__ import annotations
