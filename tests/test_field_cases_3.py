@@ -125,13 +125,11 @@ t.scale = nn.Parameter(torch.tensor(2.0))
 }
 
 
-@pytest.mark.xfail(strict=True, reason="self.dist / self.scale resolved from the class body only: mixins, class and instance patches are not seen")
 @pytest.mark.parametrize("name", list(SELF_CALLEE_CASES))
 def test_self_callee_bound_elsewhere_is_unsafe(name):
     _no_safe_fix(SELF_CALLEE_CASES[name], ["GF001"])
 
 
-@pytest.mark.xfail(strict=True, reason="self.dist / self.scale resolved from the class body only: the safe fix changes gradients")
 @pytest.mark.parametrize("name", ["mixin_method", "mixin_sets_parameter", "class_patched", "instance_attribute_parameter"])
 def test_self_callee_bound_elsewhere_executed(name):
     _safe_fix_is_exact(SELF_CALLEE_CASES[name], ["GF001"])
@@ -217,13 +215,11 @@ t = Trainer()
 }
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 inlines self.assoc from the class body without checking overrides")
 @pytest.mark.parametrize("name", list(INLINED_OVERRIDE_CASES))
 def test_gf004_inlined_method_overridden_is_unsafe(name):
     _no_safe_fix(INLINED_OVERRIDE_CASES[name], ["GF004"])
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 inlines self.assoc from the class body without checking overrides: gradients change")
 @pytest.mark.parametrize("name", list(INLINED_OVERRIDE_CASES))
 def test_gf004_inlined_method_overridden_executed(name):
     _safe_fix_is_exact(INLINED_OVERRIDE_CASES[name], ["GF004"])

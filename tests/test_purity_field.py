@@ -429,3 +429,101 @@ def test_other_decorators_make_the_helper_unknown(decorator):
     result = _lint(src, ["GF001"], fix=False)
     assert [(f.code, f.fixable) for f in result.findings] == [("GF001", False)]
     assert f"is decorated with `{decorator}`" in result.findings[0].message
+
+
+# ---------------------------------------------------------------------------
+# `self.kl` / `self.k` bound outside the class body (`CalleeClassifier.bound_elsewhere`):
+# related classes (subclasses, mixins beside the class in a subclass's bases, its bases),
+# stores from outside (`Trainer.kl = ...`, `t.k = ...`, `setattr`, `__dict__`), the same
+# for the attributes a method reads. Unrelated classes and a base's own `def` (which the
+# class's `def` comes before in every MRO) keep the fix safe.
+
+READS_K = "        return self.k * torch.sum(p * (torch.log(p + 1e-4) - torch.log(q + 1e-4)), dim=-1).mean()\n"
+KL_BODY = "        return torch.sum(p * (torch.log(p + 1e-4) - torch.log(q + 1e-4)), dim=-1).mean()\n"
+
+BOUND_ELSEWHERE = {
+    # name: (text before `trainer = Trainer()`, text after it, body of `kl` reads `self.k`, fixable, words in the message)
+    "unrelated_class_defines_kl": ("class Other:\n    def kl(self, p, q):\n        return (p @ W).sum()\n\n\n", "", False, True, None),
+    "unrelated_class_sets_k": ("class Other:\n    def __init__(self):\n        self.k = nn.Parameter(torch.ones(()))\n\n\n", "", True, True, None),
+    "subclass_overrides_other_method": ("class Sub(Trainer):\n    def step(self):\n        super().step()\n\n\n", "", True, True, None),
+    "mixin_sets_k": (
+        "class Learned:\n    def __init__(self):\n        super().__init__()\n        self.k = nn.Parameter(torch.tensor(2.0))\n\n\n"
+        "class Sub(Learned, Trainer):\n    pass\n\n\n",
+        "",
+        True,
+        False,
+        "`self.k = ...` in `Learned`, which `Sub` derives from along with `Trainer`",
+    ),
+    "subclass_with_outside_base": (
+        "class Sub(Trainer, nn.Module):\n    pass\n\n\n", "", False, False, "`nn.Module`, a base of `Sub`"
+    ),
+    "subclass_setattr_hook": (
+        "class Sub(Trainer):\n    def __setattr__(self, name, value):\n        object.__setattr__(self, name, value)\n\n\n",
+        "",
+        True,
+        False,
+        "`Sub.__setattr__`",
+    ),
+    "type_of_instance_patched": ("", "type(trainer).kl = lambda self, p, q: (p @ W).sum()\n", False, False, "(`type(trainer).kl = ...`)"),
+    "setattr_any_name": ("", "for name in ['k']:\n    setattr(trainer, name, W.sum())\n", True, False, "`setattr(trainer, name, ...)`"),
+    "setattr_on_self_in_class": ("", "", True, False, "`setattr(self, key, ...)`"),
+    "instance_dict": ("", "trainer.__dict__['kl'] = lambda p, q: (p @ W).sum()\n", False, False, "trainer.__dict__['kl'] = ..."),
+    "deleted_on_instance": ("", "del trainer.k\n", True, False, "`del trainer.k`"),
+}
+
+
+@pytest.mark.parametrize("name", list(BOUND_ELSEWHERE))
+def test_method_or_attribute_bound_elsewhere(name):
+    before, after, reads_k, fixable, words = BOUND_ELSEWHERE[name]
+    src = TRAINER.replace("trainer = Trainer()\n", before + "trainer = Trainer()\n" + after).replace(
+        "import torch.nn.functional as F\n", "import torch.nn.functional as F\n\nW = nn.Parameter(torch.randn(3, 3))\n"
+    )
+    if reads_k:
+        src = src.replace(KL_BODY, READS_K)
+    if name == "setattr_on_self_in_class":
+        src = src.replace("        self.y = torch.randn(4, 3)\n", "        self.y = torch.randn(4, 3)\n        for key, value in {}.items():\n            setattr(self, key, value)\n")
+    result = _lint(src, ["GF001"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", fixable)], [f.message for f in result.findings]
+    if words is not None:
+        assert words in result.findings[0].message
+        assert "line " in result.findings[0].message
+    _safe_fix_is_exact(src, ["GF001"])
+
+
+def test_base_class_def_comes_after_the_class_own_def():
+    # `Base.kl` can never win over `Trainer.kl` (C3 puts a class before its bases): still safe.
+    src = TRAINER.replace(
+        "class Trainer:", "class Base:\n    def kl(self, p, q):\n        raise NotImplementedError\n\n\nclass Trainer(Base):"
+    )
+    result = _lint(src, ["GF001"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", True)]
+    assert _safe_fix_is_exact(src, ["GF001"])
+
+
+def test_base_class_assigning_on_self_is_unsafe():
+    # An instance attribute set in a base's `__init__` wins over any class body.
+    src = TRAINER.replace(
+        "class Trainer:",
+        "class Base:\n    def __init__(self):\n        self.kl = lambda p, q: (p * 3.0).sum()\n\n\nclass Trainer(Base):",
+    )
+    result = _lint(src, ["GF001"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "`self.kl = ...` in `Base`, a base of `Trainer`" in result.findings[0].message
+
+
+def test_gf004_inlined_helper_bound_elsewhere_names_the_binding():
+    src = METHOD_HELPER.replace("trainer = Trainer()\n", "Trainer.assoc = lambda self, p, q: torch.sum(p * q.detach())\ntrainer = Trainer()\n")
+    result = _lint(src, ["GF004"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF004", False), ("GF004", False)]
+    line = src.splitlines().index("Trainer.assoc = lambda self, p, q: torch.sum(p * q.detach())") + 1
+    assert f"inlined from `self.assoc`, but `self.assoc` is also bound at line {line} (`Trainer.assoc = ...`)" in result.findings[0].message
+    _safe_fix_is_exact(src, ["GF004"])
+
+
+def test_gf004_inlined_helper_with_unrelated_override_stays_safe():
+    src = METHOD_HELPER.replace(
+        "trainer = Trainer()\n", "class Other:\n    def assoc(self, p, q):\n        return (p * q).sum()\n\n\ntrainer = Trainer()\n"
+    )
+    result = _lint(src, ["GF004"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF004", True), ("GF004", True)]
+    assert _safe_fix_is_exact(src, ["GF004"])

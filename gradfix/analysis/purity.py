@@ -14,7 +14,9 @@ proves this from explicit allowlists, never from names that merely look right:
   trainable tensor there is as much a global read as one in the body);
 - methods of the enclosing class called on `self`, under the same conditions;
   inside them, `self.name(...)` is such a method or a loss module, and a
-  plain read `self.name` only a number assigned once.
+  plain read `self.name` only a number assigned once; and nothing else in
+  the file may bind the name (subclasses, mixins, `Class.name = ...`,
+  `obj.name = ...`, `setattr`: `CalleeClassifier.bound_elsewhere`).
 
 Anything else is *unknown* (the fix is unsafe and says why), or *random*
 (dropout and friends, and torch.nn containers or wrappers built with them:
@@ -31,6 +33,7 @@ from typing import Callable, Collection, Dict, Optional, Set
 import libcst as cst
 from libcst.metadata import (
     ParentNodeProvider,
+    PositionProvider,
     QualifiedName,
     QualifiedNameProvider,
     QualifiedNameSource,
@@ -167,7 +170,10 @@ class CalleeClassifier:
     def __init__(self, get_metadata: GetMeta) -> None:
         self.meta = get_metadata
         self._function_cache: Dict[tuple, Callee] = {}
-        self._overridden_cache: Dict[tuple, bool] = {}
+        self._bound_cache: Dict[tuple, Optional[str]] = {}
+        self._index: Optional[tuple] = None
+        # GF004: helper defs inlined although their name may be bound elsewhere -> why.
+        self._rebound_inlined: Dict[int, str] = {}
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -222,6 +228,9 @@ class CalleeClassifier:
     # -- classification ---------------------------------------------------------------
     def classify(self, func: cst.BaseExpression) -> Callee:
         text = code_of(func).strip()
+        inlined = self._inlined_from_rebound(func)
+        if inlined is not None:
+            return Callee(UNKNOWN, reason=f"`{text}`: {inlined}")
         names = self.qualified(func)
         if names:
             return self._classify_qualified(text, names)
@@ -253,6 +262,9 @@ class CalleeClassifier:
         if values:
             if len(values) != 1:
                 return Callee(UNKNOWN, reason=f"`{text}` is not assigned exactly once in its class")
+            elsewhere = self.bound_elsewhere(cls, func.attr.value, own_def=False)
+            if elsewhere is not None:
+                return Callee(UNKNOWN, reason=f"`{text}` {elsewhere}")
             return values[0]
         if not members:
             return Callee(
@@ -264,43 +276,147 @@ class CalleeClassifier:
         method = members[0]
         if not isinstance(method, cst.FunctionDef):
             return Callee(UNKNOWN, reason=f"`{text}` is bound in its class body to something gradfix cannot prove parameter-free and deterministic")
-        if self._overridden(cls, func.attr.value):
-            return Callee(UNKNOWN, reason=f"`{text}` is overridden in a subclass of this file")
+        elsewhere = self.bound_elsewhere(cls, func.attr.value, own_def=True)
+        if elsewhere is not None:
+            return Callee(UNKNOWN, reason=f"`{text}` {elsewhere}")
         return method
 
-    def _overridden(self, cls: cst.ClassDef, attr: str) -> bool:
-        """Some class of this file derived from `cls` (directly or not) binds `attr` itself."""
-        key = (id(cls), attr)
-        if key not in self._overridden_cache:
-            self._overridden_cache[key] = self._find_override(cls, attr)
-        return self._overridden_cache[key]
+    def inlined_method(self, func: cst.Attribute) -> Optional[cst.FunctionDef]:
+        """The def of the enclosing class that `self.name` names, for GF004 to inline.
 
-    def _find_override(self, cls: cst.ClassDef, attr: str) -> bool:
+        None unless the class body defines `name` with exactly one def. When
+        `self.name` is not proven to be that def (`_self_member`: also assigned on
+        `self`, bound again in the class body, or bound elsewhere in the file), the
+        def is still returned, so the pattern is reported, but every call inside
+        the inlined expression classifies as unknown with that reason: the fix is
+        unsafe and says why.
+        """
+        cls = self.enclosing_class(func)
+        if cls is None:
+            return None
+        defs = [
+            s for s in cls.body.body  # type: ignore[union-attr]
+            if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+        ]
+        if len(defs) != 1:
+            return None
+        text = code_of(func).strip()
+        member = self._self_member(text, func)
+        if member is not defs[0]:
+            reason = member.reason if isinstance(member, Callee) else f"`{text}` is also assigned on `self`"
+            self._rebound_inlined[id(defs[0])] = f"it is inlined from `{text}`, but {reason}"
+        return defs[0]
+
+    def _inlined_from_rebound(self, node: cst.CSTNode) -> Optional[str]:
+        """The reason recorded by `inlined_method` when `node` lies in a def inlined although rebound."""
+        if not self._rebound_inlined:
+            return None
+        parent: Optional[cst.CSTNode] = node
+        while parent is not None and not isinstance(parent, cst.Module):
+            if isinstance(parent, cst.FunctionDef) and id(parent) in self._rebound_inlined:
+                return self._rebound_inlined[id(parent)]
+            parent = self.meta(ParentNodeProvider, parent, None)
+        return None
+
+    # -- where else a member of `self` may be bound ---------------------------------------
+    def bound_elsewhere(self, cls: cst.ClassDef, attr: str, own_def: bool) -> Optional[str]:
+        """Why `self.attr`, as `cls` binds it, may be something else at run time; None if nothing in this file can.
+
+        `own_def`: `cls`'s own body binds `attr` (a method); otherwise `attr` is assigned on
+        `self` in its methods. The rule, for the whole file:
+
+        (a) Classes. Only a class that can share an instance's MRO with `cls` matters: one a
+            class of this file derives from together with `cls` ("related": `cls`'s
+            subclasses, mixins listed beside it in their bases, its own bases). Any of them
+            that binds `attr` in its body or assigns `self.attr` in its methods may win,
+            except a base of `cls` binding `attr` in its body when `cls`'s own body does too
+            (C3 puts a class before all its bases, so `cls`'s own entry comes first in every
+            MRO that holds it). Instance assignments win over class bodies wherever they
+            are, and a class-body descriptor (a property) catches `self.attr = ...`, so for
+            an attribute assigned on `self` every related class counts. A related class
+            that is not a base of `cls` and derives from a class not defined in this file
+            may inherit `attr` from it (it can come before `cls` in the MRO); one defining
+            `__setattr__` or `__getattribute__` may change any attribute.
+        (b) Stores from outside: `X.attr = ...`, `del X.attr`, `setattr(X, "attr", ...)`
+            (and `delattr`, `__setattr__`, `X.__dict__[...] = ...`) anywhere in the file,
+            and the same with a name gradfix cannot read (`setattr(X, name, ...)`),
+            except `self.attr = ...` in a method of a class: that is the class's own
+            binding, judged by (a) (and, for `cls` itself, by `_self_attribute_values`,
+            which sees all but `setattr` and `del`).
+        (c) Attributes a member reads (`self.scale` in `dist`) are checked the same way
+            where they are read (`_BodyChecker._self_read`).
+
+        Subclasses and patches in other files are not seen: gradfix checks one file.
+        """
+        key = (id(cls), attr, own_def)
+        if key not in self._bound_cache:
+            self._bound_cache[key] = self._find_binding(cls, attr, own_def)
+        return self._bound_cache[key]
+
+    def _module_index(self, cls: cst.ClassDef) -> Optional["_ModuleIndex"]:
         module: Optional[cst.CSTNode] = cls
         while module is not None and not isinstance(module, cst.Module):
             module = self.meta(ParentNodeProvider, module, None)
         if module is None:
-            return True
-        classes: list = []
+            return None
+        if self._index is None or self._index[0] is not module:
+            collector = _Bindings()
+            module.visit(collector)
+            self._index = (module, _ModuleIndex(collector.classes, collector.bindings))
+        return self._index[1]
 
-        class Collect(cst.CSTVisitor):
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                classes.append(node)
+    def _line(self, node: cst.CSTNode) -> str:
+        position = self.meta(PositionProvider, node, None)
+        return f"line {position.start.line}" if position is not None else "another line"
 
-        module.visit(Collect())
-        derived = {cls.name.value}
-        changed = True
-        while changed:
-            changed = False
-            for c in classes:
-                if c.name.value in derived:
-                    continue
-                if any(code_of(base.value).strip().split(".")[-1] in derived for base in c.bases):
-                    derived.add(c.name.value)
-                    changed = True
-                    if _class_members(c, attr) or _assigns_self_attribute(c, attr):
-                        return True
-        return False
+    def _find_binding(self, cls: cst.ClassDef, attr: str, own_def: bool) -> Optional[str]:
+        index = self._module_index(cls)
+        if index is None:
+            return f"gradfix cannot find the module of `{cls.name.value}`"
+        name = cls.name.value
+        derived = index.derived(name)
+        related = index.related(name)
+        bases = index.ancestors(name) - {name}
+        hooks = ("__setattr__", "__getattribute__")
+        for other in index.classes:
+            other_name = other.name.value
+            if other_name not in related:
+                continue
+            hook = next((h for h in hooks if _class_members(other, h)), None)
+            if hook is not None:
+                return f"may be changed by `{other_name}.{hook}` (defined at {self._line(_class_members(other, hook)[0])})"
+            if other is cls:
+                continue
+            members = _class_members(other, attr)
+            if members and not (own_def and other_name in bases and other_name != name):
+                what = _describe_member(members[0], attr)
+                if other_name in derived:
+                    where = f"in `{other_name}`, a subclass of `{name}`"
+                    return f"is overridden in a subclass of this file: bound at {self._line(members[0])} ({what} {where})"
+                where = f"in `{other_name}`, {index.relation(name, other_name)}"
+                return f"is also bound at {self._line(members[0])} ({what} {where})"
+            if other_name not in bases or other_name == name:
+                for base in other.bases:
+                    base_name = code_of(base.value).strip()
+                    if base_name != "object" and base_name not in index.names:
+                        return (
+                            f"may be inherited from `{base_name}`, a base of `{other_name}` (defined at "
+                            f"{self._line(other)}) that is not a class of this file"
+                        )
+        for binding in index.bindings:
+            if binding.attr is not None and binding.attr != attr:
+                continue
+            if binding.owner is not None:
+                if binding.owner is cls and not binding.dynamic:
+                    continue  # `self.attr = ...` in `cls`: `_self_attribute_values`
+                if binding.owner is not cls and binding.owner.name.value not in related:
+                    continue  # `self` there is an instance of an unrelated class
+            where = ""
+            if binding.owner is not None and binding.owner is not cls:
+                owner = binding.owner.name.value
+                where = f" in `{owner}`, " + (f"a subclass of `{name}`" if owner in derived else index.relation(name, owner))
+            return f"is also bound at {self._line(binding.node)} (`{binding.text}`{where})"
+        return None
 
     def _classify_qualified(self, text: str, names: Set[str]) -> Callee:
         if names & RANDOM_FUNCTIONS:
@@ -450,8 +566,7 @@ class CalleeClassifier:
                     values.append(None)
 
         cls.visit(Collect())
-        # setattr(self, ...) and other dynamic forms are not seen: they make the
-        # callee unknown only if also assigned directly, a documented limit.
+        # `setattr(self, ...)`, `del self.x` and stores from elsewhere: `bound_elsewhere`.
         return [v for v in values if v is not None] if None not in values else [None, None]
 
     def pure_function(self, node: cst.FunctionDef) -> bool:
@@ -637,13 +752,11 @@ class _BodyChecker(cst.CSTVisitor):
         text = code_of(node).strip()
         cls = self.c.enclosing_class(node)
         values = self.c._self_attribute_values(node) if cls is not None else []
-        if (
-            cls is not None
-            and len(values) == 1
-            and _is_number(values[0])
-            and not _class_members(cls, node.attr.value)
-            and not self.c._overridden(cls, node.attr.value)
-        ):
+        if cls is not None and len(values) == 1 and _is_number(values[0]) and not _class_members(cls, node.attr.value):
+            elsewhere = self.c.bound_elsewhere(cls, node.attr.value, own_def=False)
+            if elsewhere is None:
+                return
+            self._fail(UNKNOWN, f"reads `{text}`, which {elsewhere} (a trainable tensor there would change its gradient)")
             return
         self._fail(UNKNOWN, f"reads `{text}` (a trainable tensor there would change its gradient)")
 
@@ -796,22 +909,210 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     return bool(seen)
 
 
-def _assigns_self_attribute(cls: cst.ClassDef, attr: str) -> bool:
-    """`self.attr = ...` (or `+=`) anywhere in `cls`."""
-    found = []
 
-    class Collect(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if code_of(node.target).strip() == f"self.{attr}":
-                found.append(node)
+def _describe_member(member: cst.CSTNode, attr: str) -> str:
+    """How a class body binds `attr`, for a message: `def dist`, `dist = ...`."""
+    if isinstance(member, cst.FunctionDef):
+        return f"`def {attr}`"
+    if isinstance(member, cst.ClassDef):
+        return f"`class {attr}`"
+    if isinstance(member, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return f"`{attr} = ...`"
+    return f"a statement binding `{attr}`"
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if code_of(node.target).strip() == f"self.{attr}":
-                found.append(node)
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if code_of(node.target).strip() == f"self.{attr}":
-                found.append(node)
+@dataclass(frozen=True)
+class _Binding:
+    """A store into an attribute somewhere in the file (`CalleeClassifier.bound_elsewhere`)."""
 
-    cls.visit(Collect())
-    return bool(found)
+    attr: Optional[str]  # None: any attribute (`setattr(x, name, v)`, `x.__dict__.update(...)`)
+    node: cst.CSTNode
+    text: str  # as written, shortened: `Trainer.dist = ...`
+    # `self.attr = ...` (or `setattr(self, ...)`) in a method of this class: `self` is its instance.
+    owner: Optional[cst.ClassDef]
+    # Not seen by `_self_attribute_values` (`setattr`, `del`, `__dict__`).
+    dynamic: bool
+
+
+_WHOLE_OBJECT_ATTRIBUTES = frozenset({"__class__", "__dict__"})
+
+
+class _Bindings(cst.CSTVisitor):
+    """Every class of a module, and every store into an attribute in it."""
+
+    def __init__(self) -> None:
+        self.classes: list = []
+        self.bindings: list = []
+        # The enclosing classes and functions: (node, the class whose method it is, if its `self` is that class's instance).
+        self._stack: list = []
+
+    # -- context ------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+        self._stack.append((node, None))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        owner = None
+        if self._stack and isinstance(self._stack[-1][0], cst.ClassDef):
+            positional = (*node.params.posonly_params, *node.params.params)
+            if positional and positional[0].name.value == "self":
+                owner = self._stack[-1][0]
+        self._stack.append((node, owner))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._stack.append((node, None))
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._stack.pop()
+
+    def _owner(self, obj: cst.CSTNode) -> Optional[cst.ClassDef]:
+        if isinstance(obj, cst.Name) and obj.value == "self" and self._stack:
+            return self._stack[-1][1]
+        return None
+
+    # -- stores -------------------------------------------------------------------------------
+    def _add(self, obj: cst.CSTNode, attr: Optional[str], node: cst.CSTNode, text: str, dynamic: bool) -> None:
+        if attr in _WHOLE_OBJECT_ATTRIBUTES:
+            attr, dynamic = None, True
+        self.bindings.append(_Binding(attr, node, text, self._owner(obj), dynamic))
+
+    def _target(self, target: cst.CSTNode, text: str, dynamic: bool = False) -> None:
+        """Record the attributes a store target writes; `text` has `{}` for the target."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value, text, dynamic)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value, text, dynamic)
+        elif isinstance(target, cst.Attribute):
+            self._add(target.value, target.attr.value, target, text.format(code_of(target).strip()), dynamic)
+        elif isinstance(target, cst.Subscript):
+            obj = _dict_of(target.value)
+            if obj is not None:
+                key = _literal_key(target)
+                self._add(obj, key, target, text.format(code_of(target).strip()), True)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target, "{} = ...")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target, "{} " + code_of(node.operator).strip() + " ...")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target, "{} = ...")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target, "for {} in ...")
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._target(node.target, "for {} in ...")
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._target(node.asname.name, "with ... as {}")
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target, "del {}", dynamic=True)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        obj: Optional[cst.CSTNode] = None
+        name: Optional[cst.CSTNode] = None
+        if isinstance(func, cst.Name) and func.value in ("setattr", "delattr"):
+            obj = args[0].value if args else None
+            name = args[1].value if len(args) > 1 else None
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("__setattr__", "__delattr__"):
+            # `x.__setattr__(name, v)`, or `object.__setattr__(x, name, v)`
+            if isinstance(func.value, cst.Name) and func.value.value in ("object", "type"):
+                obj = args[0].value if args else None
+                name = args[1].value if len(args) > 1 else None
+            else:
+                obj = func.value
+                name = args[0].value if args else None
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault", "__setitem__"):
+            obj = _dict_of(func.value)
+            if obj is None:
+                return
+            self._add(obj, None, node, f"{code_of(func).strip()}(...)", True)
+            return
+        else:
+            return
+        shown = ", ".join([code_of(a.value).strip() for a in args[:2]] + ["..."] * (len(node.args) > 2))
+        attr = name.evaluated_value if isinstance(name, cst.SimpleString) and isinstance(name.evaluated_value, str) else None
+        self._add(obj if obj is not None else func, attr, node, f"{code_of(func).strip()}({shown})", True)
+
+
+def _dict_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """`x` for `x.__dict__` or `vars(x)`; None otherwise."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+        return node.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and node.args:
+        return node.args[0].value
+    return None
+
+
+def _literal_key(subscript: cst.Subscript) -> Optional[str]:
+    if len(subscript.slice) == 1:
+        index = subscript.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            value = index.value.evaluated_value
+            return value if isinstance(value, str) else None
+    return None
+
+
+class _ModuleIndex:
+    """The classes of a module, how they derive from each other (by name), and its attribute stores."""
+
+    def __init__(self, classes: list, bindings: list) -> None:
+        self.classes = classes
+        self.bindings = bindings
+        self.names = {c.name.value for c in classes}
+        self.bases_of: Dict[str, Set[str]] = {}
+        for c in classes:
+            self.bases_of.setdefault(c.name.value, set()).update(
+                code_of(base.value).strip().split(".")[-1] for base in c.bases
+            )
+
+    def derived(self, name: str) -> Set[str]:
+        """`name` and the classes of the module deriving from it, directly or not."""
+        found = {name}
+        changed = True
+        while changed:
+            changed = False
+            for other, bases in self.bases_of.items():
+                if other not in found and bases & found:
+                    found.add(other)
+                    changed = True
+        return found
+
+    def ancestors(self, name: str) -> Set[str]:
+        """`name` and the classes of the module it derives from, directly or not."""
+        found = {name}
+        todo = [name]
+        while todo:
+            for base in self.bases_of.get(todo.pop(), ()):
+                if base in self.names and base not in found:
+                    found.add(base)
+                    todo.append(base)
+        return found
+
+    def related(self, name: str) -> Set[str]:
+        """The classes that may share an instance's MRO with `name`."""
+        found: Set[str] = set()
+        for sub in self.derived(name):
+            found |= self.ancestors(sub)
+        return found
+
+    def relation(self, name: str, other: str) -> str:
+        if other in self.ancestors(name):
+            return f"a base of `{name}`"
+        for sub in sorted(self.derived(name)):
+            if other in self.ancestors(sub):
+                return f"which `{sub}` derives from along with `{name}`"
+        return f"related to `{name}`"

@@ -121,14 +121,8 @@ class Visitor(BlockVisitor):
                     return values[0]
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-            cls = self.classifier.enclosing_class(func)
-            if cls is None:
-                return None
-            found = [
-                s for s in cls.body.body  # type: ignore[union-attr]
-                if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
-            ]
-            return found[0] if len(found) == 1 else None
+            # Also bound elsewhere (a subclass, a mixin, `Trainer.assoc = ...`): still inlined, its calls unknown.
+            return self.classifier.inlined_method(func)
         return None
 
     def _substitute(self, term: Term, new: cst.BaseExpression):
