@@ -13,6 +13,8 @@ from typing import List, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from gradfix.analysis.exprs import ends_in_value
+from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.analysis.purity import CalleeClassifier
 from gradfix.findings import Finding, Fix
 
@@ -37,6 +39,14 @@ class BlockVisitor(cst.CSTVisitor):
         """The line a node starts (or, with `end`, ends) on."""
         position = self.get_metadata(PositionProvider, node)
         return (position.end if end else position.start).line
+
+    def read_as_value(self, node: cst.CSTNode) -> bool:
+        """Whether a read of a name ends in a value without gradient: `x.item()`, `float(x)`, an f-string.
+
+        A name a fix turns into a detached value (or whose gradient it changes)
+        may be read elsewhere only so; any other read keeps the tensor.
+        """
+        return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Sequence[str] = ()) -> Finding:
         """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""

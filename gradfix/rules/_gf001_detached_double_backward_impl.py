@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.backward import backward_call, definition, hook_reasons
 from gradfix.analysis.between import scan_between, stores_into, with_aliases
@@ -16,7 +16,6 @@ from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
-    ends_in_value,
     read_paths,
     same_expr,
     strip_parens,
@@ -32,7 +31,6 @@ from gradfix.analysis.merge import (
     merged_call,
     module_op,
 )
-from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
@@ -246,7 +244,7 @@ class Visitor(BlockVisitor):
                         continue
                 elsewhere.append(access.node)
             for node in elsewhere:
-                if not ends_in_value(node, self._parent, VALUE_FUNCTIONS, VALUE_METHODS):
+                if not self.read_as_value(node):
                     reasons.append(
                         f"`{target.value}` is also read as a tensor (line {self.line(node)}): "
                         f"after the rewrite it is a detached value without gradient"
@@ -256,9 +254,6 @@ class Visitor(BlockVisitor):
             return bool(elsewhere) or isinstance(scope, GlobalScope)
         reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")
         return True
-
-    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.get_metadata(ParentNodeProvider, node, None)
 
     def _fresh_name(self, named: List[_Site]) -> str:
         parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))

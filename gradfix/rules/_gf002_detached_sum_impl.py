@@ -9,7 +9,7 @@ from fractions import Fraction
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
+from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import (
     calls_within,
@@ -17,7 +17,6 @@ from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
     detach_receiver,
-    ends_in_value,
     read_paths,
     strip_parens,
 )
@@ -26,7 +25,6 @@ from gradfix.analysis.backward import definition
 from gradfix.analysis.between import scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
-from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -245,7 +243,7 @@ class Visitor(BlockVisitor):
             return True
         elsewhere = [node for node in references if not any(contains_node(t, node) for t in in_sum)]
         for node in elsewhere:
-            if not ends_in_value(node, self._parent, VALUE_FUNCTIONS, VALUE_METHODS):
+            if not self.read_as_value(node):
                 reasons.append(
                     f"`{name}` is also read as a tensor (line {self.line(node)}): "
                     f"it carries different gradients after the rewrite"
@@ -253,9 +251,6 @@ class Visitor(BlockVisitor):
                 break
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
-
-    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-        return self.get_metadata(ParentNodeProvider, node, None)
 
     def _value_only(self, call: cst.Call) -> bool:
         """A call whose result cannot depend on when the hoisted evaluation runs."""

@@ -18,7 +18,6 @@ from gradfix.analysis.exprs import (
     contains_node,
     core_call,
     detach_receiver,
-    ends_in_value,
     read_paths,
     strip_parens,
 )
@@ -411,7 +410,7 @@ class Visitor(BlockVisitor):
                     node = access.node
                     if id(node) in expansion.consumed or any(contains_node(r, node) for r in receivers):
                         continue
-                    if self._value_only(node):
+                    if self.read_as_value(node):
                         continue
                     line = self.line(node)
                     reasons.append(
@@ -422,10 +421,6 @@ class Visitor(BlockVisitor):
                     continue
                 break
         return reasons
-
-    def _value_only(self, node: cst.CSTNode) -> bool:
-        """The read ends in a value without gradient: `x.item()`, `(a - x).item()`, `float(x)`, an f-string."""
-        return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
 
     # -- the rewrite ----------------------------------------------------------------
     def _fix(
