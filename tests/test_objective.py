@@ -1354,3 +1354,73 @@ def test_gf001_eval_in_the_function_is_unsafe():
     assert not finding.fixable
     assert f"`eval()` (line {_line_of(src, 'eval(')}) may read the names the rewrite removes or changes" in finding.message
     assert _one(src.replace('    return eval("l1")\n', ""), ("GF001",)).fixable
+
+
+# An inlined method helper that reads `self.t`: the helper call itself is proven pure, so
+# it changes no coefficient (the reason used to name `self.assoc()` as a possible change).
+
+SELF_T_HELPER = """import torch
+
+
+def kl(p, q):
+    return torch.mean(p * (torch.log(p) - torch.log(q)))
+
+
+class Solver:
+    def __init__(self, model):
+        self.model = model
+        self.t = 2.0
+
+    def assoc(self, p, q):
+        return self.t * kl(p, q.detach()) + self.t * kl(q.detach(), p)
+
+    def step(self, x):
+        series, prior = self.model(x)
+        s_loss, p_loss = 0.0, 0.0
+        for u in range(len(series)):
+            s_loss += self.assoc(series[u], prior[u])
+            p_loss += self.assoc(prior[u], series[u])
+        loss1 = -s_loss
+        loss2 = p_loss
+        loss1.backward(retain_graph=True)
+        loss2.backward()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        s = [torch.softmax(self.a(x), -1), torch.softmax(self.a(x * 2), -1)]
+        p = [torch.softmax(self.b(x), -1), torch.softmax(self.b(x * 3), -1)]
+        return s, p
+
+
+torch.manual_seed(0)
+solver = Solver(Net())
+x = torch.randn(3, 4)
+
+
+def step():
+    solver.step(x)
+"""
+
+
+def test_inlined_method_helper_reading_self_attribute_is_safe_and_exact():
+    harness = pytest.importorskip("gradfix.harness")
+    result = _lint(SELF_T_HELPER)
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(21, 23, True), (21, 23, True)]
+    assert not any("may change" in f.message for f in result.findings)
+    report = harness.verify_pair(SELF_T_HELPER, result.fixed.decode(), filename="self_t.py", device="cpu", repeat=0)
+    assert report.error is None and report.ok
+    assert [r for r in report.rows if r.what == "grad"]
+
+
+def test_a_method_call_that_may_change_the_coefficient_still_makes_it_unsafe():
+    src = SELF_T_HELPER.replace("            p_loss += self.assoc(prior[u], series[u])", "            self.anneal()\n            p_loss += self.assoc(prior[u], series[u])")
+    assert "self.anneal()" in src
+    result = _lint(src, fix=False)
+    assert result.findings and all(not f.fixable for f in result.findings)
+    assert "`self.anneal()` may change `self.t`" in result.findings[0].message

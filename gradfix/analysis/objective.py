@@ -151,6 +151,8 @@ class Expansion:
     steps: List[Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = field(default_factory=list)
     # Coefficient symbols (source text) and the steps that used them.
     symbol_uses: Dict[str, Set[int]] = field(default_factory=dict)
+    # Helper calls the expansion inlined (`self.assoc(p, q)`): proven pure, so they change no symbol.
+    inlined_sites: Set[int] = field(default_factory=set)
 
     def symbol_invariant(self, symbol: str) -> bool:
         """Does `symbol` hold one value at all its uses? No store to it, and no call known to
@@ -204,7 +206,7 @@ class Expansion:
                 continue
             if stores_into(node, paths) is not None:
                 changes.append((True, code_of(node).strip(), node))
-            for receiver, method in _method_calls(node):
+            for receiver, method in _method_calls(node, skip=self.inlined_sites):
                 if receiver in roots:
                     known = method in MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
                     changes.append((known, f"{receiver}.{method}", node))
@@ -281,6 +283,7 @@ class _Walker:
             # A `.detach()` hidden in a helper: expand the helper's expression instead (one level deep).
             inlined = self.inline(node)
             if inlined is not None and contains_detach(inlined):
+                self.out.inlined_sites.add(id(node))
                 self.site = (node, inlined)
                 try:
                     return self.value(inlined, env, where)
@@ -735,12 +738,15 @@ def _tainted(value: Value) -> Value:
     return value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint())
 
 
-def _method_calls(node: cst.CSTNode) -> List[Tuple[str, str]]:
-    """(receiver name, method) for every `name.method(...)` call in `node`, other than pure or value-only methods."""
+def _method_calls(node: cst.CSTNode, skip: Set[int] = frozenset()) -> List[Tuple[str, str]]:  # type: ignore[assignment]
+    """(receiver name, method) for every `name.method(...)` call in `node`, other than pure or value-only
+    methods and the calls in `skip` (by id)."""
     found: List[Tuple[str, str]] = []
 
     class Collect(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
+            if id(call) in skip:
+                return
             func = call.func
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                 method = func.attr.value
