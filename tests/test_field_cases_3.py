@@ -414,9 +414,14 @@ ZERO_DIVISOR_IN_LOSS = _LOOP.replace("k = 3.0\n", "k = 3.0\nz = 0.0\n").replace(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="GF004 orientation: inf * 0 turns finite gradients into NaN when the loss divides by a zero constant")
 def test_gf004_zero_divisor_in_loss_executed():
     _safe_fix_is_exact(ZERO_DIVISOR_IN_LOSS, ["GF004"])
+
+
+def test_gf004_zero_divisor_in_loss_is_unsafe_and_says_why():
+    result = _lint(ZERO_DIVISOR_IN_LOSS, ["GF004"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "divides by `z`, bound to zero" in result.findings[0].message
 
 
 @pytest.mark.parametrize(

@@ -243,6 +243,18 @@ class Visitor(BlockVisitor):
         if divisors:
             names = " and ".join(f"`{d}`" for d in divisors)
             reasons.append(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
+        # The carrying term's own coefficient multiplies both operands' gradients: if it divides by
+        # a module constant bound to zero (`p_loss / z`, `z = 0.0`), the operand it scales by the
+        # ratio gets inf * 0 = NaN where the original gave it a finite gradient. (A divisor that
+        # is merely not proven non-zero divides the original's loss too: not flagged.)
+        carrier_coef = b if carried_by_second else a
+        zeros = [d for d in self._zero_divisors(carrier_coef) if self.safety.constants.get(d) == 0]
+        if zeros:
+            names = " and ".join(f"`{d}`" for d in zeros)
+            reasons.append(
+                f"the evaluation's coefficient `{carrier_coef.render()}` divides by {names}, bound to zero: "
+                f"the other operand's gradient would be inf * 0"
+            )
         for symbol in symbols:
             calls = expansion.symbol_maybe_changed(symbol)
             if calls:
