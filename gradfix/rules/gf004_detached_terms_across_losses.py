@@ -89,7 +89,10 @@ that are each one call), GF001's rewrite is the better one.
 ## Fix safety
 Safe when the callee is proven parameter-free and deterministic (or a
 deterministic module, called through `scaled_params_call`), the coefficient
-ratio is a number, nothing between the two evaluations can modify an operand,
+ratio is a number or a product of names bound once to numbers (it never
+divides by a name that may be zero, nor does the carrying term's coefficient
+divide by one bound to zero), nothing between the two evaluations can modify
+an operand (through an alias either),
 and every name that carries the terms (`s_loss`, `loss1`, ...) is read
 elsewhere only as a value (`.item()`, `.detach()`, `float()`, f-strings,
 `print`). Otherwise unsafe, and the message names the unproven condition: a
