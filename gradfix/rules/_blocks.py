@@ -8,7 +8,7 @@ here, once.
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Iterable, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
@@ -47,6 +47,13 @@ class BlockVisitor(cst.CSTVisitor):
         may be read elsewhere only so; any other read keeps the tensor.
         """
         return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
+
+    def tensor_read(self, name: str, reads: Iterable[cst.CSTNode], consequence: str) -> Optional[str]:
+        """The unsafe reason for the first of `reads` (of `name`) that keeps the tensor, or None."""
+        for node in reads:
+            if not self.read_as_value(node):
+                return f"`{name}` is also read as a tensor (line {self.line(node)}): {consequence}"
+        return None
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Sequence[str] = ()) -> Finding:
         """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""

@@ -243,13 +243,9 @@ class Visitor(BlockVisitor):
                     if belongs_to_other:
                         continue
                 elsewhere.append(access.node)
-            for node in elsewhere:
-                if not self.read_as_value(node):
-                    reasons.append(
-                        f"`{target.value}` is also read as a tensor (line {self.line(node)}): "
-                        f"after the rewrite it is a detached value without gradient"
-                    )
-                    break
+            read = self.tensor_read(target.value, elsewhere, "after the rewrite it is a detached value without gradient")
+            if read is not None:
+                reasons.append(read)
             # A module global is visible to importers: keep its value.
             return bool(elsewhere) or isinstance(scope, GlobalScope)
         reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")

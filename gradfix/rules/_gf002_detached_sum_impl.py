@@ -242,13 +242,9 @@ class Visitor(BlockVisitor):
             reasons.append(f"gradfix cannot resolve the reads of `{name}`")
             return True
         elsewhere = [node for node in references if not any(contains_node(t, node) for t in in_sum)]
-        for node in elsewhere:
-            if not self.read_as_value(node):
-                reasons.append(
-                    f"`{name}` is also read as a tensor (line {self.line(node)}): "
-                    f"it carries different gradients after the rewrite"
-                )
-                break
+        read = self.tensor_read(name, elsewhere, "it carries different gradients after the rewrite")
+        if read is not None:
+            reasons.append(read)
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
 

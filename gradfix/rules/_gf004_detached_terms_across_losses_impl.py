@@ -417,21 +417,15 @@ class Visitor(BlockVisitor):
             if not scope.assignments[name] or any(a.scope is not scope for a in scope[name]):
                 reasons.append(f"gradfix cannot resolve the reads of `{name}`: it carries different gradients after the rewrite")
                 continue
-            for assignment in scope.assignments[name]:
-                for access in assignment.references:
-                    node = access.node
-                    if id(node) in expansion.consumed or any(contains_node(r, node) for r in receivers):
-                        continue
-                    if self.read_as_value(node):
-                        continue
-                    line = self.line(node)
-                    reasons.append(
-                        f"`{name}` is also read as a tensor (line {line}): it carries different gradients after the rewrite"
-                    )
-                    break
-                else:
-                    continue
-                break
+            others = (
+                access.node
+                for assignment in scope.assignments[name]
+                for access in assignment.references
+                if id(access.node) not in expansion.consumed and not any(contains_node(r, access.node) for r in receivers)
+            )
+            read = self.tensor_read(name, others, "it carries different gradients after the rewrite")
+            if read is not None:
+                reasons.append(read)
         return reasons
 
     # -- the rewrite ----------------------------------------------------------------
