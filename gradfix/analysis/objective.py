@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -738,7 +738,7 @@ def _tainted(value: Value) -> Value:
     return value.taint() if isinstance(value, Lin) else ListValue(None, value.element.taint())
 
 
-def _method_calls(node: cst.CSTNode, skip: Set[int] = frozenset()) -> List[Tuple[str, str]]:  # type: ignore[assignment]
+def _method_calls(node: cst.CSTNode, skip: AbstractSet[int] = frozenset()) -> List[Tuple[str, str]]:
     """(receiver name, method) for every `name.method(...)` call in `node`, other than pure or value-only
     methods and the calls in `skip` (by id)."""
     found: List[Tuple[str, str]] = []
