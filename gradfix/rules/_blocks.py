@@ -40,6 +40,10 @@ class BlockVisitor(cst.CSTVisitor):
         position = self.get_metadata(PositionProvider, node)
         return (position.end if end else position.start).line
 
+    def _position_key(self, node: cst.CSTNode):
+        start = self.get_metadata(PositionProvider, node).start
+        return (start.line, start.column)
+
     def read_as_value(self, node: cst.CSTNode) -> bool:
         """Whether a read of a name ends in a value without gradient: `x.item()`, `float(x)`, an f-string.
 
@@ -49,8 +53,12 @@ class BlockVisitor(cst.CSTVisitor):
         return ends_in_value(node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS)
 
     def tensor_read(self, name: str, reads: Iterable[cst.CSTNode], consequence: str) -> Optional[str]:
-        """The unsafe reason for the first of `reads` (of `name`) that keeps the tensor, or None."""
-        for node in reads:
+        """The unsafe reason for the first of `reads` (of `name`), in source order, that keeps the tensor, or None.
+
+        Source order, not the order given: libcst keeps a name's accesses in sets, so the order
+        they arrive in changes with PYTHONHASHSEED, and the message must not.
+        """
+        for node in sorted(reads, key=self._position_key):
             if not self.read_as_value(node):
                 return f"`{name}` is also read as a tensor (line {self.line(node)}): {consequence}"
         return None
