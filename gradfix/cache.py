@@ -1,4 +1,4 @@
-"""A content-hash cache of lint results, safe under concurrent runs.
+"""A content-hash cache of lint results, safe under concurrent runs and against tampering.
 
 An entry is keyed by the SHA-256 of: the file's bytes; gradfix's version and a
 digest of its own source files (so an edited checkout never reuses results of
@@ -13,9 +13,32 @@ Entries are JSON files under the cache directory (`.gradfix_cache/` in the
 current directory unless `GRADFIX_CACHE_DIR` names another), written to a
 temporary file in the same directory and moved into place with `os.replace`,
 so a reader sees a whole entry or none, and two runs writing the same entry
-write the same bytes. An unreadable, corrupt or foreign entry is a miss, and a
-cache that cannot be written is silently not written: the cache never fails a
-run. Results hold no libcst nodes (see `gradfix.parallel.strip_nodes`).
+write the same bytes. Results hold no libcst nodes (see
+`gradfix.parallel.strip_nodes`).
+
+Integrity. A result holds code: `fix --apply` writes an entry's fixed bytes
+into the user's file, and the edits of JSON/SARIF output are offered as safe
+fixes. The cache directory is not trusted (it may be shared through
+`GRADFIX_CACHE_DIR`, checked out, or edited by hand), so every entry is
+authenticated: its first line is the HMAC-SHA256, under a per-user secret
+key, of the rest (the JSON document, which names its own key, so an entry
+moved to another name fails too). The key is 32 random bytes in
+`gradfix/cache-key` under the user's cache directory (`$XDG_CACHE_HOME`, else
+`~/.cache`; `%LOCALAPPDATA%` on Windows), never in the cache directory itself;
+it is created with mode 0600 (in a 0700 directory) and published with a
+no-clobber hard link, so concurrent first runs agree on one key. A key that is
+missing and cannot be created, has the wrong size, is not a regular file, or
+(on POSIX) belongs to another user or is readable or writable by group or
+others disables the cache for the run (neither read nor written): an entry
+is used only if it was written by this user's gradfix. This was chosen over
+recomputing fixes on every fix run because it also covers what `check`
+reports (findings, and the edits shown as safe fixes), at the cost of one
+HMAC per entry.
+
+An entry that fails its MAC, is unreadable, truncated, foreign (another
+schema or key) or malformed in any way (wrong types, unknown fields) is a
+miss, and a cache that cannot be written is silently not written: the cache
+never fails a run and never changes its output.
 """
 
 from __future__ import annotations
@@ -23,11 +46,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from gradfix import __version__
 from gradfix.engine import FileResult
@@ -36,7 +61,9 @@ from gradfix.findings import Finding, Fix, TextEdit
 
 ENV_DIR = "GRADFIX_CACHE_DIR"
 DEFAULT_DIR = ".gradfix_cache"
-SCHEMA = 1
+SCHEMA = 2
+KEY_BYTES = 32
+KEY_NAME = "cache-key"
 
 _fingerprint: Optional[str] = None
 
@@ -44,6 +71,69 @@ _fingerprint: Optional[str] = None
 def default_directory() -> Path:
     """`$GRADFIX_CACHE_DIR`, else `.gradfix_cache` in the current directory."""
     return Path(os.environ.get(ENV_DIR) or DEFAULT_DIR)
+
+
+def default_key_file() -> Path:
+    """Where the per-user MAC key lives: the user's cache directory, never the (maybe shared) result cache."""
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or ""
+        if not os.path.isabs(base):  # the XDG spec: a relative value is invalid, ignore it
+            base = str(Path.home() / ".cache")
+    return Path(base) / "gradfix" / KEY_NAME
+
+
+def _private(info: os.stat_result) -> bool:
+    """A key file only this user can read and write (always true where POSIX modes do not apply)."""
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if os.name == "nt":
+        return True
+    return info.st_uid == os.getuid() and not (info.st_mode & 0o077)
+
+
+def _read_key(path: Path) -> Optional[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not _private(os.fstat(fd)):
+            return None
+        data = os.read(fd, KEY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def load_key(path: Optional[Path] = None) -> Optional[bytes]:
+    """The user's cache key, created on first use; None where there is no trustworthy one."""
+    path = Path(path) if path is not None else default_key_file()
+    key = _read_key(path)
+    if key is not None or path.exists() or path.is_symlink():
+        return key
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = path.with_name(f".{KEY_NAME}.{os.getpid()}.{os.urandom(4).hex()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(KEY_BYTES))
+            try:
+                os.link(temporary, path)  # no clobber: of two first runs, one key wins
+            except FileExistsError:
+                pass
+        finally:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+    except OSError:
+        return None
+    return _read_key(path)
 
 
 def fingerprint() -> str:
@@ -73,16 +163,27 @@ class Cache:
     """Results of linting files, by content and settings.
 
     `Cache()` uses `default_directory()`; `Cache(directory)` another one.
+    `key_file` names the MAC key (default: `default_key_file()`); the key is
+    read (or created) on first use, and without one the cache is off.
     The directory is created (with a `.gitignore` and a `CACHEDIR.TAG`) on the
     first write.
     """
 
-    def __init__(self, directory: Optional[os.PathLike] = None) -> None:
+    def __init__(self, directory: Optional[os.PathLike] = None, *, key_file: Optional[os.PathLike] = None) -> None:
         self.directory = Path(directory) if directory is not None else default_directory()
+        self.key_file = Path(key_file) if key_file is not None else None
+        self._secret: Optional[bytes] = None
+        self._secret_loaded = False
         self._prepared = False
         self._writable = True
         self.hits = 0
         self.misses = 0
+
+    def _mac_key(self) -> Optional[bytes]:
+        if not self._secret_loaded:
+            self._secret = load_key(self.key_file)
+            self._secret_loaded = True
+        return self._secret
 
     # -- keys ---------------------------------------------------------------
     @staticmethod
@@ -106,16 +207,31 @@ class Cache:
     def _entry(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
+    @staticmethod
+    def _mac(secret: bytes, payload: bytes) -> bytes:
+        return hmac.new(secret, payload, hashlib.sha256).hexdigest().encode("ascii")
+
     # -- reading --------------------------------------------------------------
     def get(self, key: str, path: str) -> Optional[FileResult]:
-        """The cached result for `key`, labelled with `path`; None on a miss."""
-        try:
-            raw = self._entry(key).read_bytes()
-            document = json.loads(raw)
-            if document.get("schema") != SCHEMA or document.get("key") != key:
-                raise ValueError("foreign entry")
-            result = _result_from_json(document["result"], path)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        """The cached result for `key`, labelled with `path`; None on a miss (see the module doc)."""
+        secret = self._mac_key()
+        result = None
+        if secret is not None:
+            try:
+                raw = self._entry(key).read_bytes()
+                mac, newline, payload = raw.partition(b"\n")
+                if newline and hmac.compare_digest(mac, self._mac(secret, payload)):
+                    document = json.loads(payload)
+                    if (
+                        isinstance(document, dict)
+                        and set(document) == {"schema", "key", "result"}
+                        and document["schema"] == SCHEMA
+                        and document["key"] == key
+                    ):
+                        result = _result_from_json(document["result"], path)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                result = None  # unreadable or malformed (UnicodeDecodeError, binascii.Error are ValueErrors)
+        if result is None:
             self.misses += 1
             return None
         self.hits += 1
@@ -125,6 +241,9 @@ class Cache:
     def put(self, key: str, result: FileResult) -> None:
         """Store `result` (without libcst nodes) under `key`; never raises."""
         if not self._writable:
+            return
+        secret = self._mac_key()
+        if secret is None:
             return
         try:
             document = {"schema": SCHEMA, "key": key, "result": _result_to_json(result)}
@@ -136,7 +255,7 @@ class Cache:
             target = self._entry(key)
             target.parent.mkdir(parents=True, exist_ok=True)
             # Concurrent runs may write the same entry: each replaces it whole.
-            write_atomic(target, payload, durable=False)
+            write_atomic(target, self._mac(secret, payload) + b"\n" + payload, durable=False)
         except OSError:
             self._writable = False  # read-only or full: run on without the cache
 
@@ -165,6 +284,11 @@ class Cache:
 
 
 # --------------------------------------------------------------------------- JSON
+#
+# Writing serialises the dataclasses field by field; reading checks every
+# field's type and that no field is missing or unknown (an authenticated entry
+# was written by this code, but a malformed one must still be a miss, never a
+# crash or a wrong result).
 
 
 def _finding_to_json(finding: Finding) -> Dict[str, Any]:
@@ -189,19 +313,12 @@ def _fix_to_json(fix: Fix) -> Dict[str, Any]:
         if f.name == "replacements":
             continue
         value = getattr(fix, f.name)
-        out[f.name] = [list(item) for item in value] if f.name == "imports" else value
+        if f.name == "imports":
+            value = [list(item) for item in value]
+        elif f.name == "first" and value is not None:
+            value = list(value)
+        out[f.name] = value
     return out
-
-
-def _finding_from_json(item: Dict[str, Any], path: str) -> Finding:
-    values = dict(item)
-    fix = values.get("fix")
-    if fix is not None:
-        fix = dict(fix)
-        fix["imports"] = tuple(tuple(i) for i in fix.get("imports", ()))
-        values["fix"] = Fix(replacements={}, **fix)
-    values["edits"] = tuple(TextEdit(*e) for e in values.get("edits", ()))
-    return Finding(path=path, **values)
 
 
 def _result_to_json(result: FileResult) -> Dict[str, Any]:
@@ -220,10 +337,97 @@ def _result_to_json(result: FileResult) -> Dict[str, Any]:
     return out
 
 
-def _result_from_json(document: Dict[str, Any], path: str) -> FileResult:
-    values = dict(document)
-    for name in ("findings", "remaining"):
-        values[name] = [_finding_from_json(x, path) for x in values.get(name, ())]
-    if values.get("fixed") is not None:
-        values["fixed"] = base64.b64decode(values["fixed"])
-    return FileResult(path=path, **values)
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError("expected an int")
+    return value
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError("expected a str")
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError("expected a bool")
+    return value
+
+
+def _optional(check, value: Any) -> Any:
+    return None if value is None else check(value)
+
+
+def _list(value: Any) -> List[Any]:
+    if type(value) is not list:
+        raise TypeError("expected a list")
+    return value
+
+
+def _fields(document: Any, cls, excluded: Sequence[str]) -> Dict[str, Any]:
+    """`document` as a dict holding exactly the fields of `cls` but `excluded`."""
+    if type(document) is not dict:
+        raise TypeError("expected an object")
+    expected = {f.name for f in dataclasses.fields(cls)} - set(excluded)
+    if set(document) != expected:
+        raise KeyError("fields differ")
+    return document
+
+
+def _fix_from_json(item: Any) -> Fix:
+    values = _fields(item, Fix, ("replacements",))
+    imports = []
+    for entry in _list(values["imports"]):
+        if len(_list(entry)) != 3:
+            raise ValueError("an import is (module, name, alias)")
+        imports.append(tuple(_str(part) for part in entry))
+    first = values["first"]
+    if first is not None:
+        if len(_list(first)) != 2:
+            raise ValueError("first is (line, column)")
+        first = (_int(first[0]), _int(first[1]))
+    return Fix(
+        safe=_bool(values["safe"]),
+        replacements={},
+        description=_str(values["description"]),
+        unsafe_reason=_str(values["unsafe_reason"]),
+        imports=tuple(imports),
+        first=first,
+    )
+
+
+def _finding_from_json(item: Any, path: str) -> Finding:
+    values = _fields(item, Finding, ("path",))
+    edits = []
+    for entry in _list(values["edits"]):
+        if len(_list(entry)) != 3:
+            raise ValueError("an edit is (start, end, content)")
+        edits.append(TextEdit(_int(entry[0]), _int(entry[1]), _str(entry[2])))
+    return Finding(
+        path=path,
+        line=_int(values["line"]),
+        col=_int(values["col"]),
+        code=_str(values["code"]),
+        message=_str(values["message"]),
+        fix=_optional(_fix_from_json, values["fix"]),
+        end_line=_int(values["end_line"]),
+        end_col=_int(values["end_col"]),
+        edits=tuple(edits),
+    )
+
+
+def _result_from_json(document: Any, path: str) -> FileResult:
+    values = _fields(document, FileResult, ("path",))
+    fixed = values["fixed"]
+    if fixed is not None:
+        fixed = base64.b64decode(_str(fixed), validate=True)
+    return FileResult(
+        path=path,
+        findings=[_finding_from_json(x, path) for x in _list(values["findings"])],
+        fixed=fixed,
+        applied=_int(values["applied"]),
+        remaining=[_finding_from_json(x, path) for x in _list(values["remaining"])],
+        error=_optional(_str, values["error"]),
+        suppressed=_int(values["suppressed"]),
+    )
