@@ -377,9 +377,9 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
     findings = sorted(
         (f for outcome in run.outcomes for f in outcome.result.findings), key=lambda f: f.sort_key()
     )
+    # --unsafe-fixes offers unsafe fixes (the `[*]` mark, SARIF fixes) but
+    # never changes what a fix is: it stays "unsafe", with its reason, in every format.
     unsafe_shown = any(o.unsafe_fixes for o in run.outcomes)
-    if unsafe_shown:
-        findings = [_as_available(f) for f in findings]
     if show_diff:
         text = "".join(
             _diff(o.path, o.original, o.result.fixed) for o in run.outcomes if o.result.fixed is not None
@@ -392,7 +392,7 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
     else:
         sources = {o.path: _decode(o.original) for o in run.outcomes if o.result.findings} if output_format == "full" or show_fixes else None
         if statistics:
-            text = render_statistics(findings)
+            text = render_statistics(findings, unsafe_fixes=unsafe_shown)
         else:
             text = render(
                 findings,
@@ -400,10 +400,11 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
                 sources=sources,
                 show_fixes=show_fixes,
                 color=output_format in ("concise", "full") and not output_file and _use_color(sys.stdout),
+                unsafe_fixes=unsafe_shown,
             )
         _emit(text, output_file)
         if output_format in ("concise", "full") or statistics:
-            fixable = sum(f.fixable for f in findings)
+            fixable = sum(f.fix is not None and (f.fix.safe or unsafe_shown) for f in findings)
             if findings:
                 tail = f" ({fixable} fixable with `gradfix fix --apply`)" if fixable else ""
                 click.echo(f"Found {_plural(len(findings), 'finding')}{tail}.", err=True)
@@ -414,15 +415,6 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
         click.echo(f"{_plural(len(run.errors), 'file')} could not be checked.", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_CLEAN if kwargs["exit_zero"] else status)
-
-
-def _as_available(finding):
-    """With --unsafe-fixes, an unsafe fix is offered too: mark it as fixable in the output."""
-    import dataclasses
-
-    if finding.fix is None or finding.fix.safe:
-        return finding
-    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, safe=True))
 
 
 @main.command()

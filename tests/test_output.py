@@ -449,9 +449,11 @@ def test_sarif():
                 ],
             }
         ],
+        "properties": {"fixApplicability": "safe"},
     }
-    # unsafe fixes are not offered in SARIF
+    # unsafe fixes are not offered in SARIF, but the result says what the fix is and why
     assert "fixes" not in unsafe
+    assert unsafe["properties"] == {"fixApplicability": "unsafe", "unsafeReason": "`net` may own parameters"}
     assert unsafe["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 9, "startColumn": 1, "endLine": 10, "endColumn": 6,
     }
@@ -536,3 +538,37 @@ def test_engine_findings_render_in_every_format():
     validate_sarif(json.loads(render(result.findings, "sarif", sources=sources)))
     assert len(json.loads(render(result.findings, "json"))) == len(result.findings)
     assert render(result.findings, "github").count("::warning ") == len(result.findings)
+
+
+# ---------------------------------------------------------------------------
+# --unsafe-fixes offers unsafe fixes; it never makes them safe
+
+
+def test_unsafe_fixes_keeps_applicability_in_json():
+    for flag in (False, True):
+        data = json.loads(render(FINDINGS, "json", unsafe_fixes=flag))
+        assert [item["fix"]["applicability"] for item in data] == ["safe", "unsafe"]
+        assert data[1]["fix"]["unsafe_reason"] == "`net` may own parameters"
+        assert data[0]["fix"]["unsafe_reason"] is None
+
+
+def test_unsafe_fixes_offers_unsafe_fixes_in_sarif_marked_unsafe():
+    log = json.loads(render(FINDINGS, "sarif", unsafe_fixes=True))
+    validate_sarif(log)
+    safe, unsafe = log["runs"][0]["results"]
+    assert safe["properties"] == {"fixApplicability": "safe"} and "properties" not in safe["fixes"][0]
+    assert unsafe["properties"] == {"fixApplicability": "unsafe", "unsafeReason": "`net` may own parameters"}
+    (fix,) = unsafe["fixes"]
+    assert fix["description"]["text"] == "unsafe fix: Evaluate `net` once (unsafe because `net` may own parameters)"
+    assert fix["properties"] == unsafe["properties"]
+
+
+def test_unsafe_fixes_marks_text_formats_but_keeps_the_unsafe_help():
+    concise = render(FINDINGS, "concise", sources=SOURCES, show_fixes=True, unsafe_fixes=True)
+    assert "train.py:9:1: GF001 [*] `net` is evaluated twice" in concise
+    assert "help: unsafe fix: Evaluate `net` once" in concise
+    assert "note: unsafe because `net` may own parameters" in concise
+    assert UNSAFE_HEADER + "\n" in render(FINDINGS, "concise")
+    assert statistics([UNSAFE]) == statistics([UNSAFE], unsafe_fixes=False)
+    assert "[*]" not in statistics([UNSAFE, dataclasses.replace(UNSAFE, code="GF003")])
+    assert "[*]" in statistics([UNSAFE, dataclasses.replace(UNSAFE, code="GF003")], unsafe_fixes=True)

@@ -1,16 +1,26 @@
 """Renderers for `gradfix check --output-format`, after ruff's conventions.
 
-    render(findings, fmt, sources=..., show_fixes=..., color=..., version=...) -> str
+    render(findings, fmt, sources=..., show_fixes=..., color=..., version=..., unsafe_fixes=...) -> str
+
+Applicability is a property of the fix, never of the flags: an unsafe fix is
+`"unsafe"` with its reason in every format. `unsafe_fixes` (the run's
+`--unsafe-fixes`) only says whether unsafe fixes are *offered*: the `[*]`
+mark in text formats, and SARIF `fixes` entries (marked unsafe).
 
 - concise: `path:line:col: CODE [*] message`, one per finding (`[*]`: a safe
-  fix exists); with `show_fixes`, each fix's help line and diff follow it.
+  fix exists, or any fix with `unsafe_fixes`); with `show_fixes`, each fix's
+  help line (`unsafe fix:` and the reason for an unsafe one) and diff follow it.
 - full: the concise line, the source excerpt with a caret under the span, the
   fix's `help:` line and its proposed diff (ruff style: `old new |-/+`).
 - json: ruff's JSON layout (array of findings with fix edits), indent 2.
-- sarif: a SARIF 2.1.0 log; only safe fixes carry SARIF `fixes`.
+- sarif: a SARIF 2.1.0 log; a result with a fix has `properties`
+  `fixApplicability` ("safe"/"unsafe") and, when unsafe, `unsafeReason`; safe
+  fixes carry SARIF `fixes`, unsafe ones only with `unsafe_fixes` (their
+  description then starts with `unsafe fix:` and the fix's own `properties`
+  repeat the applicability and reason).
 - github: GitHub Actions `::warning ...::` workflow commands.
 
-`statistics(findings)` is `--statistics`. Findings are expected sorted; a
+`statistics(findings, unsafe_fixes=...)` is `--statistics`. Findings are expected sorted; a
 finding's edits are read duck-typed from `getattr(finding, "edits", ())`
 (objects with start_line, end_line, content). Every non-empty output ends
 with a newline.
@@ -36,17 +46,18 @@ def render(
     show_fixes: bool = False,
     color: bool = False,
     version: str = gradfix.__version__,
+    unsafe_fixes: bool = False,
 ) -> str:
-    """Render `findings` in output format `fmt` (one of FORMATS)."""
+    """Render `findings` in output format `fmt` (one of FORMATS); `unsafe_fixes`: unsafe fixes are offered too."""
     findings = list(findings)
     if fmt == "concise":
-        return render_concise(findings, Sources(sources), show_fixes=show_fixes, color=color)
+        return render_concise(findings, Sources(sources), show_fixes=show_fixes, color=color, unsafe_fixes=unsafe_fixes)
     if fmt == "full":
-        return render_full(findings, Sources(sources), color=color)
+        return render_full(findings, Sources(sources), color=color, unsafe_fixes=unsafe_fixes)
     if fmt == "json":
         return render_json(findings)
     if fmt == "sarif":
-        return render_sarif(findings, version)
+        return render_sarif(findings, version, unsafe_fixes=unsafe_fixes)
     if fmt == "github":
         return render_github(findings)
     raise ValueError(f"unknown output format `{fmt}`; expected one of: {', '.join(FORMATS)}")

@@ -107,7 +107,15 @@ def sarif_replacement(edit: Any) -> Dict[str, Any]:
     }
 
 
-def sarif_result(finding: Any, rule_index: int) -> Dict[str, Any]:
+def _fix_properties(fix: Any) -> Dict[str, Any]:
+    properties: Dict[str, Any] = {"fixApplicability": "safe" if fix.safe else "unsafe"}
+    if not fix.safe and fix.unsafe_reason:
+        properties["unsafeReason"] = fix.unsafe_reason
+    return properties
+
+
+def sarif_result(finding: Any, rule_index: int, unsafe_fixes: bool = False) -> Dict[str, Any]:
+    """One SARIF result; `unsafe_fixes`: offer unsafe fixes too (marked unsafe, with their reason)."""
     uri = artifact_uri(finding.path)
     end = end_of(finding) if has_end(finding) else (None, None)
     result: Dict[str, Any] = {
@@ -124,11 +132,20 @@ def sarif_result(finding: Any, rule_index: int) -> Dict[str, Any]:
             }
         ],
     }
+    fix = finding.fix
+    if fix is None:
+        return result
+    result["properties"] = _fix_properties(fix)
     edits = edits_of(finding)
-    if finding.fix is not None and finding.fix.safe and edits:
+    if (fix.safe or unsafe_fixes) and edits:
+        description = fix.description
+        if not fix.safe:
+            description = f"unsafe fix: {description}"
+            if fix.unsafe_reason:
+                description += f" (unsafe because {fix.unsafe_reason})"
         result["fixes"] = [
             {
-                "description": {"text": finding.fix.description},
+                "description": {"text": description},
                 "artifactChanges": [
                     {
                         "artifactLocation": {"uri": uri},
@@ -137,10 +154,12 @@ def sarif_result(finding: Any, rule_index: int) -> Dict[str, Any]:
                 ],
             }
         ]
+        if not fix.safe:
+            result["fixes"][0]["properties"] = _fix_properties(fix)
     return result
 
 
-def sarif_log(findings: Sequence[Any], version: str) -> Dict[str, Any]:
+def sarif_log(findings: Sequence[Any], version: str, unsafe_fixes: bool = False) -> Dict[str, Any]:
     codes = sorted({f.code for f in findings})
     index = {code: i for i, code in enumerate(codes)}
     return {
@@ -158,14 +177,14 @@ def sarif_log(findings: Sequence[Any], version: str) -> Dict[str, Any]:
                 },
                 # libcst columns count code points.
                 "columnKind": "unicodeCodePoints",
-                "results": [sarif_result(f, index[f.code]) for f in findings],
+                "results": [sarif_result(f, index[f.code], unsafe_fixes) for f in findings],
             }
         ],
     }
 
 
-def render_sarif(findings: Sequence[Any], version: str) -> str:
-    return _dump(sarif_log(findings, version))
+def render_sarif(findings: Sequence[Any], version: str, *, unsafe_fixes: bool = False) -> str:
+    return _dump(sarif_log(findings, version, unsafe_fixes))
 
 
 # -- github ----------------------------------------------------------------------

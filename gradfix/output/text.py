@@ -25,20 +25,28 @@ DIFF_CONTEXT = 1
 TAB = 4
 
 
-def header(finding: Any, color: bool) -> str:
+def offered(finding: Any, unsafe_fixes: bool) -> bool:
+    """Whether a fix of `finding` would be applied: a safe one, or any one with `--unsafe-fixes`."""
+    fix = finding.fix
+    return fix is not None and (bool(fix.safe) or unsafe_fixes)
+
+
+def header(finding: Any, color: bool, unsafe_fixes: bool = False) -> str:
     """`path:line:col: CODE [*] message`, coloured like ruff's concise output when asked."""
     sep = style(":", CYAN, color)
-    mark = " " + style("[*]", CYAN, color) if finding.fixable else ""
+    mark = " " + style("[*]", CYAN, color) if offered(finding, unsafe_fixes) else ""
     return (
         f"{style(finding.path, BOLD, color)}{sep}{finding.line}{sep}{finding.col}{sep} "
         f"{style(finding.code, RED_BOLD, color)}{mark} {finding.message}"
     )
 
 
-def render_concise(findings: Sequence[Any], sources: Sources, *, show_fixes: bool, color: bool) -> str:
+def render_concise(
+    findings: Sequence[Any], sources: Sources, *, show_fixes: bool, color: bool, unsafe_fixes: bool = False
+) -> str:
     out: List[str] = []
     for finding in findings:
-        out.append(header(finding, color))
+        out.append(header(finding, color, unsafe_fixes))
         if show_fixes and finding.fix is not None:
             out.extend(help_lines(finding, color))
             out.extend(diff_lines(finding, sources, color))
@@ -46,10 +54,10 @@ def render_concise(findings: Sequence[Any], sources: Sources, *, show_fixes: boo
     return "".join(line + "\n" for line in out)
 
 
-def render_full(findings: Sequence[Any], sources: Sources, *, color: bool) -> str:
+def render_full(findings: Sequence[Any], sources: Sources, *, color: bool, unsafe_fixes: bool = False) -> str:
     blocks: List[str] = []
     for finding in findings:
-        lines = [header(finding, color)]
+        lines = [header(finding, color, unsafe_fixes)]
         lines.extend(excerpt_lines(finding, sources, color))
         lines.extend(help_lines(finding, color))
         lines.extend(diff_lines(finding, sources, color))
@@ -187,8 +195,10 @@ def diff_lines(finding: Any, sources: Sources, color: bool) -> List[str]:
     return out
 
 
-def statistics(findings: Sequence[Any], *, color: bool = False) -> str:
+def statistics(findings: Sequence[Any], *, color: bool = False, unsafe_fixes: bool = False) -> str:
     """`ruff --statistics`: count, code, `[*]`/`[ ]` fixability (when any code is fixable), summary.
+
+    With `unsafe_fixes`, a code whose findings have unsafe fixes counts as fixable.
 
     One line per code, by count descending, then code.
     """
@@ -196,7 +206,7 @@ def statistics(findings: Sequence[Any], *, color: bool = False) -> str:
     fixable: dict = {}
     for finding in findings:
         counts[finding.code] = counts.get(finding.code, 0) + 1
-        fixable[finding.code] = fixable.get(finding.code, False) or bool(finding.fixable)
+        fixable[finding.code] = fixable.get(finding.code, False) or offered(finding, unsafe_fixes)
     if not counts:
         return ""
     order = sorted(counts, key=lambda code: (-counts[code], code))
