@@ -1,0 +1,580 @@
+"""A catalogue of parts of realistic training steps, and a Hypothesis strategy assembling them.
+
+Every generated `Step` is a complete snippet in the harness's protocol
+(module-level setup, then `def step():`) holding one instance of a gradfix
+pattern (GF001, GF002, GF003 or GF004), built from:
+
+- a callee (`CALLEES`): torch.nn.functional losses, a non-symmetric KL, an
+  `nn.MSELoss` instance, lambdas, module-level functions of one or several
+  statements (pure, with an in-place op on a local, with side effects on a
+  global, random, reading a trainable global or taking one as a default), `nn.Sequential`
+  critics (deterministic, with Dropout, with BatchNorm), custom
+  `torch.autograd.Function`s (linear backward, clamp or sign of the incoming
+  gradient), `functools.partial`;
+- operands (`OPERANDS`): leaves, names, views (expression or named), list
+  items, dict values, attributes of a module-level object, `self` attributes;
+- coefficients (`COEFS`): literals, a module constant, a learned tensor, and a
+  name `k` rebound by one of `BIND_FORMS` (tuple/star targets, `for`, walrus,
+  `with ... as`, `except ... as`, import, `match` capture, `del`, ...) at
+  module level, at the start of the step, between the passes or after them,
+  with or without `global`;
+- statements between the passes (`BETWEEN`) and after them (`AFTER`).
+
+The strategy records every choice in `Step.parts`, so a failure names the
+parts involved and a part can be switched off (`steps(exclude=...)`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+from hypothesis import strategies as st
+
+# --------------------------------------------------------------------------- the result
+
+
+@dataclass
+class Step:
+    source: str
+    codes: List[str]
+    parts: Dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.parts.items())
+
+    def numbered(self) -> str:
+        return "\n".join(f"{i:3}| {line}" for i, line in enumerate(self.source.splitlines(), 1))
+
+
+# --------------------------------------------------------------------------- callees
+#
+# Each callee: setup lines (module level) and a call template over two operand
+# expressions {A}, {B}. `module` callees are nn.Modules built in the file.
+
+_AUTOGRAD_FN = """\
+class Dist(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        return ((u - v) ** 2).sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        u, v = ctx.saved_tensors
+        d = 2.0 * (u - v)
+        return {grad_u}, {grad_v}
+"""
+
+CALLEES: Dict[str, Tuple[str, str]] = {
+    # name: (setup, call template)
+    "F.mse_loss": ("", "F.mse_loss({A}, {B})"),
+    "F.l1_loss": ("", "F.l1_loss({A}, {B})"),
+    "F.smooth_l1_loss": ("", "F.smooth_l1_loss({A}, {B}, beta=0.5)"),
+    "F.mse_loss_sum": ("", 'F.mse_loss({A}, {B}, reduction="sum")'),
+    "F.kl_div": ("", 'F.kl_div(F.log_softmax({A}, -1), F.softmax({B}, -1), reduction="batchmean")'),
+    "nn.MSELoss": ("crit = nn.MSELoss()\n", "crit({A}, {B})"),
+    "nn.L1Loss_sum": ('crit = nn.L1Loss(reduction="sum")\n', "crit({A}, {B})"),
+    "lambda": ("dist = lambda u, v: ((u - v) ** 2).mean()\n", "dist({A}, {B})"),
+    "lambda_asym": ("dist = lambda u, v: (u * torch.tanh(v)).sum()\n", "dist({A}, {B})"),
+    "def_one": ("def dist(u, v):\n    return torch.mean(torch.abs(u - v))\n", "dist({A}, {B})"),
+    "def_kl": (
+        "def dist(p, q):\n    return torch.sum(p.softmax(-1) * (p.log_softmax(-1) - q.log_softmax(-1)))\n",
+        "dist({A}, {B})",
+    ),
+    "def_multi": ("def dist(u, v):\n    d = u - v\n    e = d * d\n    return e.mean()\n", "dist({A}, {B})"),
+    "def_inplace_local": (
+        "def dist(u, v):\n    d = u - v\n    d.mul_(0.5)\n    return (d * d).sum()\n",
+        "dist({A}, {B})",
+    ),
+    "def_inplace_global": (
+        "TALLY = torch.zeros(())\n\n\ndef dist(u, v):\n    TALLY.add_(1.0)\n    return F.mse_loss(u, v)\n",
+        "dist({A}, {B})",
+    ),
+    "def_append_global": (
+        "CALLS = []\n\n\ndef dist(u, v):\n    CALLS.append(1)\n    return F.mse_loss(u, v)\n",
+        "dist({A}, {B})",
+    ),
+    "def_random": ("def dist(u, v):\n    return F.mse_loss(F.dropout(u, 0.5), v)\n", "dist({A}, {B})"),
+    "def_randn": ("def dist(u, v):\n    return ((u - v + 0.1 * torch.randn(3)) ** 2).mean()\n", "dist({A}, {B})"),
+    "def_trainable_global": (
+        "W = torch.randn(3, 3, requires_grad=True)\n\n\ndef dist(u, v):\n    return ((u - v) @ W).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
+    "def_trainable_default": (
+        "W = torch.randn(3, 3, requires_grad=True)\n\n\ndef dist(u, v, w=W):\n    return ((u - v) @ w).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
+    "partial": ("dist = functools.partial(F.smooth_l1_loss, beta=0.5)\n", "dist({A}, {B})"),
+    "seq": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_dropout": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Dropout(0.5), nn.Linear(4, 1))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_batchnorm": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.BatchNorm1d(4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "autograd_linear": (_AUTOGRAD_FN.format(grad_u="g * d", grad_v="-g * d"), "Dist.apply({A}, {B})"),
+    "autograd_clamp": (
+        _AUTOGRAD_FN.format(grad_u="g.clamp(min=0.0) * d", grad_v="-g.clamp(min=0.0) * d"),
+        "Dist.apply({A}, {B})",
+    ),
+    "autograd_sign": (_AUTOGRAD_FN.format(grad_u="torch.sign(g) * d", grad_v="-torch.sign(g) * d"), "Dist.apply({A}, {B})"),
+}
+MODULE_CALLEES = {"seq", "seq_dropout", "seq_batchnorm", "nn.MSELoss", "nn.L1Loss_sum"}
+NAMED_CALLEES = {k for k, (setup, call) in CALLEES.items() if call.startswith("dist(")}
+
+# --------------------------------------------------------------------------- operands
+
+
+@dataclass
+class Operands:
+    X: str  # the first operand's expression
+    Y: str
+    prelude: List[str]  # step statements building them
+    handles: List[str]  # expressions naming X's tensor (for in-place writes), X's own first
+    rebind: Optional[str] = None  # a statement rebinding X's container slot
+    leaf: bool = False  # X is the leaf `a` itself
+    loop: bool = False  # X, Y are `xs[i]`, `ys[i]` inside a loop over range(2)
+
+
+FORWARDS_X = ["a * 2.0", "a + 0.5", "a * 2.0", "torch.sin(a)"]
+FORWARDS_Y = ["b * 1.5", "b - 0.5", "b * 1.5", "torch.cos(b)"]
+OPERANDS = ["leaf", "name", "name_alias", "view_expr", "slice_expr", "view_named", "list", "dict", "attr", "self"]
+
+
+def make_operands(kind: str, fx: str, fy: str, method: bool) -> Operands:
+    if kind == "leaf":
+        return Operands("a", "b", [], ["a"], leaf=True)
+    if kind == "name":
+        return Operands("x", "y", [f"x = {fx}", f"y = {fy}"], ["x"], rebind="x = x * 3.0")
+    if kind == "name_alias":
+        return Operands("x", "y", [f"x = {fx}", f"y = {fy}", "xa = x"], ["x", "xa"], rebind="x = x * 3.0")
+    if kind == "view_expr":
+        return Operands("x.view(-1, 3)", "y.view(-1, 3)", [f"x = {fx}", f"y = {fy}"], ["x.view(-1, 3)", "x"])
+    if kind == "slice_expr":
+        return Operands("x[1:]", "y[1:]", [f"x = {fx}", f"y = {fy}"], ["x[1:]", "x"])
+    if kind == "view_named":
+        return Operands(
+            "xv", "yv", [f"x = {fx}", f"y = {fy}", "xv = x.view(-1, 3)", "yv = y[:]"], ["xv", "x"], rebind="xv = x * 3.0"
+        )
+    if kind == "list":
+        return Operands(
+            "xs[-1]", "ys[-1]", [f"x = {fx}", f"y = {fy}", "xs = [a + 0.25, x]", "ys = [b + 0.25, y]"],
+            ["xs[-1]", "x"], rebind="xs[-1] = xs[-1] * 3.0",
+        )
+    if kind == "dict":
+        return Operands(
+            'feats["a"]', 'feats["b"]', [f'feats["a"] = {fx}', f'feats["b"] = {fy}', 'x = feats["a"]'],
+            ['feats["a"]', "x"], rebind='feats["a"] = feats["a"] * 3.0',
+        )
+    if kind == "attr":
+        return Operands("box.x", "box.y", [f"box.x = {fx}", f"box.y = {fy}", "x = box.x"], ["box.x", "x"], rebind="box.x = box.x * 3.0")
+    if kind == "self":
+        assert method
+        return Operands("self.x", "self.y", [f"self.x = {fx}", f"self.y = {fy}", "x = self.x"], ["self.x", "x"], rebind="self.x = self.x * 3.0")
+    raise ValueError(kind)
+
+
+def loop_operands(fx: str, fy: str) -> Operands:
+    return Operands(
+        "xs[i]", "ys[i]", [f"xs = [{fx}, a + 0.25]", f"ys = [{fy}, b + 0.25]", "x = xs[0]"], ["xs[i]", "x"],
+        rebind="xs[i] = xs[i] * 3.0", loop=True,
+    )
+
+
+# --------------------------------------------------------------------------- coefficients
+
+COEF_LITERALS = ["", "-", "2.0 * ", "0.5 * ", "-0.5 * ", "-1 * ", "3 * "]
+COEFS = ["literal", "const", "rebound", "learned", "self_attr"]
+
+# Statements binding `k` to a new value (or unbinding it), in every binding form.
+BIND_FORMS: Dict[str, str] = {
+    "assign": "k = 2.0",
+    "aug": "k *= 4.0",
+    "tuple": "k, _t = 2.0, 0",
+    "star": "*_s, k = [1.0, 2.0]",
+    "for": "for k in (1.0, 2.0):\n    pass",
+    "walrus": "(k := 2.0)",
+    "walrus_comp": "_c = [(k := v) for v in (1.0, 2.0)]",
+    "with": "with contextlib.nullcontext(2.0) as k:\n    pass",
+    "except": "try:\n    raise ValueError(2.0)\nexcept ValueError as k:\n    pass",
+    "import": "from math import e as k",
+    "match": "match 2.0:\n    case k:\n        pass",
+    "match_seq": "match [2.0]:\n    case [k]:\n        pass",
+    "del": "del k",
+    "def": "def k():\n    return 2.0",
+    "class": "class k:\n    pass",
+}
+BIND_POSITIONS = ["setup", "start", "between", "after"]
+UNBINDING = {"except", "del", "def", "class"}  # leave `k` unbound or not a number
+
+# --------------------------------------------------------------------------- statements between the passes
+#
+# Templates with {first} (the first computed loss or term), {X}, {h} (another
+# handle on X's tensor), {rebind} (rebinding X's slot), {leafx} ('a').
+
+BETWEEN: Dict[str, str] = {
+    "print": "print({first}.item())",
+    "metrics": 'metrics["first"] = {first}.item()',
+    "log_append": "log.append(float({first}))",
+    "fstring": 'print(f"loss {{{first}:.3f}}")',
+    "inplace_operand": "{X}.add_(0.25)",
+    "inplace_handle": "{h}.mul_(1.5)",
+    "augassign_handle": "{h} += 0.25",
+    "setitem_handle": "{h}[0] = 0.0",
+    "data_write": "{h}.data.mul_(1.5)",
+    "detach_write": "{h}.detach().mul_(1.5)",
+    "copy_": "{h}.copy_({h} * 1.5)",
+    "out_kw": "torch.mul({h}, 1.5, out={h})",
+    "leaf_nograd": "with torch.no_grad():\n    {leafx}.mul_(0.9)",
+    "rebind_slot": "{rebind}",
+    "grad_hook": "{h}.register_hook(lambda g: g * 2.0)",
+    "leaf_grad_hook": "{leafx}.register_hook(lambda g: g * 2.0)",
+    "forward_hook": "_fh = {module}.register_forward_hook(lambda m, i, o: o * 2.0)",
+    "no_grad_block": "with torch.no_grad():\n    _tmp = {X} * 2.0",
+    "custom_cm_harmless": "with quiet():\n    _tmp = {first}.item()",
+    "custom_cm_poke": "with poked():\n    pass",
+    "match_inplace": 'match mode:\n    case "train":\n        {h}.add_(0.25)\n    case _:\n        pass',
+    "match_harmless": 'match mode:\n    case "train":\n        metrics["m"] = 1.0\n    case _:\n        pass',
+    "decorator_harmless": "@functools.lru_cache(maxsize=None)\ndef _cached(n):\n    return n",
+    "decorator_poke": "@poking\ndef _cb():\n    pass",
+    "import_harmless": "import math",
+    "import_callee": "from torch.nn.functional import l1_loss as dist",
+    "class_harmless": "class _Local(object):\n    pass",
+    "class_poke": "class _Local(PokeBase):\n    pass",
+    "class_body_write": "class _Local:\n    {h}.mul_(1.5)",
+    "opt_step": "opt.step()",
+    "opt_zero_grad": "opt.zero_grad()",
+    "grad_read": 'metrics["g"] = None if {leafx}.grad is None else {leafx}.grad.sum().item()',
+    "grad_write": "{leafx}.grad = None",
+    "poke_call": "poke()",
+    "requires_grad_off": "b.requires_grad_(False)",
+    "rng": "_noise = torch.randn(3)",
+    "derived": "_z = {X} * 2.0 + 1.0",
+    "del_first": "del {first}",
+    "lambda_def": "_f = lambda t: t * 2.0",
+    "listcomp": "_vals = [v.item() for v in ({first},)]",
+    "assert": "assert {first}.item() == {first}.item()",
+}
+AFTER: Dict[str, str] = {
+    "none": "",
+    "log_second": 'metrics["second"] = {second}.item()',
+    "log_both": "log.append(({first}.item(), {second}.item()))",
+    "opt_step": "opt.step()\nopt.zero_grad()",
+    "reuse_first": "{first}.backward()",
+    "reuse_first_sum": "({first} * 0.5).backward()",
+    "return_first": "return {first}",
+    "store_first": "box.kept = {first}",
+}
+
+# Between statements whose templates need a name for the first loss/term.
+NEEDS_FIRST = {"print", "metrics", "log_append", "fstring", "custom_cm_harmless", "del_first", "listcomp", "assert"}
+NEEDS_REBIND = {"rebind_slot"}
+NEEDS_MODULE = {"forward_hook"}
+
+
+def _indent(text: str, pad: str) -> List[str]:
+    return [pad + line if line else "" for line in text.splitlines()]
+
+
+# --------------------------------------------------------------------------- setup pieces
+
+HEAD = """\
+import contextlib
+import functools
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float64)
+
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+c = torch.randn(4, 3, requires_grad=True)
+metrics = {}
+log = []
+feats = {}
+mode = "train"
+K = 0.5
+w = torch.tensor(0.7, requires_grad=True)
+
+
+class Box:
+    pass
+
+
+box = Box()
+opt = torch.optim.SGD([a, b, c], lr=0.1)
+
+
+@contextlib.contextmanager
+def quiet():
+    yield
+
+
+def poke():
+    with torch.no_grad():
+        a.mul_(0.9)
+    if "a" in feats:
+        feats["a"] = feats["a"] * 3.0
+    if hasattr(box, "x"):
+        box.x = box.x * 3.0
+
+
+@contextlib.contextmanager
+def poked():
+    poke()
+    yield
+
+
+def poking(fn):
+    poke()
+    return fn
+
+
+class PokeBase:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        poke()
+"""
+
+
+# --------------------------------------------------------------------------- the strategy
+
+FORMS = {
+    "GF001": ["named", "inline", "same_name"],
+    "GF002": ["inline", "named"],
+    "GF003": ["computed_first", "computed_between"],
+    "GF004": ["straight", "loop", "loop_sum", "loop_one_loss", "straight_sum"],
+}
+CODE_SETS = {
+    "GF001": [["GF001"], ["GF001", "GF003", "GF004"], ["GF001", "GF002", "GF003", "GF004"]],
+    "GF002": [["GF002"], ["GF001", "GF002", "GF003", "GF004"]],
+    "GF003": [["GF003"], ["GF001", "GF003", "GF004"]],
+    "GF004": [["GF004"], ["GF001", "GF003", "GF004"], ["GF001", "GF002", "GF003", "GF004"]],
+}
+
+# Parts drawn more often: the clean instance, so that many steps get a safe fix.
+HARMLESS_BETWEEN = ["print", "metrics", "log_append", "derived", "no_grad_block", "custom_cm_harmless",
+                    "match_harmless", "import_harmless", "class_harmless", "decorator_harmless", "fstring"]
+
+
+@st.composite
+def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
+    """One training step; `exclude` holds part values ('callee=seq', 'between=grad_hook', ...) not to draw."""
+
+    def pick(key: str, options, weights=None):
+        allowed = [o for o in options if f"{key}={o}" not in exclude]
+        value = draw(st.sampled_from(allowed))
+        parts[key] = str(value)
+        return value
+
+    parts: Dict[str, str] = {}
+    code = pick("rule", ["GF001", "GF002", "GF003", "GF004"])
+    form = pick("form", FORMS[code])
+    codes = draw(st.sampled_from(CODE_SETS[code]))
+    parts["codes"] = ",".join(codes)
+    method = pick("nesting", ["function", "function", "method"]) == "method"
+    callee = pick("callee", list(CALLEES))
+    fx, fy = draw(st.sampled_from(FORWARDS_X)), draw(st.sampled_from(FORWARDS_Y))
+    loop = form.startswith("loop")
+    if loop:
+        ops = loop_operands(fx, fy)
+        parts["operands"] = "loop_list"
+    else:
+        kinds = [o for o in OPERANDS if o != "self" or method]
+        ops = make_operands(pick("operands", kinds), fx, fy, method)
+    swap = pick("swap", [False, False, False, True]) if code in ("GF001", "GF002") else False
+
+    # Coefficients of the two terms.
+    coef_kinds = []
+    coefs = []
+    rebind = None
+    for i in range(2):
+        kind = pick(f"coef{i + 1}", ["literal", "literal", "const", "rebound", "learned"] + (["self_attr"] if method else []))
+        coef_kinds.append(kind)
+        if kind == "literal":
+            coefs.append(draw(st.sampled_from(COEF_LITERALS)))
+        elif kind == "const":
+            coefs.append("K * ")
+        elif kind == "learned":
+            coefs.append("w * ")
+        elif kind == "self_attr":
+            coefs.append("self.k * ")
+        else:
+            coefs.append("k * ")
+    if "rebound" in coef_kinds:
+        form_ = pick("bind_form", list(BIND_FORMS))
+        # `k` bound to a function or class before its use only makes the original raise.
+        positions = BIND_POSITIONS if form_ not in UNBINDING else ["between", "after"]
+        rebind = (form_, pick("bind_pos", positions), pick("bind_global", [False, True]))
+
+    n_between = draw(st.integers(0, 2))
+    between: List[str] = []
+    for _ in range(n_between):
+        if draw(st.booleans()):
+            choice = draw(st.sampled_from([b for b in HARMLESS_BETWEEN if f"between={b}" not in exclude]))
+        else:
+            choice = draw(st.sampled_from([b for b in BETWEEN if f"between={b}" not in exclude]))
+        if choice in NEEDS_REBIND and ops.rebind is None:
+            continue
+        if choice in NEEDS_MODULE and callee not in MODULE_CALLEES:
+            continue
+        between.append(choice)
+    parts["between"] = "+".join(between) or "none"
+    after = pick("after", list(AFTER))
+    handle = draw(st.sampled_from(ops.handles))
+    retain2 = draw(st.booleans())
+
+    # ------------------------------------------------------------ module setup
+    setup_lines = [HEAD]
+    csetup, ctemplate = CALLEES[callee]
+    if csetup:
+        setup_lines.append(csetup)
+    setup_lines.append("k = 0.5")
+    if rebind and rebind[1] == "setup":
+        setup_lines.append(BIND_FORMS[rebind[0]])
+
+    def call(A: str, B: str) -> str:
+        return ctemplate.format(A=A, B=B)
+
+    d = ".detach()"
+    X, Y = ops.X, ops.Y
+
+    # ------------------------------------------------------------ the pattern
+    body: List[str] = []
+    local_k = rebind is not None and rebind[1] != "setup" and not rebind[2]
+    if rebind is not None and rebind[1] != "setup" and rebind[2]:
+        body.append("global k")
+    elif local_k:
+        body.append("k = 0.5")
+    if rebind is not None and rebind[1] == "start":
+        body.append(BIND_FORMS[rebind[0]])
+    body.extend(ops.prelude)
+
+    names = {"first": None, "second": None}
+
+    def between_lines(first: Optional[str]) -> List[str]:
+        out = []
+        if rebind is not None and rebind[1] == "between":
+            out.append(BIND_FORMS[rebind[0]])
+        for choice in between:
+            if choice in NEEDS_FIRST and first is None:
+                continue
+            module = "crit"
+            text = BETWEEN[choice].format(
+                first=first, X=X, h=handle, rebind=ops.rebind, leafx="a", module=module
+            )
+            if ops.leaf and choice in ("inplace_operand", "inplace_handle", "augassign_handle", "setitem_handle", "copy_", "out_kw", "match_inplace", "class_body_write"):
+                text = "with torch.no_grad():\n" + textwrap.indent(text, "    ")
+            out.append(text)
+        return out
+
+    c1, c2 = coefs
+    # term with X live / Y detached, and X detached / Y live; `swap` swaps the second's argument order
+    t_xlive = call(X, Y + d)
+    t_ylive = call(Y, X + d) if swap else call(X + d, Y)
+    if code == "GF001":
+        e1, e2 = f"{c1}{t_ylive}", f"{c2}{t_xlive}"
+        r2 = "retain_graph=True" if retain2 else ""
+        if form == "inline":
+            body.append(f"({e1}).backward(retain_graph=True)")
+            body.extend(between_lines(None))
+            body.append(f"({e2}).backward({r2})")
+        else:
+            l1, l2 = ("loss", "loss") if form == "same_name" else ("l1", "l2")
+            body.append(f"{l1} = {e1}")
+            body.append(f"{l1}.backward(retain_graph=True)")
+            body.extend(between_lines(l1))
+            body.append(f"{l2} = {e2}")
+            body.append(f"{l2}.backward({r2})")
+            names = {"first": l1, "second": l2}
+    elif code == "GF002":
+        tail = draw(st.sampled_from(["", " + (c ** 2).mean()"]))
+        if form == "inline":
+            body.extend(between_lines(None))
+            body.append(f"loss = {c1}{t_xlive} + {c2}{t_ylive}{tail}")
+            names = {"first": None, "second": "loss"}
+        else:
+            body.append(f"q = {t_xlive}")
+            body.extend(between_lines("q"))
+            body.append(f"e = {t_ylive}")
+            body.append(f"loss = {c1}q + {c2}e{tail}")
+            names = {"first": "q", "second": "e"}
+        body.append("loss.backward()")
+    elif code == "GF003":
+        r2 = "retain_graph=True" if retain2 else ""
+        e1 = f"{c1}{call(X, Y)}"
+        e2 = f"{c2}{t_xlive}"
+        if form == "computed_first":
+            body += [f"l1 = {e1}", f"l2 = {e2}", "l1.backward(retain_graph=True)"]
+            body.extend(between_lines("l1"))
+            body.append(f"l2.backward({r2})")
+        else:
+            body += [f"l1 = {e1}", "l1.backward(retain_graph=True)"]
+            body.extend(between_lines("l1"))
+            body += [f"l2 = {e2}", f"l2.backward({r2})"]
+        names = {"first": "l1", "second": "l2"}
+    else:  # GF004
+        mid_between = draw(st.booleans())
+        if loop:
+            body += ["s = 0.0", "p = 0.0", "for i in range(len(xs)):"]
+            body.append(f"    s += {t_xlive}")
+            if mid_between:
+                body.extend("    " + line if line else "" for line in "\n".join(between_lines("s")).splitlines())
+            body.append(f"    p += {t_ylive}")
+        else:
+            body.append(f"s = {t_xlive}")
+            if mid_between:
+                body.extend(between_lines("s"))
+            body.append(f"p = {t_ylive}")
+        body.append("rec = (c ** 2).mean()")
+        if form == "loop_one_loss":
+            body.append(f"loss = {c1}s + {c2}p + rec")
+            body.append("loss.backward()")
+            names = {"first": "s", "second": "loss"}
+        else:
+            body.append(f"loss1 = {c1}s + rec")
+            body.append(f"loss2 = {c2}p + rec")
+            if form.endswith("_sum"):
+                if not mid_between:
+                    body.extend(between_lines("loss1"))
+                body.append("(loss1 + loss2).backward()")
+            else:
+                body.append("loss1.backward(retain_graph=True)")
+                if not mid_between:
+                    body.extend(between_lines("loss1"))
+                body.append(f"loss2.backward({'retain_graph=True' if retain2 else ''})")
+            names = {"first": "loss1", "second": "loss2"}
+    if rebind is not None and rebind[1] == "after":
+        body.append(BIND_FORMS[rebind[0]])
+    if after != "none" and names["first"] and names["second"]:
+        if after == "store_first" and method:
+            pass
+        body.append(AFTER[after].format(first=names["first"], second=names["second"]))
+    elif after == "opt_step":
+        body.append(AFTER[after])
+    else:
+        parts["after"] = "none"
+
+    # ------------------------------------------------------------ nesting
+    out = list(setup_lines)
+    if method:
+        out += ["", "", "class Trainer:", "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
+        for stmt in body:
+            out.extend(_indent(stmt, "        "))
+        out += ["", "", "trainer = Trainer()", "", "", "def step():", "    return trainer.train_step()"]
+    else:
+        out += ["", "", "def step():"]
+        for stmt in body:
+            out.extend(_indent(stmt, "    "))
+    source = "\n".join(out) + "\n"
+    return Step(source, codes, parts)
