@@ -548,7 +548,9 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
             filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed, threads=threads,
         )
         click.echo(format_report(report, verbose=verbose))
-        if report.error:
+        # The original raising is a bad snippet (exit 2); the rewrite raising
+        # where the original ran is a difference the rewrite made (exit 1).
+        if report.error and not report.rewrite_raised:
             status = max(status, EXIT_ERROR)
         elif not report.ok:
             status = max(status, EXIT_FINDINGS)

@@ -278,7 +278,9 @@ def test_exception_in_rewritten_is_captured_with_side_and_line():
     assert "ValueError: boom" in report.error and f"line {line}" in report.error
     assert "step" in report.error
     assert report.orig_ms is None  # nothing timed after a failure
-    assert format_report(report).splitlines()[-1].startswith("ERROR: rewritten")
+    # The original ran: the rewrite raising is a mismatch, said in one line.
+    assert report.rewrite_raised and report.rewrite_exception == "ValueError: boom"
+    assert format_report(report).splitlines()[-1].startswith("MISMATCH: the rewrite raised ValueError: boom where the original ran")
 
 
 def test_exception_in_original_setup_and_syntax_error():
@@ -286,9 +288,10 @@ def test_exception_in_original_setup_and_syntax_error():
     report = verify_pair(original, original, filename="o.py", repeat=0)
     assert report.error_side == "original" and report.error_line == 3
     assert "IndexError" in report.error and "setup" in report.error
+    assert not report.rewrite_raised and format_report(report).splitlines()[-1].startswith("ERROR: original")
 
     report = verify_pair("x = 1\n", "x = (\n", filename="s.py", repeat=0)
-    assert report.error_side == "rewritten" and "SyntaxError" in report.error
+    assert report.error_side == "rewritten" and "SyntaxError" in report.error and report.rewrite_raised
 
 
 def test_exception_inside_torch_points_at_the_snippet_line():

@@ -30,6 +30,15 @@ rewrite introduced are ignored.  Because module-level names are part of the
 state, a temporary that the rewrite drops (``l2 = ...``) must stay local to
 ``step()`` or it is reported as missing.
 
+Two things the rewrite does not change but rounding does are not reported as
+mismatches: under ``torch.autocast`` with a 16-bit dtype in the original's
+source, float32 values are compared with that dtype's tolerance
+(:func:`gradfix.harness.compare.autocast_dtype`); and a parameter whose
+value differs only after optimizer steps whose gradients agreed within
+tolerance is OK with a note (:mod:`gradfix.harness.steps`).  The verdict
+is a mismatch when the rewrite raises where the original ran (or fails to
+compile); an original that raises is an error in the snippet.
+
 The whole run (comparison and timing) uses ``threads`` CPU threads for torch
 (default 1, see :mod:`gradfix.harness.timing`); the caller's count is
 restored afterwards, also when a snippet calls ``torch.set_num_threads``
@@ -57,7 +66,15 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
 
-from gradfix.harness.compare import Row, collect_state, compare_states
+from gradfix.harness.compare import (
+    Row,
+    autocast_dtype,
+    collect_state,
+    compare_states,
+    compare_tensors,
+    effective_tolerance,
+)
+from gradfix.harness.steps import StepRecorder, explain_amplified
 from gradfix.harness.timing import (
     DEFAULT_THREADS,
     WARMUP_MAX_ROUNDS,
@@ -119,8 +136,16 @@ class SnippetError(Exception):
         if self.line:
             where += f": {self.line}"
         prefix = f"{self.side} " if self.side else ""
-        text = f"{self.exc_type}: {self.message}" if self.message else self.exc_type
-        return f"{prefix}{self.phase} failed: {text} ({where})"
+        return f"{prefix}{self.phase} failed: {self.one_line()} ({where})"
+
+    def one_line(self) -> str:
+        """``Type: message`` with the message's first non-empty line only."""
+        first = next((line.strip() for line in self.message.splitlines() if line.strip()), "")
+        return f"{self.exc_type}: {first}" if first else self.exc_type
+
+    def location(self) -> str:
+        where = self.filename if self.lineno is None else f"{self.filename}, line {self.lineno}"
+        return f"{where}: {self.line}" if self.line else where
 
 
 @dataclass
@@ -140,6 +165,13 @@ class PairReport:
     figures behind them, ``speedup_spread`` summarises the per-round ratios
     original/rewritten and ``speedup`` is their median.  ``warmup`` is the
     number of untimed rounds run first.
+
+    ``rewrite_raised`` is True when the original ran and the rewrite raised
+    (or did not compile): a mismatch, not a snippet error; ``error`` then
+    describes the exception and ``rewrite_exception`` is its one-line
+    ``Type: message``.  ``compute_dtype`` is the autocast dtype whose
+    tolerance applied to float32 values (None when the original enters no
+    autocast), ``compute_source`` the call that set it (``line N: text``).
     """
 
     filename: str
@@ -162,6 +194,10 @@ class PairReport:
     new_spread: Optional[Spread] = None
     speedup_spread: Optional[Spread] = None
     warmup: int = 0
+    rewrite_raised: bool = False
+    rewrite_exception: Optional[str] = None
+    compute_dtype: Optional[torch.dtype] = None
+    compute_source: Optional[str] = None
 
 
 # ------------------------------------------------------------------ devices
@@ -345,21 +381,35 @@ def _load(code: types.CodeType, source: str, filename: str, device: str, seed: i
     )
 
 
-def _run(source: str, filename: str, device: str, seed: int) -> tuple:
+@dataclass
+class _Outcome:
+    """One side's compared run: its state, whether it has step(), its optimizer steps, tensor identities."""
+
+    state: Dict[str, Any]
+    stepped: bool
+    steps: StepRecorder
+    ids: Dict[str, int]
+    # Keeps the namespace (and so the tensors behind `ids`) alive until compared.
+    namespace: Dict[str, Any]
+
+
+def _run(source: str, filename: str, device: str, seed: int) -> _Outcome:
     code = _compile(source, filename)
     threads = torch.get_num_threads()
-    with _torch_defaults(device):
+    steps = StepRecorder()
+    ids: Dict[str, int] = {}
+    with _torch_defaults(device), steps.recording():
         loaded = _load(code, source, filename, device, seed, threads)
         if loaded.step is not None:
             with _captured(source, filename, "step"):
                 loaded.step()
         try:
-            state = collect_state(loaded.namespace)
+            state = collect_state(loaded.namespace, ids)
         except Exception as exc:  # an object the walk could not read
             raise SnippetError(
                 type(exc).__name__, str(exc), filename=filename, lineno=None, phase="state collection"
             ) from exc
-    return state, loaded.step is not None
+    return _Outcome(state, loaded.step is not None, steps, ids, loaded.namespace)
 
 
 def run_snippet(
@@ -372,8 +422,7 @@ def run_snippet(
     """
     device = resolve_device(device)
     with torch_threads(threads):
-        state, _ = _run(source, filename, device, seed)
-    return state
+        return _run(source, filename, device, seed).state
 
 
 # ------------------------------------------------------------------- timing
@@ -482,17 +531,20 @@ def verify_pair(
 def _verify_into(
     report: PairReport, original: str, rewritten: str, filename: str, device: str, repeat: int, seed: int
 ) -> None:
-    states = []
-    has_step = []
+    outcomes: List[_Outcome] = []
     for side, source in (("original", original), ("rewritten", rewritten)):
         try:
-            state, stepped = _run(source, filename, device, seed)
+            outcomes.append(_run(source, filename, device, seed))
         except SnippetError as e:
             e.side = side
             report.error, report.error_side, report.error_line = str(e), side, e.lineno
+            if side == "rewritten":
+                # The original ran: the rewrite raising is a difference in behaviour.
+                report.rewrite_raised = True
+                report.rewrite_exception = e.one_line()
             return
-        states.append(state)
-        has_step.append(stepped)
+    states = [o.state for o in outcomes]
+    has_step = [o.stepped for o in outcomes]
     if has_step[0] != has_step[1]:
         which = "original" if has_step[0] else "rewritten"
         other = "rewritten" if has_step[0] else "original"
@@ -505,8 +557,17 @@ def _verify_into(
             "in its namespace"
         )
         return
-    report.rows = compare_states(states[0], states[1])
+    found = autocast_dtype(original)
+    compute = found[0] if found is not None else None
+    if found is not None:
+        report.compute_dtype, report.compute_source = compute, f"line {found[1]}: {found[2]}"
+    report.rows = compare_states(states[0], states[1], compute_dtype=compute)
+    explain_amplified(
+        report.rows, outcomes[0].steps, outcomes[1].steps, outcomes[0].ids, outcomes[1].ids,
+        states[0], states[1], lambda a, b: compare_tensors(a, b, compute),
+    )
     report.ok = all(r.ok for r in report.rows)
+    del outcomes
     if repeat <= 0:
         return
     try:
@@ -534,9 +595,9 @@ def _num(x: Optional[float]) -> str:
 
 
 def _row_line(r: Row) -> str:
-    status = "ok      " if r.ok else "MISMATCH"
+    status = "note    " if r.explained else "ok      " if r.ok else "MISMATCH"
     line = f"  {status} {r.key}: max abs {_num(r.max_abs)}, max rel {_num(r.max_rel)}"
-    if r.note and not r.ok:
+    if r.note and (r.explained or not r.ok):
         line += f" ({r.note})"
     return line
 
@@ -558,15 +619,36 @@ def _worst(rows: List[Row], attr: str) -> Optional[float]:
 def format_report(report: PairReport, *, verbose: bool = False) -> str:
     """Plain-text report: rows, a verdict line and, when timed, a time line."""
     lines = [f"{report.filename} ({report.device})"]
+    if report.rewrite_raised:
+        lines.append(
+            f"MISMATCH: the rewrite raised {report.rewrite_exception} where the original ran ({report.error})"
+        )
+        return "\n".join(lines)
     if report.error is not None:
         lines.append(f"ERROR: {report.error}")
         return "\n".join(lines)
-    bad = [r for r in report.rows if not r.ok]
-    lines.extend(_row_line(r) for r in (report.rows if verbose else bad))
-    max_abs, max_rel = _worst(report.rows, "max_abs"), _worst(report.rows, "max_rel")
-    if not bad:
+    if report.compute_dtype is not None:
+        rtol, atol = effective_tolerance(torch.float32, report.compute_dtype)
+        name = str(report.compute_dtype).replace("torch.", "")
         lines.append(
-            f"OK: {_count(report.rows)} match (max abs {_num(max_abs)}, max rel {_num(max_rel)})"
+            f"tolerance: {name} (rtol {rtol:g}, atol {atol:g}) for float32 values and Python floats, "
+            f"the dtype autocast computes in ({report.compute_source})"
+        )
+    bad = [r for r in report.rows if not r.ok]
+    explained = [r for r in report.rows if r.explained]
+    lines.extend(_row_line(r) for r in (report.rows if verbose else bad + explained))
+    exact = [r for r in report.rows if not r.explained]
+    max_abs, max_rel = _worst(exact, "max_abs"), _worst(exact, "max_rel")
+    if not bad:
+        tail = ""
+        if explained:
+            n = len(explained)
+            tail = (
+                f"; {n} parameter value{'s' if n != 1 else ''} differ{'' if n != 1 else 's'} only after "
+                f"optimizer steps whose gradients agree (see the notes)"
+            )
+        lines.append(
+            f"OK: {_count(report.rows)} match (max abs {_num(max_abs)}, max rel {_num(max_rel)}){tail}"
         )
     else:
         # A missing or incomparable entry (no error figure) ranks worst, NaN next.
