@@ -182,6 +182,17 @@ def test_a_parameter_changed_outside_the_optimizer_is_not_explained():
     assert not report.ok and not by_key["V.weight"].ok and not by_key["V.weight"].explained
 
 
+def test_a_frozen_parameter_without_gradient_on_both_sides_does_not_block_the_note():
+    frozen = "frozen = nn.Parameter(torch.ones(3))\n    opt.add_param_group({'params': [frozen]})\n    x ="
+    original = ADAM_ORIGINAL.replace("COEF", "-0.4").replace("AFTER", "pass").replace("x =", frozen, 1)
+    rewritten = ADAM_REWRITTEN.replace("AFTER", "pass").replace("x =", frozen, 1)
+    report = verify(original, rewritten)
+    assert report.ok and rows(report)["V.weight"].explained and rows(report)["frozen.grad"].max_abs == 0.0
+    # A gradient on one side only is a difference, not a skip.
+    report = verify(original, rewritten.replace("opt.step()", "frozen.grad = torch.zeros(3)\n        opt.step()"))
+    assert not report.ok and not any(r.explained for r in report.rows)
+
+
 def test_a_closure_optimizer_is_not_explained():
     original = ADAM_ORIGINAL.replace("COEF", "-0.4").replace("AFTER", "pass").replace("opt.step()", "opt.step(lambda: 0.0)")
     rewritten = ADAM_REWRITTEN.replace("AFTER", "pass").replace("opt.step()", "opt.step(lambda: 0.0)")
