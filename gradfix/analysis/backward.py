@@ -112,7 +112,7 @@ class BackwardRun:
     """
 
     calls: List[BackwardCall]
-    unknown_calls: List[str]  # calls between that gradfix cannot vouch for
+    unknown: List[str]  # what stands between that gradfix cannot vouch for, rendered ("`f()`", "`with lock:`")
     updates: List[str]  # statements between that may update a saved tensor in place
 
 
@@ -156,7 +156,7 @@ def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> Backwar
         verdict = scan_between(between, watched, harmless)
         if verdict.barrier is not None:
             break
-        run.unknown_calls.extend(verdict.unknown_calls)
+        run.unknown.extend(verdict.unknown)
         run.updates.extend(_inplace_updates(between))
         run.calls.append(candidate)
     return run
@@ -288,9 +288,8 @@ def merge_reasons(
     inline = [code_of(c.receiver).strip() for c in calls[:-1] if c.loss_name is None]
     if inline:
         reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
-    if run.unknown_calls:
-        names = ", ".join(f"`{c}()`" for c in dict.fromkeys(run.unknown_calls))
-        reasons.append(f"{names} between the backward calls may step, zero or read gradients")
+    if run.unknown:
+        reasons.append(f"{', '.join(dict.fromkeys(run.unknown))} between the backward calls may step, zero or read gradients")
     if run.updates:
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")

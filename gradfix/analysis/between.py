@@ -5,9 +5,29 @@ optimizer, zero or read `.grad`, mutate an operand or the callee in place, or
 rebind their names; control flow must not be able to skip the second loss.
 
 `scan_between` sorts each intervening statement into one of three answers:
-a *barrier* (the pattern is not there: report nothing), an *unknown call*
-(the pattern is there but a fix cannot be proven: the fix becomes unsafe), or
+a *barrier* (the pattern is not there: report nothing), *unknown* (the
+pattern is there but a fix cannot be proven: the fix becomes unsafe), or
 harmless.
+
+The policy is an allowlist, at two levels:
+
+- **syntax:** only the node types in `_ALLOWED_NODES` (assignments, plain
+  expressions, `if`/`for`/`while`/`try`, definitions without decorators, ...)
+  can be harmless; any other statement or expression (`match`, `import`,
+  `await`, `async`, `type` aliases, whatever a later Python adds) is unknown.
+  Statements that run code the file does not show are unknown too: a
+  decorator (`@wipe def hook(): ...` calls `wipe`), a `with` whose context
+  manager is not a known one (its `__enter__`/`__exit__`), a class with bases
+  or keywords (metaclass, `__init_subclass__`) — and a class body runs when
+  the class is defined, so it is scanned like any other statements.
+- **calls:** `harmless_call` is the one answer, for every rule, to "can this
+  call change what the passes compute?" (built-in value functions, logging
+  and value methods, container methods on a receiver that is no operand, and
+  what `CalleeClassifier.harmless` proves).
+
+Python's dunder protocol on objects the file does not define (attribute
+reads, `x[i]`, operators, iteration, f-strings) is taken as harmless, as it
+is for the callee's own arguments; README "What a safe fix assumes".
 """
 
 from __future__ import annotations
@@ -16,9 +36,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from gradfix.analysis.exprs import access_path, code_of, inplace_keyword, is_inplace_call, paths_overlap
 from gradfix.analysis.purity import PURE_TENSOR_METHODS
+
+# objective.py imports this module: its value lists are spelled here too (a test checks they agree).
+_VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
+_VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "str", "repr", "print", "format", "len", "round"})
 
 # Methods whose call between the two passes changes what the second pass sees.
 _GRADIENT_METHODS = frozenset({"step", "zero_grad", "backward"})
@@ -37,19 +62,129 @@ _HARMLESS_FUNCTIONS = frozenset(
 MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard", "sort", "reverse"}
 )
+_APPENDING = frozenset({"append", "extend"})
 HARMLESS_METHODS = frozenset(
     {
-        "append", "extend", "item", "tolist", "numpy", "cpu", "log", "info", "debug",
+        "item", "tolist", "numpy", "cpu", "log", "info", "debug",
         "warning", "add_scalar", "add_scalars", "add_histogram", "set_postfix",
         "set_description", "format", "get", "keys", "values", "items",
     }
 ) | PURE_TENSOR_METHODS
 
+# Functions of other modules that only log or read values.
+HARMLESS_QUALIFIED = frozenset(
+    {f"logging.{n}" for n in ("debug", "info", "warning", "error", "critical", "exception", "log")}
+    | {"wandb.log", "math.isfinite", "math.isnan", "time.time", "time.perf_counter", "time.monotonic"}
+)
+
+# Context managers whose `__enter__`/`__exit__` only switch grad mode, autocast or profiling
+# for their own body, or do nothing: a `with` on anything else runs code gradfix has not seen.
+HARMLESS_CONTEXTS = frozenset(
+    {
+        "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast",
+        "torch.cuda.amp.autocast", "torch.cpu.amp.autocast", "contextlib.nullcontext",
+        "torch.profiler.record_function", "torch.autograd.profiler.record_function",
+    }
+)
+# Decorators that only wrap or mark a function (a decorator is a call of its expression).
+HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+
+
+def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, ...]] = ()) -> bool:
+    """Whether `call` is proven unable to change what the two passes compute: the one policy.
+
+    Used between the passes (after the scanner's barriers: `step`, `zero_grad`,
+    in-place ops, `.grad`) and for the calls that share a statement with a
+    moved evaluation (GF002, GF004). A container method (`append`, `update`,
+    ...) is harmless only on a receiver no watched path overlaps;
+    `classifier` (a `CalleeClassifier`) vouches for proven-pure, random and
+    module callees of the file, torch.nn constructors and gradfix's ops.
+    """
+    func = call.func
+    qualified = classifier.qualified(func) if classifier is not None else set()
+    if isinstance(func, cst.Attribute) and not qualified:
+        name = func.attr.value
+        if name in MUTATING_METHODS:
+            # Only the list-building pair, and only on a receiver that is no operand: `update`,
+            # `pop`, ... on an object the file does not show may be anything (`ema.update(model)`
+            # writes parameters).
+            path = access_path(func.value)
+            return name in _APPENDING and path is not None and not any(paths_overlap(path, w) for w in watched)
+        if name in HARMLESS_METHODS or name in _VALUE_METHODS:
+            return True
+    if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in _HARMLESS_FUNCTIONS | _VALUE_FUNCTIONS:
+        return True
+    if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
+        return True
+    return classifier is not None and classifier.harmless(func)
+
+
+class HarmlessCalls:
+    """The policy bound to a file's classifier, as the rules hand it to `scan_between`:
+    calls (`harmless_call`), `with` items (`context`) and decorators (`decorator`)."""
+
+    def __init__(self, classifier) -> None:
+        self.classifier = classifier
+
+    def line(self, node: cst.CSTNode) -> Optional[int]:
+        position = self.classifier.meta(PositionProvider, node, None)
+        return None if position is None else position.start.line
+
+    def context(self, item: cst.BaseExpression) -> bool:
+        return isinstance(item, cst.Call) and bool(self.classifier.qualified(item.func) & HARMLESS_CONTEXTS)
+
+    def decorator(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in HARMLESS_DECORATORS and not self.classifier.qualified(expr) - {f"builtins.{expr.value}", expr.value}
+
 
 @dataclass
 class Verdict:
     barrier: Optional[str] = None  # why the pattern does not hold
-    unknown_calls: List[str] = field(default_factory=list)  # calls we cannot vouch for
+    # Everything not proven harmless, each as its reason's text: "`f()`", "`with lock:`", "`import m`".
+    unknown: List[str] = field(default_factory=list)
+
+    def unknown_text(self) -> str:
+        return ", ".join(dict.fromkeys(self.unknown))
+
+
+# Syntax that is harmless in itself (its parts are still checked: calls, stores, barriers).
+# Anything else between the passes is unknown: the allowlist, not a list of dangers.
+_ALLOWED_NODES = (
+    # statements
+    cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock, cst.Expr, cst.Assign, cst.AssignTarget,
+    cst.AnnAssign, cst.Annotation, cst.AugAssign, cst.Pass, cst.Del, cst.If, cst.Else, cst.For, cst.While,
+    cst.Try, cst.ExceptHandler, cst.Finally, cst.With, cst.WithItem, cst.AsName, cst.FunctionDef, cst.ClassDef,
+    cst.Decorator, cst.Parameters, cst.Param, cst.ParamStar, cst.ParamSlash,
+    # reached only to report them: barriers
+    cst.Return, cst.Raise, cst.Break, cst.Continue, cst.Global, cst.Nonlocal, cst.Yield,
+    # expressions
+    cst.Name, cst.Attribute, cst.Subscript, cst.SubscriptElement, cst.Index, cst.Slice, cst.Call, cst.Arg,
+    cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+    cst.FormattedStringText, cst.FormattedStringExpression, cst.BinaryOperation, cst.UnaryOperation,
+    cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget, cst.IfExp, cst.Tuple, cst.List, cst.Dict,
+    cst.Set, cst.Element, cst.StarredElement, cst.DictElement, cst.StarredDictElement, cst.ListComp,
+    cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.CompFor, cst.CompIf, cst.Lambda, cst.Ellipsis,
+    cst.NamedExpr,
+)
+# Punctuation, operators and whitespace: no behaviour of their own.
+_SYNTAX_ONLY = (
+    cst.BaseParenthesizableWhitespace, cst.Comment, cst.Newline, cst.EmptyLine, cst.TrailingWhitespace,
+    cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp, cst.AssignEqual,
+    cst.Colon, cst.Comma, cst.Dot, cst.Semicolon, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar,
+)
+
+
+def _kind_of(node: cst.CSTNode) -> str:
+    """A short name for a statement or expression gradfix does not vouch for, for the unsafe reason."""
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        return f"`{cst.Module([]).code_for_node(node).strip()}`"
+    if isinstance(node, cst.Match):
+        return "a `match` statement"
+    keyword = {cst.Await: "await", cst.Asynchronous: "async", cst.Assert: "assert"}.get(type(node))
+    if keyword is not None:
+        return f"`{keyword}`"
+    return f"a `{type(node).__name__}` node"
 
 
 class _Scanner(cst.CSTVisitor):
@@ -58,12 +193,13 @@ class _Scanner(cst.CSTVisitor):
         watched: Sequence[Tuple[str, ...]],
         verdict: Verdict,
         stores_only: bool = False,
-        harmless: Optional[Callable[[cst.BaseExpression], bool]] = None,
+        policy: Optional[HarmlessCalls] = None,
     ) -> None:
         self.watched = watched
         self.verdict = verdict
         self.stores_only = stores_only
-        self.harmless = harmless
+        self.policy = policy
+        self._quiet = 0  # > 0 inside a node already reported as unknown
 
     # -- helpers --------------------------------------------------------------
     def _barrier(self, reason: str, store: bool = False) -> None:
@@ -72,6 +208,17 @@ class _Scanner(cst.CSTVisitor):
         if self.verdict.barrier is None:
             self.verdict.barrier = reason
 
+    def _unknown(self, text: str, node: Optional[cst.CSTNode] = None) -> None:
+        """Record what is not proven harmless; statements and decorators name their line."""
+        if self.stores_only:
+            return
+        line = self.policy.line(node) if node is not None and self.policy is not None else None
+        self.verdict.unknown.append(text if line is None else f"{text} (line {line})")
+
+    def _unknown_call(self, func: cst.BaseExpression) -> None:
+        if not self.stores_only:
+            self.verdict.unknown.append(f"`{code_of(func).strip()}()`")
+
     def _store(self, target: cst.CSTNode, what: str) -> None:
         for path in _target_paths(target):
             for watched in self.watched:
@@ -79,16 +226,46 @@ class _Scanner(cst.CSTVisitor):
                     self._barrier(f"`{'.'.join(watched)}` is {what} between the two passes", store=True)
                     return
 
-    # -- definitions bind a name but do not run their body ----------------------
+    # -- the allowlist ------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if not isinstance(node, _ALLOWED_NODES) and not isinstance(node, _SYNTAX_ONLY):
+            # Reported once, at the outermost node gradfix does not know; its parts are still
+            # scanned for barriers and stores (a `match` capture rebinding an operand).
+            if self._quiet == 0:
+                self._unknown(_kind_of(node), node)
+            self._quiet += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if not isinstance(original_node, _ALLOWED_NODES) and not isinstance(original_node, _SYNTAX_ONLY):
+            self._quiet -= 1
+
+    # -- definitions bind a name; their decorators and defaults run now -------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
         self._store(node.name, "redefined")
-        return False
+        for decorator in node.decorators:
+            decorator.visit(self)
+        node.params.visit(self)  # default values (and annotations) are evaluated at definition
+        if node.returns is not None:
+            node.returns.visit(self)
+        return False  # the body runs only when called, and a call is checked where it is made
+
+    def visit_Decorator(self, node: cst.Decorator) -> Optional[bool]:
+        expr = node.decorator
+        if self.policy is None or not self.policy.decorator(expr):
+            self._unknown(f"the decorator `@{code_of(expr).strip()}`", node)
+        return True  # a decorator call's own arguments are checked as calls
 
     def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
         self._store(node.name, "redefined")
-        return False
+        if node.bases or node.keywords:
+            # A base's metaclass and `__init_subclass__` run when the class is created.
+            self._unknown(f"`class {node.name.value}(...)`", node)
+        return True  # the body runs now, as any statements would
 
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+        node.params.visit(self)
         return False
 
     # -- stores ---------------------------------------------------------------
@@ -108,9 +285,18 @@ class _Scanner(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._store(node.target, "rebound")
 
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            if self.policy is None or not self.policy.context(item.item):
+                self._unknown(f"`with {code_of(item.item).strip()}:` (its `__enter__`/`__exit__`)", node)
+
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._store(node.asname.name, "rebound")
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._store(node.name.name, "rebound")
 
     def visit_Del(self, node: cst.Del) -> None:
         self._store(node.target, "deleted")
@@ -120,8 +306,23 @@ class _Scanner(cst.CSTVisitor):
         if isinstance(name, (cst.Name, cst.Attribute)):
             self._store(cst.Name(code_of(name).split(".")[0]), "rebound by an import")
 
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._store(node.name, "rebound by a `match` capture")
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._store(node.name, "rebound by a `match` capture")
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self._store(node.rest, "rebound by a `match` capture")
+
     def visit_Global(self, node: cst.Global) -> None:
         self._barrier("a `global` statement stands between the two passes")
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._barrier("a `nonlocal` statement stands between the two passes")
 
     # -- control flow that can skip the second loss -------------------------------
     def visit_Return(self, node: cst.Return) -> None:
@@ -180,31 +381,22 @@ class _Scanner(cst.CSTVisitor):
                 if path is not None and any(paths_overlap(path, w) for w in self.watched):
                     self._barrier(f"`{code_of(func).strip()}()` modifies an operand between the two passes", store=True)
                     return
-            if name in HARMLESS_METHODS:
-                return
         elif isinstance(func, cst.Name):
             name = func.value
             if _is_inplace(name):
                 self._barrier(f"`{name}()` modifies a tensor in place between the two passes")
                 return
-            if name in _HARMLESS_FUNCTIONS:
-                return
             if name in ("set_grad_enabled",):
                 self._barrier("the grad mode changes between the two passes")
                 return
-        else:
-            if not self.stores_only:
-                self.verdict.unknown_calls.append(code_of(func).strip())
-            return
         if self.stores_only:
             return
-        text = code_of(func).strip()
-        if text.endswith("set_grad_enabled"):
+        if code_of(func).strip().endswith("set_grad_enabled"):
             self._barrier("the grad mode changes between the two passes")
             return
-        if self.harmless is not None and self.harmless(func):
+        if harmless_call(node, self.policy.classifier if self.policy else None, self.watched):
             return
-        self.verdict.unknown_calls.append(text)
+        self._unknown_call(func)
 
 
 def _is_inplace(name: str) -> bool:
@@ -236,11 +428,12 @@ def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
 def scan_between(
     statements: Iterable[cst.BaseStatement],
     watched: Sequence[Tuple[str, ...]],
-    harmless: Optional[Callable[[cst.BaseExpression], bool]] = None,
+    policy: Optional[HarmlessCalls] = None,
 ) -> Verdict:
-    """`harmless(func)` vouches for calls the built-in lists do not know (e.g. proven-pure functions)."""
+    """`policy` (the file's `HarmlessCalls`) vouches for what the built-in lists do not know: proven-pure
+    callees, known context managers and decorators; without it, those are unknown."""
     verdict = Verdict()
-    scanner = _Scanner(watched, verdict, harmless=harmless)
+    scanner = _Scanner(watched, verdict, policy=policy)
     for statement in statements:
         statement.visit(scanner)
         if verdict.barrier is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import AbstractSet, Callable, List, Optional, Tuple
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -398,3 +398,112 @@ def inplace_keyword(call: cst.Call) -> str:
         if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):
             return f"{arg.keyword.value}={code_of(arg.value).strip()}"
     return ""
+
+
+# --- every form that binds a name ---------------------------------------------
+
+
+def bound_names(target: cst.CSTNode) -> List[str]:
+    """The names a binding target binds: `a`, `a, *b`, `[a, (b, c)]`; none for `x.y`/`x[i]`."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return bound_names(target.value)
+    return []
+
+
+class _Bindings(cst.CSTVisitor):
+    """Counts every binding of every name in a tree, in any scope and by any form.
+
+    Allowlist thinking: a name counts as bound once only if no form below binds
+    it again. The forms are Python's: assignment targets (tuple and star
+    targets included), augmented and annotated assignment, `for` and
+    comprehension targets, `:=`, `with ... as`, `except ... as`, imports,
+    `def`/`class`, parameters (function and lambda), `match` captures,
+    `del`, and `global`/`nonlocal` (a function that declares the name binds
+    the module's name wherever it assigns it, which the counts above see; the
+    declaration itself counts as a binding so a single module assignment plus
+    a `global` declaration is never 'bound once').
+    """
+
+    def __init__(self) -> None:
+        self.counts: Dict[str, int] = {}
+
+    def _bind(self, names: Iterable[str], weight: int = 1) -> None:
+        for name in names:
+            self.counts[name] = self.counts.get(name, 0) + weight
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(bound_names(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(bound_names(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(bound_names(node.target), 2)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(bound_names(node.target), 2)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(bound_names(node.target), 2)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(bound_names(node.target))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(bound_names(node.asname.name))
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind(bound_names(node.name.name))
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        if node.name is not None:
+            self._bind(bound_names(node.name.name))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None:
+            self._bind(bound_names(node.asname.name))
+        else:
+            self._bind([code_of(node.name).strip().split(".")[0]])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind([node.name.value])
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind([node.name.value])
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind([node.name.value], 2)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self._bind([node.name.value])
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self._bind([node.name.value])
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self._bind([node.rest.value])
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(bound_names(node.target), 2)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._bind((item.name.value for item in node.names), 2)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._bind((item.name.value for item in node.names), 2)
+
+
+def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
+    """How many times each name is bound anywhere in `tree` (see `_Bindings`; a few forms count double)."""
+    collector = _Bindings()
+    tree.visit(collector)
+    return collector.counts

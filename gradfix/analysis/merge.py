@@ -20,6 +20,7 @@ from gradfix.analysis.exprs import (
     LIVE_IN_BOTH,
     Point,
     align_calls,
+    binding_counts,
     calls_within,
     code_of,
     contains_detach,
@@ -215,30 +216,50 @@ def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
 
 
 def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
-    """Names bound exactly once in the module, to a numeric literal (coefficients like `BETA = 0.25`)."""
-    values: Dict[str, Optional[Fraction]] = {}
-    counts: Dict[str, int] = {}
+    """Names bound exactly once in the whole file, by `NAME = <number>` (`BETA = 0.25`).
+
+    Every binding form in every scope counts against "once" (`exprs.binding_counts`):
+    a function's `w_align, w_adv = log_w.exp()` makes `w_adv` a learned value there,
+    whatever the module-level `w_adv = 0.1` says. A file that can bind names without a
+    binding form (`globals()`, `vars()`, `exec`, `sys.modules`) has none.
+    """
+    if _rebinds_dynamically(module):
+        return {}
+    values: Dict[str, Fraction] = {}
 
     class Collect(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 1
-
         def visit_Assign(self, node: cst.Assign) -> None:
             if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                 coef = parse_coef(node.value)
                 if coef is not None and not coef.symbolic:
                     values[node.targets[0].target.value] = coef.const
 
-        def visit_Param(self, node: cst.Param) -> None:
-            counts[node.name.value] = counts.get(node.name.value, 0) + 2
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                counts[node.target.value] = counts.get(node.target.value, 0) + 2
-
     module.visit(Collect())
+    counts = binding_counts(module)
     return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}
+
+
+def _rebinds_dynamically(module: cst.Module) -> bool:
+    """Whether the file may bind module names without a binding form: `globals()`, `vars()` (no
+    argument: the namespace it runs in), `exec`, `sys.modules` (the module object's `__dict__`)."""
+    found = False
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            func = node.func
+            if isinstance(func, cst.Name) and (
+                func.value in ("globals", "exec") or (func.value == "vars" and not node.args)
+            ):
+                found = True
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            if code_of(node).strip() == "sys.modules":
+                found = True
+
+    module.visit(Find())
+    return found
 
 
 def names_in(node: cst.CSTNode) -> Set[str]:

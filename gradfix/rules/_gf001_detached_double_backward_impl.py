@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.backward import backward_call, definition, hook_reasons
-from gradfix.analysis.between import scan_between, stores_into, with_aliases
+from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.exprs import (
     contains_detach,
@@ -121,7 +121,7 @@ class Visitor(BlockVisitor):
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
-        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
 
@@ -129,9 +129,8 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, first.coef, second.coef)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
-        if verdict.unknown_calls:
-            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
-            reasons.append(f"{names} between the two passes may step, zero or read gradients or modify an operand")
+        if verdict.unknown:
+            reasons.append(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
         reasons.extend(hook_reasons(self.scopes[0], self.line))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))

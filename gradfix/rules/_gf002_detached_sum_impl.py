@@ -22,10 +22,9 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
-from gradfix.analysis.between import scan_between, stores_into, with_aliases
+from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
-from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
@@ -143,7 +142,8 @@ class Visitor(BlockVisitor):
                 code_of(c.func).strip()
                 for c in calls_within(statement.body[0])
                 if not contains_node(node1, c) and not contains_node(node2, c)
-                and detach_receiver(c) is None and not self._value_only(c)
+                and detach_receiver(c) is None
+                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1]))
             ]
             if others:
                 names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
@@ -188,12 +188,11 @@ class Visitor(BlockVisitor):
             return None
         host = min(defs)  # type: ignore[type-var]
         between = [block[k] for k in range(host + 1, index) if k not in defs]
-        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
-        if verdict.unknown_calls:
-            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
-            reasons.append(f"{names} between the definitions and the sum may modify an operand")
+        if verdict.unknown:
+            reasons.append(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
         host_term = first if first.def_index == host else second
         reads = {id(t): self._read_elsewhere(t, (first.node, second.node), reasons) for t in (first, second)}
         if reads[id(host_term)]:
@@ -247,13 +246,6 @@ class Visitor(BlockVisitor):
             reasons.append(read)
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
-
-    def _value_only(self, call: cst.Call) -> bool:
-        """A call whose result cannot depend on when the hoisted evaluation runs."""
-        func = call.func
-        if isinstance(func, cst.Attribute) and not self.classifier.qualified(func):
-            return func.attr.value in PURE_TENSOR_METHODS
-        return self.classifier.classify(func).kind in (PURE, MODULE)
 
     @staticmethod
     def _term_name(statement: cst.SimpleStatementLine, call: cst.Call) -> str:

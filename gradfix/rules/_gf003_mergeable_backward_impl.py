@@ -9,6 +9,7 @@ from typing import List, Sequence
 import libcst as cst
 
 from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons, merged_backward
+from gradfix.analysis.between import HarmlessCalls
 from gradfix.analysis.exprs import code_of, strip_parens
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
@@ -19,7 +20,7 @@ class Visitor(BlockVisitor):
     CODE = CODE
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
-        for run in backward_runs(block, self.classifier.harmless):
+        for run in backward_runs(block, HarmlessCalls(self.classifier)):
             reasons = merge_reasons(run, self.scopes[-1], self.line, self.scopes[0])
             self.findings.append(self._finding(run.calls, reasons))
 

@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, merged_backward
-from gradfix.analysis.between import HARMLESS_METHODS, scan_between, with_aliases
+from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     calls_within,
     code_of,
@@ -35,7 +35,7 @@ from gradfix.analysis.merge import (
     names_in,
 )
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS, Expansion, Lin, Term, expand
+from gradfix.analysis.objective import Expansion, Lin, Term, expand
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
@@ -136,7 +136,7 @@ class Visitor(BlockVisitor):
         return term.site, inlined
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
-        runs = backward_runs(block, self.classifier.harmless)
+        runs = backward_runs(block, HarmlessCalls(self.classifier))
         in_runs = {call.index for run in runs for call in run.calls}
         # One backward is a run of its own: of a sum of losses (`(loss1 + loss2).backward()`, as
         # written or as GF003 leaves a run), or of one loss that holds a pair through a loop.
@@ -264,13 +264,13 @@ class Visitor(BlockVisitor):
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
         body = first.body
-        verdict = scan_between(body[first.index + 1 : second.index], with_aliases(watched, self.scopes[-1]), self.classifier.harmless)
+        watched = with_aliases(watched, self.scopes[-1])
+        verdict = scan_between(body[first.index + 1 : second.index], watched, HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
-        if verdict.unknown_calls:
-            names = ", ".join(f"`{c}()`" for c in dict.fromkeys(verdict.unknown_calls))
-            reasons.append(f"{names} between the two evaluations may modify an operand")
-        others = self._unproven_calls(first, second)
+        if verdict.unknown:
+            reasons.append(f"{verdict.unknown_text()} between the two evaluations may modify an operand")
+        others = self._unproven_calls(first, second, watched)
         if others:
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
             reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
@@ -366,27 +366,17 @@ class Visitor(BlockVisitor):
         return None if match is None else (match, ratio)
 
     # -- conditions -------------------------------------------------------------------
-    def _unproven_calls(self, first: Term, second: Term) -> List[str]:
+    def _unproven_calls(self, first: Term, second: Term, watched) -> List[str]:
         """Calls in the two statements, besides the terms, that the moved evaluation might not commute with."""
         found: List[str] = []
         for statement in dict.fromkeys((first.statement, second.statement)):
             for call in calls_within(statement):
                 if contains_node(first.anchor, call) or contains_node(second.anchor, call):
                     continue
-                if detach_receiver(call) is not None or self._harmless(call):
+                if detach_receiver(call) is not None or harmless_call(call, self.classifier, watched):
                     continue
                 found.append(code_of(call.func).strip())
         return found
-
-    def _harmless(self, call: cst.Call) -> bool:
-        func = call.func
-        if isinstance(func, cst.Attribute) and not self.classifier.qualified(func):
-            # `lst.append(term)`, `.item()`, `.mean()`: they cannot change an operand.
-            if func.attr.value in HARMLESS_METHODS or func.attr.value in VALUE_METHODS:
-                return True
-        if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
-            return True
-        return self.classifier.harmless(func)
 
     def _tensor_reads(self, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """Reads of a name that carries the terms, other than the ones the expansion followed or value-only ones.

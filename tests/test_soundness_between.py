@@ -1,0 +1,278 @@
+"""Issue 11 items 2, 3 and 6: what stands between the passes is proven harmless from an allowlist,
+coefficients are numbers only if no binding form rebinds them, and stores through any alias of an
+operand (dict values, attributes, containers) count.
+
+Each case is a minimal reproduction: the finding is still reported (or the pattern is a barrier),
+never with a safe fix; where the case is real the unsafe rewrite is executed to show it differs.
+Positive controls keep their safe fix and are executed against the original.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.test_field_cases import _lint, _safe_fix_is_exact
+
+HEADER = '''\
+import contextlib
+import torch
+import torch.nn.functional as F
+
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+box = {}
+history = []
+
+
+def wipe(fn):
+    box["x"].mul_(3.0)
+    return fn
+
+
+class Ctx:
+    def __enter__(self):
+        box["x"].mul_(3.0)
+
+    def __exit__(self, *exc):
+        return False
+
+
+ctx = Ctx()
+
+
+class Meta(type):
+    def __init__(cls, *args):
+        if "x" in box:  # not when `Base` itself is created
+            box["x"].mul_(3.0)
+
+
+class Base(metaclass=Meta):
+    pass
+
+'''
+
+
+def _gf001(between: str) -> str:
+    body = textwrap.indent(textwrap.dedent(between).strip("\n"), "    ")
+    return HEADER + f'''
+def step():
+    x, y = a * 2, b * 3
+    box["x"] = x
+    l1 = F.mse_loss(x.detach(), y)
+    l1.backward(retain_graph=True)
+{body}
+    l2 = -F.mse_loss(x, y.detach())
+    l2.backward()
+'''
+
+
+def _no_safe_fix(src: str, codes=("GF001",)):
+    result = _lint(src, codes)
+    assert not any(f.fixable for f in result.findings), [f.message for f in result.findings]
+    return result
+
+
+def _unsafe_rewrite_differs(src: str, codes=("GF001",)) -> None:
+    """The unsafe rewrite, executed, does not reproduce the original: the case is real."""
+    harness = pytest.importorskip("gradfix.harness")
+    result = _lint(src, codes, unsafe=True)
+    assert result.fixed is not None
+    report = harness.verify_pair(src, result.fixed.decode(), filename="train.py", device="cpu", repeat=0)
+    assert report.error is not None or [r.key for r in report.rows if not r.ok]
+
+
+# -- item 6: statements that run code the file does not show --------------------------
+
+RUNS_HIDDEN_CODE = {
+    "with_custom_context": ("with ctx:\n    pass", "`with ctx:`"),
+    "decorator": ("@wipe\ndef hook():\n    pass", "decorator `@wipe`"),
+    "class_with_metaclass_base": ("class A(Base):\n    pass", "`class A(...)`"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNS_HIDDEN_CODE))
+def test_hidden_code_between_the_passes_makes_the_fix_unsafe(case):
+    between, named = RUNS_HIDDEN_CODE[case]
+    src = _gf001(between)
+    result = _no_safe_fix(src)
+    assert len(result.findings) == 1
+    assert named in result.findings[0].message
+    _unsafe_rewrite_differs(src)
+
+
+UNKNOWN_SYNTAX = {
+    "import": ("import json", "`import json`"),
+    "match": ("match history:\n    case []:\n        pass\n    case _:\n        pass", "a `match` statement"),
+    "assert": ("assert l1.item() > -1.0", "`assert`"),
+    "class_body_call": ("class A:\n    wipe(None)", "`wipe()`"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNKNOWN_SYNTAX))
+def test_syntax_outside_the_allowlist_makes_the_fix_unsafe(case):
+    between, named = UNKNOWN_SYNTAX[case]
+    result = _no_safe_fix(_gf001(between))
+    assert len(result.findings) == 1
+    assert named in result.findings[0].message, result.findings[0].message
+
+
+def test_match_capture_rebinding_an_operand_is_a_barrier():
+    src = _gf001("match b * 5:\n    case x:\n        pass")
+    assert _lint(src, ["GF001"]).findings == []
+
+
+@pytest.mark.parametrize(
+    "between, named",
+    [
+        ("@wipe\ndef hook():\n    pass", "the decorator `@wipe` (line 42)"),
+        ("with ctx:\n    pass", "`with ctx:` (its `__enter__`/`__exit__`) (line 42)"),
+        ("x0 = 1\nimport json", "`import json` (line 43)"),
+        ("class A(Base):\n    pass", "`class A(...)` (line 42)"),
+    ],
+)
+def test_the_reason_names_the_construct_and_its_line(between, named):
+    result = _no_safe_fix(_gf001(between))
+    assert named in result.findings[0].message, result.findings[0].message
+
+
+HARMLESS = {
+    "no_grad_block": "with torch.no_grad():\n    z = a * 2",
+    "nullcontext": "with contextlib.nullcontext():\n    pass",
+    "logging": "print(l1.item())\nhistory.append(l1.item())",
+    "plain_class": "class Plain:\n    n = 1",
+    "function_without_decorator": "def helper(u=1.0):\n    return u",
+}
+
+
+@pytest.mark.parametrize("case", sorted(HARMLESS))
+def test_proven_harmless_statements_keep_the_safe_fix(case):
+    src = _gf001(HARMLESS[case])
+    result = _lint(src, ["GF001"])
+    assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
+    _safe_fix_is_exact(src, ["GF001"])
+
+
+def test_gf003_sees_the_same_policy():
+    src = HEADER + '''
+def step():
+    x = a * 2
+    box["x"] = x
+    l1 = (x * b).sum()
+    l1.backward(retain_graph=True)
+    with ctx:
+        pass
+    l2 = (x * x).sum()
+    l2.backward()
+'''
+    result = _lint(src, ["GF003"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "`with ctx:`" in result.findings[0].message
+
+
+# -- the one harmless-call policy: a pure method of the class in the same statement ---------
+
+PURE_SELF_METHOD_GF002 = '''\
+import torch
+import torch.nn.functional as F
+
+BETA = 0.25
+z_e0 = torch.randn(8, 4, requires_grad=True)
+z_q0 = torch.randn(8, 4, requires_grad=True)
+x = torch.randn(8, 4)
+
+
+class Trainer:
+    def recon_loss(self, x_hat, x):
+        return F.mse_loss(x_hat, x) + 0.1 * F.l1_loss(x_hat, x)
+
+    def train_step(self):
+        z_e, z_q = z_e0 * 2, z_q0 * 3
+        loss = self.recon_loss(z_e + z_q, x) + F.mse_loss(z_q, z_e.detach()) + BETA * F.mse_loss(z_q.detach(), z_e)
+        loss.backward()
+
+
+trainer = Trainer()
+
+
+def step():
+    trainer.train_step()
+'''
+
+
+def test_gf002_hoisting_past_a_proven_pure_method_is_safe_and_exact():
+    result = _lint(PURE_SELF_METHOD_GF002, ["GF002"])
+    assert [f.fixable for f in result.findings] == [True]
+    _safe_fix_is_exact(PURE_SELF_METHOD_GF002, ["GF002"])
+
+
+def test_gf002_hoisting_past_a_method_that_updates_state_is_unsafe():
+    src = PURE_SELF_METHOD_GF002.replace(
+        "    def recon_loss(self, x_hat, x):\n", "    def recon_loss(self, x_hat, x):\n        self.seen = len(x)\n"
+    )
+    result = _no_safe_fix(src, ["GF002"])
+    assert "`self.recon_loss()`" in result.findings[0].message
+
+
+# -- item 3: a coefficient is a number only if nothing else binds its name -------------------
+
+COEF_HEADER = '''\
+import contextlib
+import torch
+import torch.nn.functional as F
+
+w = 0.5
+log_w = torch.zeros(2, requires_grad=True)
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+'''
+
+COEF_STEP = '''
+
+def step():
+{rebind}
+    x, y = a * 2, b * 3
+    l1 = F.mse_loss(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -w * F.mse_loss(x, y.detach())
+    l2.backward()
+'''
+
+# Each form binds `w` (in `step`, or elsewhere in the file) to a learned value or to anything else.
+BINDING_FORMS = {
+    "tuple_target": ("    w_align, w = log_w.exp()", ""),
+    "star_target": ("    *rest, w = log_w.exp()", ""),
+    "for_target": ("    for w in log_w.exp()[:1]:\n        pass", ""),
+    "walrus": ("    (w := log_w.exp()[1])", ""),
+    "with_as": ("    with contextlib.nullcontext(log_w.exp()[1]) as w:\n        pass", ""),
+    "match_capture": ("    match log_w.exp()[1]:\n        case w:\n            pass", ""),
+    "global_elsewhere": ("    set_w()", "\n\ndef set_w():\n    global w\n    w = log_w.exp()[1]\n"),
+    "import_as": ("    pass", "\n\nfrom math import pi as w\n"),
+    "except_as": ("    pass", "\n\ntry:\n    pass\nexcept Exception as w:\n    pass\n"),
+    "del": ("    pass", "\n\ndef drop():\n    global w\n    del w\n"),
+    "globals_dict": ("    globals()['w'] = log_w.exp()[1]", ""),
+    "comprehension": ("    pass", "\n\nws = [w for w in range(3)]\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(BINDING_FORMS))
+def test_a_coefficient_rebound_by_any_binding_form_is_not_a_number(form):
+    rebind, extra = BINDING_FORMS[form]
+    src = COEF_HEADER + extra + COEF_STEP.format(rebind=rebind)
+    result = _no_safe_fix(src)
+    assert len(result.findings) == 1
+    assert "coefficient `w` is not a number" in result.findings[0].message
+
+
+@pytest.mark.parametrize("form", ["tuple_target", "walrus", "match_capture", "global_elsewhere"])
+def test_the_learned_coefficient_case_is_real(form):
+    rebind, extra = BINDING_FORMS[form]
+    _unsafe_rewrite_differs(COEF_HEADER + extra + COEF_STEP.format(rebind=rebind))
+
+
+def test_a_coefficient_bound_once_stays_a_number_and_the_fix_exact():
+    src = COEF_HEADER + COEF_STEP.format(rebind="    print(log_w.sum().item())")
+    result = _lint(src, ["GF001"])
+    assert [f.fixable for f in result.findings] == [True]
+    _safe_fix_is_exact(src, ["GF001"])
