@@ -12,6 +12,7 @@ import libcst as cst
 
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.functions import function_reasons
 
 
 @dataclass
@@ -274,14 +275,46 @@ def hook_reasons(scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
     ]
 
 
+def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+    """What in the file keeps any merge of backward passes from being proven exact (empty: nothing).
+
+    Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
+    `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
+    autograd Functions whose backward is not proven linear in its gradients and
+    stateless (`functions.function_reasons`). Shared by every rule whose rewrite
+    replaces two backward passes by one (GF001, GF003, GF004).
+    """
+    reasons = hook_reasons(module, line)
+    if isinstance(module, cst.Module):
+        reasons = reasons + function_reasons(module, line)
+    return reasons
+
+
+def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+    """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
+
+    The original's earlier backward kept its graph alive with `retain_graph=True`;
+    the merged call, which keeps only the last call's `retain_graph`, frees it.
+    A later `backward()` or `grad()` in `scope` (the function holding the merge)
+    may go through it and raise. Shared by GF001, GF003 and GF004.
+    """
+    for call in calls_within(scope):
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        at = line(call)
+        if name in ("backward", "grad") and at > after:
+            return [f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive"]
+    return []
+
+
 def merge_reasons(
     run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.Module] = None
 ) -> List[str]:
     """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
 
     `scope` is the function (or module) holding the run; `line(node, end=False)`
-    gives a node's line; `module` is the file, searched for gradient hooks
-    (`scope` when not given).
+    gives a node's line; `module` is the file, searched for gradient hooks and
+    custom autograd Functions (`scope` when not given).
     """
     calls = run.calls
     reasons = []
@@ -294,17 +327,8 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
     if not calls[-1].retains_graph:
-        # The merged call frees the earlier losses' graphs (only the last
-        # call's `retain_graph` is kept), where the original kept them alive.
-        after = line(calls[-1].call, end=True)
-        for call in calls_within(scope):
-            func = call.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            at = line(call)
-            if name in ("backward", "grad") and at > after:
-                reasons.append(f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive")
-                break
-    reasons.extend(hook_reasons(module if module is not None else scope, line))
+        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line))
+    reasons.extend(file_merge_reasons(module if module is not None else scope, line))
     return reasons
 
 

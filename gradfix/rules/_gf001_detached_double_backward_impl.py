@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from gradfix.analysis.backward import backward_call, definition, hook_reasons
+from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, later_use_reasons
 from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.exprs import (
@@ -131,7 +131,10 @@ class Visitor(BlockVisitor):
             return None  # random calls in the arguments: two different computations
         if verdict.unknown:
             reasons.append(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
-        reasons.extend(hook_reasons(self.scopes[0], self.line))
+        if not second.retains_graph:
+            # The one backward frees the graph the first call kept alive.
+            reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line))
+        reasons.extend(file_merge_reasons(self.scopes[0], self.line))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
