@@ -99,16 +99,19 @@ class MergeSafety:
             # else: the module form (scaled_params_call) gives them exactly (a+b)·∂f/∂θ.
         elif callee.kind != PURE:
             reasons.append(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
+        if callee.unproven:
+            reasons.append(callee.unproven)
         for inner in calls_in(c1.args):
             if detach_receiver(inner) is not None:
                 continue
             func = inner.func
             if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in PURE_TENSOR_METHODS:
                 continue
-            kind = self.classifier.classify(func).kind
+            inner_callee = self.classifier.classify(func)
+            kind = inner_callee.kind
             if kind == RANDOM:
                 return None
-            if kind != PURE:
+            if kind != PURE or inner_callee.unproven:
                 reasons.append(
                     f"`{code_of(inner).strip()}` in the arguments runs twice in the original and once after the "
                     f"rewrite; gradfix cannot prove it deterministic"

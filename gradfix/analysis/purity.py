@@ -159,6 +159,10 @@ class Callee:
     # MODULE only: built in this file from stateless, deterministic layers, so
     # one forward equals two and only its parameters' gradients need care.
     deterministic: bool = False
+    # PURE or MODULE: a condition of an exact merge left unproven although the kind is
+    # known (a forward hook registered in the file runs once per call of a module: the
+    # one evaluation runs it once where the original ran it twice). Empty: none.
+    unproven: str = ""
 
 
 GetMeta = Callable[..., object]
@@ -425,26 +429,55 @@ class CalleeClassifier:
             return Callee(PURE, symmetric=bool(names & SYMMETRIC))
         return Callee(UNKNOWN, reason=f"`{text}` is not on gradfix's list of deterministic parameter-free functions")
 
+    def _forward_hook(self, text: str, node: cst.CSTNode) -> str:
+        """Why a module `text` (built at `node`) may not run the same once as twice: a forward
+        hook registered anywhere in the file (on it, on another module, or on every module);
+        empty when the file registers none (`forward_hooks`)."""
+        module: Optional[cst.CSTNode] = node
+        while module is not None and not isinstance(module, cst.Module):
+            module = self.meta(ParentNodeProvider, module, None)
+        if module is None:
+            return f"gradfix cannot find the file of `{text}` to look for forward hooks"
+        hooks = forward_hooks(module)
+        if not hooks:
+            return ""
+        hook = hooks[0]
+        return (
+            f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self._line(hook)}) registers a forward hook, "
+            f"which runs at every call of a module: twice in the original, once after the rewrite"
+        )
+
     def _classify_value(self, text: str, value: cst.CSTNode) -> Callee:
         if isinstance(value, cst.Call):
-            names = self.qualified(value.func)
-            if names & LOSS_MODULES:
-                return Callee(PURE, symmetric=bool(names & SYMMETRIC))
-            if names & RANDOM_MODULES:
-                return Callee(RANDOM, reason=f"`{text}` is a dropout module")
-            if any(n.startswith("torch.nn.") for n in names):
-                layer = self._random_layer(value, set())
-                if layer is not None:
-                    return Callee(RANDOM, reason=f"`{text}` is built with a random layer (`{layer}`)")
-                cls = code_of(value.func).strip()
-                if self._deterministic_module(value):
-                    return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
-                return Callee(
-                    MODULE,
-                    reason=f"`{text}` is an nn.Module (`{cls}`) that gradfix cannot prove deterministic and stateless "
-                    f"(dropout, batch statistics) and that may own trainable parameters",
-                )
-            return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+            callee = self._classify_construction(text, value)
+            if callee.kind in (PURE, MODULE) and self.qualified(value.func):
+                hook = self._forward_hook(text, value)
+                if hook:
+                    return Callee(callee.kind, callee.symmetric, callee.reason, callee.deterministic, unproven=hook)
+            return callee
+        return self._classify_definition(text, value)
+
+    def _classify_construction(self, text: str, value: cst.Call) -> Callee:
+        names = self.qualified(value.func)
+        if names & LOSS_MODULES:
+            return Callee(PURE, symmetric=bool(names & SYMMETRIC))
+        if names & RANDOM_MODULES:
+            return Callee(RANDOM, reason=f"`{text}` is a dropout module")
+        if any(n.startswith("torch.nn.") for n in names):
+            layer = self._random_layer(value, set())
+            if layer is not None:
+                return Callee(RANDOM, reason=f"`{text}` is built with a random layer (`{layer}`)")
+            cls = code_of(value.func).strip()
+            if self._deterministic_module(value):
+                return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
+            return Callee(
+                MODULE,
+                reason=f"`{text}` is an nn.Module (`{cls}`) that gradfix cannot prove deterministic and stateless "
+                f"(dropout, batch statistics) and that may own trainable parameters",
+            )
+        return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+
+    def _classify_definition(self, text: str, value: cst.CSTNode) -> Callee:
         if isinstance(value, (cst.Lambda, cst.FunctionDef)):
             verdict = self._function(value)
             if verdict.kind == PURE:
@@ -695,6 +728,21 @@ class _BodyChecker(cst.CSTVisitor):
         target = node.target
         if not isinstance(target, cst.Name) or target.value in self.params:
             self._fail(UNKNOWN, f"modifies `{code_of(target).strip()}` in place")
+            return
+        # `d -= v` updates the tensor `d` holds in place: an argument, when `d` is another name
+        # for it (`d = u`, `d = u.view(-1)`, a loop over `(u, v)`). After the rewrite that
+        # argument is `grad_scale(...)`, a view, and the update raises (or, on a detached
+        # operand, writes into the caller's tensor). Only a name every binding of which
+        # is a fresh value (`_fresh_binding`) may be updated so.
+        binding = _aliasing_binding(self.owner, target.value) if self.owner is not None else node
+        if binding is self.owner:
+            binding = node  # nothing in the body binds it
+        if binding is not None:
+            shown = "" if binding is node else f": `{code_of(binding).strip()}` ({self.c._line(binding)}) may make it another name for an argument"
+            self._fail(
+                UNKNOWN,
+                f"modifies `{target.value}` in place ({self.c._line(node)}){shown or ', which gradfix cannot prove a fresh value'}",
+            )
 
     def visit_For(self, node: cst.For) -> None:
         self._rebinds_self(node.target)
@@ -813,7 +861,9 @@ class _BodyChecker(cst.CSTVisitor):
                 if isinstance(member, cst.FunctionDef):
                     verdict = self.c._function(member, inline=True)
                     callee = Callee(PURE) if verdict.kind == PURE else Callee(verdict.kind, reason=f"`{code_of(func).strip()}`: {verdict.reason}")
-            if callee.kind == PURE:
+            if callee.kind == PURE and callee.unproven:
+                self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`: {callee.unproven}")
+            elif callee.kind == PURE:
                 for arg in node.args:
                     arg.visit(self)
             elif callee.kind == RANDOM:
@@ -868,6 +918,48 @@ class _DefaultChecker(_BodyChecker):
         return False
 
 
+# Registrations of hooks that run at every call of a module (torch 2.x: `Module.register_forward_hook`,
+# `register_forward_pre_hook`, `torch.nn.modules.module.register_module_forward_hook` and
+# `register_module_forward_pre_hook`), and the dicts they fill (`_forward_hooks`,
+# `_global_forward_pre_hooks`, ...): any name holding `forward_hook` or `forward_pre_hook`.
+_FORWARD_HOOK = re.compile(r"forward(?:_pre)?_hook")
+_forward_hook_cache: Dict[int, tuple] = {}
+
+
+def forward_hooks(module: cst.CSTNode) -> list:
+    """Every reference to a forward-hook registration in `module`, in order (imports skipped)."""
+    cached = _forward_hook_cache.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    found: list = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if _FORWARD_HOOK.search(node.attr.value):
+                found.append(node)
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if _FORWARD_HOOK.search(node.value):
+                found.append(node)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if _FORWARD_HOOK.search(node.value):
+                found.append(node)  # `getattr(D, "register_forward_hook")`
+
+    module.visit(Collect())
+    _forward_hook_cache.clear()
+    _forward_hook_cache[id(module)] = (module, found)
+    return found
+
+
 def _is_number(value: cst.CSTNode) -> bool:
     """A numeric literal, possibly signed: `2`, `0.5`, `-1e-4`."""
     while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
@@ -895,6 +987,68 @@ def _class_members(cls: cst.ClassDef, attr: str) -> list:
         elif isinstance(statement, cst.BaseCompoundStatement) and _mentions(statement, attr):
             found.append(statement)  # `if`/`try`/`for` in a class body: anything may be bound there
     return found
+
+
+def _fresh_value(value: cst.BaseExpression) -> bool:
+    """An expression whose result is a new object, never one of its operands: a number, an
+    arithmetic or comparison result (`u - v`, `-u`, `u < v`), or `x.clone()`. (Not `+u`:
+    `Tensor.__pos__` returns the tensor itself.)"""
+    while isinstance(value, cst.BaseExpression) and getattr(value, "lpar", None):
+        value = value.with_changes(lpar=[], rpar=[])
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.BinaryOperation, cst.Comparison)):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, (cst.Minus, cst.BitInvert, cst.Not))
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "clone":
+        return True
+    return False
+
+
+def _aliasing_binding(owner: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    """The first binding of `name` in `owner`'s body that is not a fresh value (`_fresh_value`), or the
+    function itself when nothing in the body binds `name` (a global or builtin); None when every
+    binding is fresh. Augmented assignments themselves rebind `name` to the updated object: skipped."""
+    found: list = []
+    bound: list = []
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name) and target.target.value == name:
+                        bound.append(node)
+                        if not _fresh_value(node.value):
+                            found.append(node)
+                    elif _mentions(target.target, name):
+                        found.append(node)  # `d, e = u, v`, `x[d] = ...`: not followed
+            elif isinstance(node, cst.AnnAssign):
+                if isinstance(node.target, cst.Name) and node.target.value == name and node.value is not None:
+                    bound.append(node)
+                    if not _fresh_value(node.value):
+                        found.append(node)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                if _mentions(node.target, name):
+                    found.append(node.target)
+            elif isinstance(node, cst.WithItem):
+                if node.asname is not None and _mentions(node.asname, name):
+                    found.append(node)
+            elif isinstance(node, cst.NamedExpr):
+                if _mentions(node.target, name):
+                    found.append(node)
+            elif isinstance(node, cst.ExceptHandler):
+                if node.name is not None and _mentions(node.name, name):
+                    found.append(node.name)
+            elif isinstance(node, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal, cst.Del, cst.MatchAs, cst.MatchStar)):
+                if _mentions(node, name):
+                    found.append(node)
+            return True
+
+    owner.body.visit(Find())  # type: ignore[attr-defined]
+    if found:
+        return found[0]
+    return None if bound else owner
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
