@@ -168,8 +168,8 @@ class PairReport:
 
     ``rewrite_raised`` is True when the original ran and the rewrite raised
     (or did not compile): a mismatch, not a snippet error; ``error`` then
-    describes the exception and ``rewrite_exception`` is its one-line
-    ``Type: message``.  ``compute_dtype`` is the autocast dtype whose
+    describes the exception, ``rewrite_exception`` is its one-line
+    ``Type: message`` and ``rewrite_where`` the phase and snippet line.  ``compute_dtype`` is the autocast dtype whose
     tolerance applied to float32 values (None when the original enters no
     autocast), ``compute_source`` the call that set it (``line N: text``).
     """
@@ -196,6 +196,7 @@ class PairReport:
     warmup: int = 0
     rewrite_raised: bool = False
     rewrite_exception: Optional[str] = None
+    rewrite_where: Optional[str] = None
     compute_dtype: Optional[torch.dtype] = None
     compute_source: Optional[str] = None
 
@@ -542,6 +543,7 @@ def _verify_into(
                 # The original ran: the rewrite raising is a difference in behaviour.
                 report.rewrite_raised = True
                 report.rewrite_exception = e.one_line()
+                report.rewrite_where = f"in its {e.phase}, {e.location()}"
             return
     states = [o.state for o in outcomes]
     has_step = [o.stepped for o in outcomes]
@@ -621,7 +623,7 @@ def format_report(report: PairReport, *, verbose: bool = False) -> str:
     lines = [f"{report.filename} ({report.device})"]
     if report.rewrite_raised:
         lines.append(
-            f"MISMATCH: the rewrite raised {report.rewrite_exception} where the original ran ({report.error})"
+            f"MISMATCH: the rewrite raised {report.rewrite_exception} where the original ran ({report.rewrite_where})"
         )
         return "\n".join(lines)
     if report.error is not None:
