@@ -116,6 +116,12 @@ NONLINEAR_BACKWARDS = {
     "stateful": "SEEN.append(1)\n        return grad * len(SEEN)",
     "store_on_ctx": "ctx.last = grad\n        return grad",
     "masked_nonzero": "g = grad.clone()\n        g[g.abs() > 0.01] = 0\n        return g",
+    "torch_add_constant": "return torch.add(grad, 0.01)",
+    "cast": "return grad.sum(dim=1, keepdim=True, dtype=torch.int64).float().expand_as(grad)",
+    "mutates_saved": "(x,) = ctx.saved_tensors\n        x.mul_(0.5)\n        return grad * x",
+    "returns_constant": "(x,) = ctx.saved_tensors\n        return x * 0.01",
+    "affine_in_branch": "g = grad * 2\n        if ctx.needs_input_grad[0]:\n            g = grad + 1\n        return g",
+    "grad_times_grad_method": "return grad.mul(grad)",
 }
 
 EXTRA = '''
@@ -154,6 +160,11 @@ LINEAR_BACKWARDS = {
     "views": "return grad.reshape(-1).view(grad.shape) * 1.5",
     "conditional_none": "g = None\n        if ctx.needs_input_grad[0]:\n            g = grad / 2\n        return g",
     "inplace_scale": "g = grad.clone()\n        g.mul_(0.5)\n        return g",
+    "shape": "n = grad.shape[0]\n        m = grad.size(1)\n        return grad * (1.0 / n) * m",
+    "sum_of_grads": "return torch.add(grad, grad * 0.5)",
+    "einsum": "return torch.einsum('ij->ij', grad)",
+    "where_mask": "(x,) = ctx.saved_tensors\n        return torch.where(x > 0, grad, 0.0)",
+    "accumulate": "total = 0\n        for k in range(2):\n            total += grad * 0.5\n        return total",
 }
 
 

@@ -71,14 +71,14 @@ _LINEAR_TORCH_SUMS = frozenset(
     {
         "torch.sum", "torch.mean", "torch.reshape", "torch.transpose", "torch.permute", "torch.squeeze",
         "torch.unsqueeze", "torch.flatten", "torch.cat", "torch.concat", "torch.stack", "torch.neg",
-        "torch.negative", "torch.add", "torch.sub", "torch.subtract", "torch.diagonal", "torch.movedim",
+        "torch.negative", "torch.diagonal", "torch.movedim",
         "torch.narrow", "torch.select", "torch.index_select", "torch.gather", "torch.chunk", "torch.split",
         "torch.unbind", "torch.flip", "torch.roll", "torch.cumsum", "torch.tril", "torch.triu", "torch.t",
     }
 )
 _LINEAR_TORCH_PRODUCTS = frozenset(
     {"torch.mul", "torch.multiply", "torch.matmul", "torch.mm", "torch.bmm", "torch.mv", "torch.einsum",
-     "torch.outer", "torch.div", "torch.divide", "torch.true_divide", "torch.nn.functional.linear"}
+     "torch.outer", "torch.div", "torch.divide", "torch.true_divide"}
 )
 # Zeros of the shape of anything: the zero gradient.
 _ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
@@ -86,6 +86,8 @@ _ZERO_METHODS = frozenset({"new_zeros", "zero_"})
 # Attributes of a gradient that are values (its shape is fixed by the graph, not by its values).
 _GRAD_VALUE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
 _GRAD_LINEAR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real"})
+# Methods of a gradient that give its shape, not a value computed from it.
+_GRAD_SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "is_contiguous"})
 # Methods that compute a value from their receiver without changing it.
 _CONST_METHODS = PURE_TENSOR_METHODS | frozenset({"new_zeros", "new_ones", "new_full", "new_tensor", "item", "tolist", "ne", "eq", "gt", "lt", "ge", "le", "logical_not", "bool"})
 # Calls that may compute CONST values in a backward (none of them touching a gradient).
@@ -161,7 +163,7 @@ class _Linearity:
                     for name in _targets(target):
                         if isinstance(name, cst.Name):
                             self.locals.add(name.value)
-                            if value is not None and name.value not in self.grads and self._mentions_grad(value):
+                            if value is not None and name.value not in self.grads and self._carries(value):
                                 self.grads.add(name.value)
                                 changed = True
         for node in statements:
@@ -207,6 +209,14 @@ class _Linearity:
         if isinstance(node, cst.With):
             return [(item.asname.name, item.item) for item in node.items if item.asname is not None]
         return []
+
+    def _carries(self, value: cst.BaseExpression) -> bool:
+        """Whether binding `value` makes a name carry a gradient: it is linear in one (`g * 2`, `g`),
+        or it is not proven anything and mentions one (the statement check then says why)."""
+        try:
+            return self.kind(value) == LINEAR
+        except _NotLinear:
+            return self._mentions_grad(value)
 
     def _mentions_grad(self, node: cst.CSTNode) -> bool:
         found = []
@@ -387,17 +397,16 @@ class _Linearity:
     def _binary(self, node: cst.BinaryOperation) -> str:
         left, right = self.kind(node.left), self.kind(node.right)
         op = node.operator
-        if left == CONST and right == CONST:
-            return CONST
+        if LINEAR not in (left, right):
+            # No gradient in it (`n + 0`, `ctx.scale * 2`); zeros stay zeros only under + and -.
+            return ZERO if left == right == ZERO and isinstance(op, (cst.Add, cst.Subtract)) else CONST
         if isinstance(op, (cst.Add, cst.Subtract)):
             if left in (LINEAR, ZERO) and right in (LINEAR, ZERO):
                 return LINEAR
             raise _NotLinear(node, f"`{code_of(node).strip()}` adds a value to a gradient")
         if isinstance(op, (cst.Multiply, cst.MatrixMultiply)):
-            if CONST in (left, right):
+            if CONST in (left, right) or ZERO in (left, right):
                 return LINEAR
-            if ZERO in (left, right):
-                return ZERO
             raise _NotLinear(node, f"`{code_of(node).strip()}` multiplies a gradient by a gradient")
         if isinstance(op, cst.Divide) and right == CONST:
             return LINEAR
@@ -434,6 +443,10 @@ class _Linearity:
                     return LINEAR
                 raise _NotLinear(node, f"passes a gradient to `{code_of(func).strip()}()`")
             kinds = [self.kind(a.value) for a in args]
+            if method in _GRAD_SHAPE_METHODS and all(k == CONST for k in kinds):
+                return CONST
+            if any(a.keyword is not None and a.keyword.value == "dtype" for a in args):
+                raise _NotLinear(node, f"`{code_of(node).strip()}` may cast a gradient to another type")
             if method in _ZERO_METHODS:
                 return ZERO
             if method in _LINEAR_METHODS:
@@ -445,7 +458,7 @@ class _Linearity:
                     raise _NotLinear(node, f"`{code_of(node).strip()}` takes a gradient as an argument")
                 return receiver
             if method in _ADDITIVE_METHODS:
-                if all(k in (LINEAR, ZERO) for k in kinds[:1]) and all(k == CONST for k in kinds[1:]):
+                if len(kinds) >= 1 and kinds[0] in (LINEAR, ZERO) and all(k == CONST for k in kinds[1:]):
                     return LINEAR
                 raise _NotLinear(node, f"`{code_of(node).strip()}` adds a value to a gradient")
             if method in _ZEROING_METHODS:
@@ -467,10 +480,15 @@ class _Linearity:
             return ZERO
         if any(_inplace_keyword(a) for a in args):
             raise _NotLinear(node, f"`{code_of(node).strip()}` writes into a tensor")
+        if any(a.keyword is not None and a.keyword.value == "dtype" for a in args):
+            raise _NotLinear(node, f"`{code_of(node).strip()}` may cast a gradient to another type")
         if names & _LINEAR_TORCH_SUMS:
-            if all(k in (LINEAR, ZERO) for k in kinds[:1]) and all(k == CONST for k in kinds[1:]) or self._linear_sequence(args):
+            if len(args) >= 1 and kinds[0] == LINEAR and all(k == CONST for k in kinds[1:]) or self._linear_sequence(args):
                 return LINEAR
-            if len(args) >= 2 and names & {"torch.add", "torch.sub", "torch.subtract"} and all(k in (LINEAR, ZERO) for k in kinds[:2]) and all(k == CONST for k in kinds[2:]):
+            raise _NotLinear(node, f"`{code_of(node).strip()}` is not linear in the gradient")
+        if names & {"torch.add", "torch.sub", "torch.subtract"}:
+            # `torch.add(g, h, alpha=c)`: two gradients; `torch.add(g, 1)` adds a constant.
+            if len(args) >= 2 and all(k in (LINEAR, ZERO) for k in kinds[:2]) and all(k == CONST for k in kinds[2:]):
                 return LINEAR
             raise _NotLinear(node, f"`{code_of(node).strip()}` is not linear in the gradient")
         if names & _LINEAR_TORCH_PRODUCTS:
@@ -546,9 +564,9 @@ def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
             continue
         node, why = found
         reasons.append(
-            f"`{cls.name.value}.{func.name.value}` (line {line(func.name)}) {why} (line {line(node)}): a custom "
-            f"autograd Function runs its backward once per backward pass, so one backward instead of two is "
-            f"exact only if it is linear in its gradients and keeps no state"
+            f"`{cls.name.value}.{func.name.value}` (line {line(func.name)}), the backward of a custom autograd Function, "
+            f"is not proven linear in its gradients and stateless: {why} (line {line(node)}); it runs once per backward "
+            f"pass, and one backward instead of two is exact only if it is"
         )
         break
     _cache.clear()
