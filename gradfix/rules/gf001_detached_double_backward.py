@@ -81,9 +81,22 @@ registers a gradient hook (`register_hook`, `register_full_backward_hook`,
 `register_post_accumulate_grad_hook`, `register_multi_grad_hook`, ...) runs
 it once instead of twice, on the sum of the two passes' gradients, which is
 exact only for a linear, stateless hook (`g.clamp(...)` or a hook recording
-gradients is not). Hooks registered in another module are not seen. A
-function that calls `locals()`, `vars()`, `globals()`, `eval` or `exec` may
-read the names the rewrite removes or rebuilds: unsafe too.
+gradients is not). Hooks registered in another module are not seen. The same
+holds for a custom `torch.autograd.Function` defined in the file whose
+`backward` gradfix cannot prove linear in its gradients and stateless (it
+clips, normalises or takes the sign of its gradient, branches on it, calls an
+unknown function with it, or stores into `ctx`): the message names its line
+and the first unproven operation. A Function imported from another module is
+not seen. A forward hook registered in the file (`register_forward_hook`,
+`register_forward_pre_hook`, `register_module_forward_hook`, ...) runs at
+every call of a module: a module callee (module form, or a loss module) runs
+once after the rewrite where the original ran it twice, so any such hook
+makes those fixes unsafe. When the second backward does not retain the graph,
+a later `backward()` or `torch.autograd.grad()` in the same function may go
+through the part of the graph the first call kept alive, which the one
+backward frees: unsafe. A function that calls `locals()`, `vars()`,
+`globals()`, `eval` or `exec` may read the names the rewrite removes or
+rebuilds: unsafe too.
 """
 
 from __future__ import annotations

@@ -43,7 +43,15 @@ hook registered in the file (`register_hook`, `register_full_backward_hook`,
 `register_post_accumulate_grad_hook`, `register_multi_grad_hook`, ...) runs
 once per backward pass: `h(g1) + h(g2)` becomes `h(g1 + g2)`, equal only for
 a linear, stateless hook (`g.clamp(...)` or a hook recording gradients is
-not). Hooks registered in another module are not seen.
+not). Hooks registered in another module are not seen. A custom
+`torch.autograd.Function` defined in the file runs its `backward` once per
+pass in the same way: unless gradfix proves that backward linear in its
+gradients and stateless (products by values that do not depend on a
+gradient, sums of gradients, views, reductions, masks to zero, None or zeros
+returned), the fix is unsafe and names its line; a Function imported from
+another module is not seen. When the last call does not retain the graph, a
+later `backward()` or `torch.autograd.grad()` in the same function may use a
+graph an earlier call kept alive, which the one backward frees: unsafe.
 """
 
 from __future__ import annotations
