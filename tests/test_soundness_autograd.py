@@ -411,3 +411,88 @@ def test_forward_hook_on_loss_module_executed():
 
 def test_module_callee_without_forward_hook_keeps_safe_fix():
     _has_safe_fix(_hook_case("E.register_buffer('k', torch.zeros(1))"), ["GF001"])
+
+
+# A backward bound by an assignment (in the class body or from outside) is not followed.
+_BOUND_STEP = '''
+
+def _bw(ctx, g):
+    return g.clamp(-0.01, 0.01)
+
+
+def step():
+    h = ClipGrad.apply(a * 2)
+    x, y = h * 3, h + b
+    l1 = F.mse_loss(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -0.5 * F.mse_loss(x, y.detach())
+    l2.backward()
+'''
+
+BOUND_BACKWARDS = {
+    "class_body": '''
+class ClipGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    backward = staticmethod(lambda ctx, g: _bw(ctx, g))
+''',
+    "patched": '''
+class ClipGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+ClipGrad.backward = staticmethod(lambda ctx, g: _bw(ctx, g))
+''',
+    "setattr": '''
+class ClipGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+setattr(ClipGrad, "backward", staticmethod(lambda ctx, g: _bw(ctx, g)))
+''',
+}
+
+
+@pytest.mark.parametrize("name", list(BOUND_BACKWARDS))
+def test_backward_bound_by_assignment_is_unsafe(name):
+    src = _src(BOUND_BACKWARDS[name] + _BOUND_STEP)
+    needle = {"class_body": "backward = staticmethod", "patched": "ClipGrad.backward = ", "setattr": "setattr(ClipGrad"}[name]
+    _unsafe_naming(src, ["GF003"], f"line {_line_of(src, needle)}")
+
+
+@pytest.mark.parametrize("name", ["class_body", "patched"])
+def test_backward_bound_by_assignment_executed(name):
+    _rewrite_differs(_src(BOUND_BACKWARDS[name] + _BOUND_STEP), ["GF003"])
+
+
+def test_amp_custom_bwd_linear_backward_keeps_safe_fix():
+    src = _src(
+        '''
+class Scale(torch.autograd.Function):
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cpu")
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cpu")
+    def backward(ctx, g):
+        return g * 2
+'''
+        + _BOUND_STEP.replace("ClipGrad", "Scale")
+    )
+    _has_safe_fix(src, ["GF003"])

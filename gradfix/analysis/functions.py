@@ -515,26 +515,88 @@ def _inplace_keyword(arg: cst.Arg) -> bool:
     return arg.keyword is not None and arg.keyword.value in ("out", "inplace")
 
 
-def backward_methods(module: cst.Module) -> List[Tuple[cst.ClassDef, cst.FunctionDef]]:
-    """Every `backward` / `vjp` defined in a class body of the file (nested classes too), in order."""
-    found: List[Tuple[cst.ClassDef, cst.FunctionDef]] = []
+_BACKWARD_NAMES = ("backward", "vjp")
+
+
+def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optional[cst.FunctionDef]]]:
+    """Every binding of a `backward` (or its alias `vjp`) on a class in the file, in source order:
+    `(what, node, def)`, with `def` the FunctionDef for a method defined in a class body (nested
+    classes too) and None for a binding gradfix does not follow (`backward = staticmethod(f)` in
+    a class body, `Clip.backward = f` or `setattr(Clip, "backward", f)` anywhere)."""
+    found: List[Tuple[str, cst.CSTNode, Optional[cst.FunctionDef]]] = []
 
     class Collect(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            for statement in node.body.body:  # type: ignore[union-attr]
-                if isinstance(statement, cst.FunctionDef) and statement.name.value in ("backward", "vjp"):
-                    found.append((node, statement))
+        def __init__(self) -> None:
+            self.classes: List[cst.ClassDef] = []
 
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.classes.append(node)
+            for statement in node.body.body:  # type: ignore[union-attr]
+                if isinstance(statement, cst.FunctionDef) and statement.name.value in _BACKWARD_NAMES:
+                    found.append((f"{node.name.value}.{statement.name.value}", statement.name, statement))
+                elif isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        targets = (
+                            [t.target for t in small.targets] if isinstance(small, cst.Assign)
+                            else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                        )
+                        for target in targets:
+                            for t in _targets(target):
+                                if isinstance(t, cst.Name) and t.value in _BACKWARD_NAMES:
+                                    found.append((f"{node.name.value}.{t.value}", small, None))
+
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+            self.classes.pop()
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in _BACKWARD_NAMES and self._stored(node):
+                found.append((code_of(node).strip(), node, None))
+
+        def _stored(self, node: cst.Attribute) -> bool:
+            return id(node) in stores
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 2:
+                name = node.args[1].value
+                if not isinstance(name, cst.SimpleString) or name.evaluated_value in _BACKWARD_NAMES:
+                    found.append((f"{code_of(node.args[0].value).strip()}.backward", node, None))
+
+    stores: Set[int] = set()
+
+    class Stores(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            stores.update(id(t) for t in _targets(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            stores.add(id(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            stores.add(id(node.target))
+
+    module.visit(Stores())
     module.visit(Collect())
     return found
+
+
+# Decorators that leave a backward the function its body describes: `staticmethod`,
+# `once_differentiable` (refuses double backward), AMP's `custom_bwd` (runs it under the
+# forward's autocast state: the same operations, in another precision).
+_DECORATORS = frozenset(
+    {"builtins.staticmethod", "torch.autograd.function.once_differentiable", "torch.amp.custom_bwd",
+     "torch.cuda.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"}
+)
+_CALLED_DECORATORS = frozenset({"torch.amp.custom_bwd", "torch.cuda.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"})
 
 
 def nonlinear_backward(func: cst.FunctionDef, qualify: Qualify) -> Optional[Tuple[cst.CSTNode, str]]:
     """Why `func` (a Function's backward) is not proven linear in its gradients and stateless; None if it is."""
     for decorator in func.decorators:
         applied = decorator.decorator
-        names = qualify(applied)
-        if not names & {"builtins.staticmethod", "torch.autograd.function.once_differentiable"}:
+        names = qualify(applied.func if isinstance(applied, cst.Call) else applied)
+        if isinstance(applied, cst.Call) and names & _CALLED_DECORATORS:
+            continue
+        if not names & _DECORATORS:
             return decorator, f"is decorated with `@{code_of(applied).strip()}`"
     try:
         _Linearity(func, qualify).prove()
@@ -558,14 +620,18 @@ def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
         return cached[1]
     resolve = _import_resolver(module)
     reasons: List[str] = []
-    for cls, func in backward_methods(module):
-        found = nonlinear_backward(func, resolve)
-        if found is None:
-            continue
-        node, why = found
+    for what, node, func in backward_methods(module):
+        if func is None:
+            why = f"is bound by `{code_of(node).strip()}`, which gradfix does not follow"
+            at = node
+        else:
+            found = nonlinear_backward(func, resolve)
+            if found is None:
+                continue
+            at, why = found
         reasons.append(
-            f"`{cls.name.value}.{func.name.value}` (line {line(func.name)}), the backward of a custom autograd Function, "
-            f"is not proven linear in its gradients and stateless: {why} (line {line(node)}); it runs once per backward "
+            f"`{what}` (line {line(node)}), the backward of a custom autograd Function, "
+            f"is not proven linear in its gradients and stateless: {why} (line {line(at)}); it runs once per backward "
             f"pass, and one backward instead of two is exact only if it is"
         )
         break
