@@ -36,3 +36,5 @@ def pytest_collection_modifyitems(config, items):
 def _private_gradfix_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own result cache: a hit from another test must not hide a parse."""
     monkeypatch.setenv("GRADFIX_CACHE_DIR", str(tmp_path_factory.mktemp("gradfix-cache")))
+    # The cache's per-user HMAC key lives under XDG_CACHE_HOME: keep the tests out of the real home.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))

@@ -276,3 +276,93 @@ def test_a_coefficient_bound_once_stays_a_number_and_the_fix_exact():
     result = _lint(src, ["GF001"])
     assert [f.fixable for f in result.findings] == [True]
     _safe_fix_is_exact(src, ["GF001"])
+
+
+# -- item 2: stores through an alias held in a container or an attribute ---------------------
+
+ALIAS_HEADER = '''\
+import torch
+import torch.nn.functional as F
+
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+mask = torch.tensor([True, False, True, False])
+
+
+class Holder:
+    pass
+
+
+h = Holder()
+
+
+def flat(t):
+    v = t
+    return v.view(-1)
+
+
+def doubled(t):
+    return (t * 2).sum(dim=1)
+'''
+
+ALIAS_STEP = '''
+
+def step():
+    fs, ft = a * 2, b * 3
+{alias}
+    l1 = F.mse_loss(fs.detach(), ft)
+    l1.backward(retain_graph=True)
+{store}
+    l2 = -F.mse_loss(fs, ft.detach())
+    l2.backward()
+'''
+
+ALIAS_STORES = {
+    "dict_value": ('    feats = {"src": fs, "tgt": fs}', '    feats["tgt"][mask] = 0.0'),
+    "attribute": ("    h.last = fs", "    h.last[mask] = 0.0"),
+    "list_append": ("    keep = []\n    keep.append(fs)", "    keep[0][mask] = 0.0"),
+    "list_in_place_add": ("    keep = []\n    keep += [fs]", "    keep[-1][mask] = 0.0"),
+    "nested_container": ('    feats = {"pair": (fs, ft)}', '    feats["pair"][0][mask] = 0.0'),
+    "attribute_of_alias": ("    h.feats = {'s': fs}\n    other = h", "    other.feats['s'][mask] = 0.0"),
+    "dict_update": ("    feats = {}\n    feats.update(src=fs)", "    feats['src'][mask] = 0.0"),
+    "function_returning_a_view": ("    fv = flat(fs)", "    fv[0] = 0.0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALIAS_STORES))
+def test_a_store_through_a_container_or_attribute_alias_is_a_barrier(case):
+    alias, store = ALIAS_STORES[case]
+    src = ALIAS_HEADER + ALIAS_STEP.format(alias=alias, store=store)
+    result = _lint(src, ["GF001"])
+    assert not any(f.fixable for f in result.findings), [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize("case", ["dict_value", "attribute"])
+def test_the_alias_store_case_is_real(case):
+    # Without the alias the store would not be seen: the rewrite then differs (or raises).
+    alias, store = ALIAS_STORES[case]
+    src = ALIAS_HEADER + ALIAS_STEP.format(alias=alias, store=store)
+    harness = pytest.importorskip("gradfix.harness")
+    fixed = src.replace(
+        "    l1 = F.mse_loss(fs.detach(), ft)\n    l1.backward(retain_graph=True)\n",
+        "    l1_l2 = F.mse_loss(grad_scale(fs, -1.0), ft)\n",
+    ).replace("    l2 = -F.mse_loss(fs, ft.detach())\n    l2.backward()\n", "    l1_l2.backward()\n")
+    fixed = "from gradfix.autograd import grad_scale\n" + fixed
+    report = harness.verify_pair(src, fixed, filename="train.py", device="cpu", repeat=0)
+    assert report.error is not None or [r.key for r in report.rows if not r.ok]
+
+
+@pytest.mark.parametrize(
+    "alias, store",
+    [
+        ('    feats = {"src": fs.clone()}', '    feats["src"][mask] = 0.0'),  # a copy, not an alias
+        ("    h.last = fs.sum()", "    h.count = 1"),
+        ('    stats = {}', '    stats["l1"] = l1.item()'),
+        ("    d = doubled(fs)", "    d[0] = 0.0"),  # the file's function returns a new tensor
+    ],
+)
+def test_stores_into_what_is_not_an_alias_keep_the_safe_fix(alias, store):
+    src = ALIAS_HEADER + ALIAS_STEP.format(alias=alias, store=store)
+    result = _lint(src, ["GF001"])
+    assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
+    _safe_fix_is_exact(src, ["GF001"])

@@ -33,12 +33,12 @@ is for the callee's own arguments; README "What a safe fix assumes".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from gradfix.analysis.exprs import access_path, code_of, inplace_keyword, is_inplace_call, paths_overlap
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.purity import PURE_TENSOR_METHODS
 
 # objective.py imports this module: its value lists are spelled here too (a test checks they agree).
@@ -452,28 +452,59 @@ _VIEW_METHODS = frozenset(
 )
 
 
-def with_aliases(watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode) -> List[Tuple[str, ...]]:
-    """`watched` plus the names in `scope` (a function or module) that may refer to what a watched path
-    holds, or share its storage: `cache = feats`, `z = feats["x"]`, `yv = y.view(-1)`, `a, b =
-    x.chunk(2)`, `for t in xs:`. A store through one (`yv[:] = 0`) changes the operand as a store into
-    it would. Followed to a fixed point (an alias of an alias); nested functions are not looked into."""
-    roots = {path[0] for path in watched}
-    bindings: List[Tuple[List[str], cst.BaseExpression]] = []
+def with_aliases(
+    watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode, module: Optional[cst.Module] = None
+) -> List[Tuple[str, ...]]:
+    """`watched` plus the paths in `scope` (a function or module) that may refer to what a watched path
+    holds, share its storage, or hold it inside: `cache = feats`, `z = feats["x"]`, `yv = y.view(-1)`,
+    `a, b = x.chunk(2)`, `for t in xs:`, `d = {"src": fs}`, `self.last = fs`, `box.append(fs)`,
+    `lst += [fs]`, `with ctx(fs) as h:`. A store through one (`yv[:] = 0`, `d["tgt"][m] = 0`,
+    `self.last[...] = 0`) changes the operand as a store into it would.
+
+    Allowlist thinking: a value may alias unless proven fresh (`_may_alias`), and a method call
+    that is not a known non-storing one may keep its arguments in its receiver. Followed to a
+    fixed point (an alias of an alias); nested functions are not looked into (their calls are).
+    With `module` (the file), a call of a function defined once in it whose every `return` is
+    proven fresh from its parameters (`def kl(p, q): return (...).mean()`) does not alias its
+    arguments; without it, any call of a function of the file may.
+    """
+    return _aliases(watched, scope, _FreshFunctions(module) if module is not None else None)
+
+
+def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) -> List[Tuple[str, ...]]:
+    paths: List[Tuple[str, ...]] = list(watched)
+    # (paths a binding makes refer to its values, the values)
+    bindings: List[Tuple[List[Tuple[str, ...]], List[cst.BaseExpression]]] = []
 
     class Collect(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                bindings.append((_names_of(target.target), node.value))
+                bindings.append((_alias_targets(target.target), [node.value]))
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             if node.value is not None:
-                bindings.append((_names_of(node.target), node.value))
+                bindings.append((_alias_targets(node.target), [node.value]))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bindings.append((_alias_targets(node.target), [node.value]))  # `lst += [fs]`
 
         def visit_For(self, node: cst.For) -> None:
-            bindings.append((_names_of(node.target), node.iter))
+            bindings.append((_alias_targets(node.target), [node.iter]))
 
         def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            bindings.append((_names_of(node.target), node.value))
+            bindings.append((_alias_targets(node.target), [node.value]))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                bindings.append((_alias_targets(node.asname.name), [node.item]))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            # `box.append(fs)`, `d.update(src=fs)`, `obj.register(fs)`: the receiver may keep them.
+            func = node.func
+            if isinstance(func, cst.Attribute) and not _keeps_no_arguments(func.attr.value):
+                receiver = access_path(func.value)
+                if receiver is not None:
+                    bindings.append(([receiver], [arg.value for arg in node.args]))
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is scope
@@ -482,47 +513,158 @@ def with_aliases(watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode) -> List
             return False
 
     scope.visit(Collect())
-    aliases: List[str] = []
     changed = True
     while changed:
         changed = False
-        for names, value in bindings:
-            if any(n not in roots for n in names) and _may_alias(value, roots):
-                for name in names:
-                    if name not in roots:
-                        roots.add(name)
-                        aliases.append(name)
+        for targets, values in bindings:
+            if any(_may_alias(value, paths, fresh) for value in values):
+                for target in targets:
+                    if target not in paths:
+                        paths.append(target)
                         changed = True
-    return [*watched, *((name,) for name in aliases)]
+    return paths
 
 
-def _names_of(target: cst.CSTNode) -> List[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
+def _alias_targets(target: cst.CSTNode) -> List[Tuple[str, ...]]:
+    """The paths a binding target makes refer to the bound value: names, attributes, subscripts."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _names_of(element.value)]
+        return [p for element in target.elements for p in _alias_targets(element.value)]
     if isinstance(target, cst.StarredElement):
-        return _names_of(target.value)
-    return []  # a store into an attribute or subscript binds no new name
+        return _alias_targets(target.value)
+    if isinstance(target, cst.BaseExpression):
+        path = access_path(target)
+        return [path] if path is not None else []
+    return []
 
 
-def _may_alias(value: cst.BaseExpression, roots: Set[str]) -> bool:
-    """Whether `value` may be (a part of, a view of) what a name in `roots` refers to."""
-    while isinstance(value, (cst.Tuple, cst.List)) or getattr(value, "lpar", None):
-        if isinstance(value, (cst.Tuple, cst.List)):
-            return any(_may_alias(e.value, roots) for e in value.elements)
-        value = value.with_changes(lpar=[], rpar=[])
+def _keeps_no_arguments(method: str) -> bool:
+    """Methods known not to store their arguments in their receiver (value reads, logging,
+    tensor ops returning new tensors); any other method may (`append`, `update`, user methods)."""
+    return method in HARMLESS_METHODS or method in _VALUE_METHODS
+
+
+# Tensor methods and functions of `torch` whose result is a new tensor or a Python value: they do
+# not alias their operands. Views (`_VIEW_METHODS`) and calls not listed may.
+_FRESH_METHODS = (PURE_TENSOR_METHODS | _VALUE_METHODS | {"clone"}) - _VIEW_METHODS - {
+    "to", "float", "double", "half", "bfloat16", "contiguous", "type_as", "detach", "values",
+}
+_FRESH_FUNCTIONS = frozenset({"len", "float", "int", "bool", "str", "repr", "round", "abs", "print", "range", "isinstance"})
+
+
+def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fresh: Optional["_FreshFunctions"] = None) -> bool:
+    """Whether `value` may be (a part of, a view of) what a path in `paths` refers to, or hold it."""
+    value = strip_parens(value)
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        return any(_may_alias(e.value, paths, fresh) for e in value.elements)
+    if isinstance(value, cst.Dict):
+        return any(_may_alias(e.value, paths, fresh) for e in value.elements)
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return _may_alias(value.elt, paths, fresh) or _reads_any(value.for_in, paths)
+    if isinstance(value, cst.DictComp):
+        return _may_alias(value.value, paths, fresh) or _reads_any(value.for_in, paths)
+    if isinstance(value, cst.StarredElement):
+        return _may_alias(value.value, paths, fresh)
+    if isinstance(value, cst.IfExp):
+        return _may_alias(value.body, paths, fresh) or _may_alias(value.orelse, paths, fresh)
+    if isinstance(value, cst.NamedExpr):
+        return _may_alias(value.value, paths, fresh)
     if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
         path = access_path(value)
-        return path is not None and path[0] in roots
+        return path is not None and any(paths_overlap(path, p) for p in paths)
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)):
+        # Tensor arithmetic gives a new tensor; list and tuple arithmetic (`xs + []`, `[fs] * 2`)
+        # a new container of the same tensors: an operand that holds a watched path as an item
+        # (`xs` for `xs[-1]`) or a container literal keeps the alias.
+        # `a or b` is one of its operands.
+        parts = (
+            [value.left, value.right] if isinstance(value, (cst.BinaryOperation, cst.BooleanOperation)) else [value.expression]
+        )
+        for part in parts:
+            part = strip_parens(part)
+            if isinstance(value, cst.BooleanOperation) and _may_alias(part, paths, fresh):
+                return True
+            if isinstance(part, (cst.Tuple, cst.List, cst.Set, cst.Dict, cst.ListComp)) and _may_alias(part, paths, fresh):
+                return True
+            path = access_path(part)
+            if path is not None and any(len(path) < len(p) and p[: len(path)] == path and p[len(path)] == "[]" for p in paths):
+                return True
+            if not isinstance(part, (cst.Name, cst.Attribute, cst.Subscript)) and _may_alias(part, paths, fresh):
+                return True
+        return False
     if isinstance(value, cst.Call):
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _VIEW_METHODS:
-            # `y.view(-1)`, and `torch.chunk(y, 2)` (the first argument of a torch function)
-            if _may_alias(func.value, roots):
-                return True
-            return bool(value.args) and isinstance(func.value, cst.Name) and func.value.value == "torch" and _may_alias(value.args[0].value, roots)
-    return False
+        if is_inplace_call(value):
+            return True  # `F.relu(x, inplace=True)` returns `x`
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            module = code_of(func.value).strip()
+            if module in ("torch", "F", "torch.nn.functional", "nn.functional"):
+                if name in _VIEW_METHODS or name not in _FRESH_METHODS | {"cat", "stack", "mse_loss", "l1_loss"}:
+                    return any(_may_alias(arg.value, paths, fresh) for arg in value.args)
+                return False
+            if name in _FRESH_METHODS:
+                return False  # `y * 2`-like tensor method: a new tensor (`y.sum()`, `y.clone()`)
+            if name in _VIEW_METHODS:
+                return _may_alias(func.value, paths, fresh)
+            # Anything else may return its receiver or an argument (`d.get("k")`, `make(fs)`).
+            return _may_alias(func.value, paths, fresh) or any(_may_alias(arg.value, paths, fresh) for arg in value.args)
+        if isinstance(func, cst.Name) and func.value in _FRESH_FUNCTIONS:
+            return False
+        if isinstance(func, cst.Name) and fresh is not None and fresh.returns_fresh(func.value):
+            return False
+        return any(_may_alias(arg.value, paths, fresh) for arg in value.args)
+    return False  # literals, lambdas, f-strings: no tensor inside
+
+
+class _FreshFunctions:
+    """Functions of the file whose result never aliases their arguments (memoised per name)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        counts = binding_counts(module)
+        self.defs = {
+            statement.name.value: statement
+            for statement in module.body
+            if isinstance(statement, cst.FunctionDef) and counts.get(statement.name.value) == 1
+        }
+        self.known: dict = {}
+
+    def returns_fresh(self, name: str) -> bool:
+        if name in self.known:
+            return self.known[name]
+        function = self.defs.get(name)
+        self.known[name] = False  # while it is being proven (recursion): not fresh
+        if function is None or function.decorators or function.asynchronous is not None:
+            return False
+        params = function.params
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        aliases = _aliases([(n,) for n in names], function, self)
+        results: List[Optional[cst.BaseExpression]] = []
+
+        class Returns(cst.CSTVisitor):
+            def visit_Return(self, node: cst.Return) -> None:
+                results.append(node.value)
+
+            def visit_Yield(self, node: cst.Yield) -> None:
+                results.append(cst.Name("__generator__"))  # a generator: not proven
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                return node is function
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                return False
+
+        function.visit(Returns())
+        ok = all(
+            value is None or (not _may_alias(value, aliases, self) and not (isinstance(value, cst.Name) and value.value == "__generator__"))
+            for value in results
+        )
+        self.known[name] = ok
+        return ok
+
+
+def _reads_any(node: cst.CSTNode, paths: Sequence[Tuple[str, ...]]) -> bool:
+    return any(paths_overlap(read, p) for read in read_paths(node) for p in paths)
 
 
 def stores_into(statement: cst.BaseStatement, watched: Sequence[Tuple[str, ...]]) -> Optional[str]:

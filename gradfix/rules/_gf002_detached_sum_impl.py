@@ -143,7 +143,7 @@ class Visitor(BlockVisitor):
                 for c in calls_within(statement.body[0])
                 if not contains_node(node1, c) and not contains_node(node2, c)
                 and detach_receiver(c) is None
-                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1]))
+                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.scopes[0]))
             ]
             if others:
                 names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
@@ -188,7 +188,7 @@ class Visitor(BlockVisitor):
             return None
         host = min(defs)  # type: ignore[type-var]
         between = [block[k] for k in range(host + 1, index) if k not in defs]
-        verdict = scan_between(between, with_aliases(watched, self.scopes[-1]), HarmlessCalls(self.classifier))
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
         if verdict.unknown:

@@ -264,7 +264,7 @@ class Visitor(BlockVisitor):
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
         body = first.body
-        watched = with_aliases(watched, self.scopes[-1])
+        watched = with_aliases(watched, self.scopes[-1], self.scopes[0])
         verdict = scan_between(body[first.index + 1 : second.index], watched, HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
