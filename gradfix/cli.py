@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import os
 import sys
 import time
@@ -63,6 +64,39 @@ def _diff(path: str, original: bytes, fixed: bytes) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
+def _outcome_diff(outcome) -> str:
+    """The unified diff of an outcome's fix; a notebook's per changed cell (`--- nb.ipynb:cell 3`, as ruff)."""
+    notebook = outcome.notebook
+    if notebook is None:
+        return _diff(outcome.path, outcome.original, outcome.result.fixed)
+    from gradfix.files import lines_with_ends
+
+    out = []
+    for cell in notebook.cells:
+        if cell.changed and cell.text() != cell.original:
+            label = f"{outcome.path}:cell {cell.index}"
+            lines = difflib.unified_diff(lines_with_ends(cell.original), lines_with_ends(cell.text()), fromfile=label, tofile=label)
+            out.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n" for line in lines))
+    return "".join(out)
+
+
+def _sources(outcomes) -> dict:
+    """Source text per path for the renderers; a notebook's per cell, keyed `path:cell N`."""
+    sources = {}
+    for o in outcomes:
+        if not o.result.findings:
+            continue
+        if o.notebook is not None:
+            sources.update({f"{o.path}:cell {cell.index}": cell.original for cell in o.notebook.cells})
+        else:
+            sources[o.path] = _decode(o.original)
+    return sources
+
+
+def _where(finding) -> tuple:
+    return (getattr(finding, "cell", 0), finding.line, finding.col)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -99,6 +133,7 @@ class Outcome:
     original: bytes
     result: object  # gradfix.engine.FileResult
     unsafe_fixes: bool = False
+    notebook: object = None  # gradfix.notebook.Notebook for a .ipynb file (result positions are then per cell)
 
 
 @dataclass
@@ -110,6 +145,7 @@ class Run:
 def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool = False) -> Run:
     from gradfix.cache import Cache
     from gradfix.config import ConfigError, SettingsResolver, discover_files
+    from gradfix.notebook import Notebook, NotebookError, is_notebook
     from gradfix.parallel import lint_many, make_task
     from gradfix.rules import SelectionError
 
@@ -142,8 +178,26 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         except (ConfigError, SelectionError) as exc:
             raise ConfigProblem(str(exc)) from None
         unsafe = settings.unsafe_fixes if options.unsafe_fixes is None else options.unsafe_fixes
+        codes = [r.CODE for r in rules]
+        if is_notebook(name):
+            # A notebook is linted as its code cells' concatenation, always with each fix's edits:
+            # they say which cells a fix touches, and the fixes are applied cell by cell afterwards.
+            try:
+                notebook = Notebook.parse(data, name)
+            except NotebookError as exc:
+                entries.append(("error", name, f"not a valid notebook: {exc}"))
+                return
+            relint = functools.partial(
+                _relint, name, codes, ignore_noqa=options.ignore_noqa, grad_scale_import=settings.grad_scale_import
+            )
+            tasks.append(make_task(
+                name, notebook.source(), codes, fix=False, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
+                with_edits=True, grad_scale_import=settings.grad_scale_import,
+            ))
+            entries.append(("notebook", name, data, unsafe, notebook, relint))
+            return
         tasks.append(make_task(
-            name, data, [r.CODE for r in rules],
+            name, data, codes,
             fix=fix, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
             with_edits=with_edits, grad_scale_import=settings.grad_scale_import,
         ))
@@ -156,11 +210,15 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
                 if entry[0] == "error":
                     run.errors.append((entry[1], entry[2]))
                     continue
-                _, name, data, unsafe = entry
+                name, data, unsafe = entry[1:4]
                 result = next(results)
+                notebook = None
+                if entry[0] == "notebook":
+                    notebook, relint = entry[4:6]
+                    result = _notebook_result(notebook, name, result, fix=fix, unsafe_fixes=unsafe, relint=relint)
                 if result.error:
                     run.errors.append((name, result.error))
-                run.outcomes.append(Outcome(name, data, result, unsafe))
+                run.outcomes.append(Outcome(name, data, result, unsafe, notebook))
         return run
 
     if list(paths) == [STDIN]:
@@ -194,6 +252,42 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
             continue
         add(name, data, path)
     return finish()
+
+
+def _relint(name: str, codes, source: bytes, *, ignore_noqa: bool, grad_scale_import: str):
+    """Lint a notebook's new concatenation in this process, with each fix's edits (never raises)."""
+    from gradfix.parallel import lint_task, make_task
+
+    return lint_task(make_task(
+        name, source, codes, fix=False, ignore_noqa=ignore_noqa, with_edits=True, grad_scale_import=grad_scale_import,
+    ))
+
+
+def _notebook_result(notebook, name: str, result, *, fix: bool, unsafe_fixes: bool, relint):
+    """The engine's result on a notebook's concatenated cells, in cell positions; with `fix`, the fixed notebook."""
+    from gradfix.engine import FileResult
+
+    out = FileResult(name, suppressed=result.suppressed)
+    if result.error:
+        out.error = result.error if result.error.startswith("internal error") else notebook.map_error(result.error)
+        return out
+    out.findings = [notebook.map_finding(f) for f in result.findings]
+    out.remaining = list(out.findings)
+    if not fix:
+        return out
+    applied, last = notebook.fix(result, relint, unsafe_fixes=unsafe_fixes)
+    if last.error:  # pragma: no cover - a rewrite that does not parse is a gradfix bug
+        return FileResult(name, findings=out.findings, remaining=out.findings,
+                          error=f"internal error: the fixed cells do not parse ({notebook.map_error(last.error)}); file left unchanged")
+    if applied:
+        try:
+            out.fixed = notebook.dumps()
+        except (RuntimeError, ValueError, KeyError) as exc:  # pragma: no cover - a gradfix bug
+            return FileResult(name, findings=out.findings, remaining=out.findings,
+                              error=f"internal error: {exc}; file left unchanged")
+    out.applied = applied
+    out.remaining = [notebook.map_finding(f) for f in last.findings]
+    return out
 
 
 def _empty_result(name: str):
@@ -295,7 +389,7 @@ def _progress(results: Iterator, total: int) -> Iterator[Iterator]:
 def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
     for path, message in errors:
         # Messages with a position read `LINE:COL: ...`; others are free text.
-        separator = ":" if message[:1].isdigit() else ": "
+        separator = ":" if message[:1].isdigit() or message.startswith("cell ") else ": "
         click.echo(f"{path}{separator}{message}", err=True)
 
 
@@ -382,7 +476,7 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
     unsafe_shown = any(o.unsafe_fixes for o in run.outcomes)
     if show_diff:
         text = "".join(
-            _diff(o.path, o.original, o.result.fixed) for o in run.outcomes if o.result.fixed is not None
+            _outcome_diff(o) for o in run.outcomes if o.result.fixed is not None
         )
         _emit(text, output_file)
         fixable = sum(o.result.applied for o in run.outcomes)
@@ -390,7 +484,7 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
         click.echo(f"Would fix {_plural(fixable, 'finding')}" + (f" ({remaining} not fixable)." if remaining else "."), err=True)
         status = EXIT_FINDINGS if findings else EXIT_CLEAN
     else:
-        sources = {o.path: _decode(o.original) for o in run.outcomes if o.result.findings} if output_format == "full" or show_fixes else None
+        sources = _sources(run.outcomes) if output_format == "full" or show_fixes else None
         if statistics:
             text = render_statistics(findings, unsafe_fixes=unsafe_shown)
         else:
@@ -428,6 +522,7 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     written to standard output.
     """
     from gradfix.files import write_atomic
+    from gradfix.output import location
 
     options = _options(kwargs)
     run = _run(paths, options, fix=True)
@@ -455,21 +550,21 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
                     remaining.extend(result.findings)
                     continue
             else:
-                click.echo(_diff(outcome.path, outcome.original, result.fixed), nl=False)
+                click.echo(_outcome_diff(outcome), nl=False)
         if result.fixed is not None:
             applied += result.applied
             changed_files += 1
-            fixed_ids = {(f.line, f.col) for f in result.remaining}
-            fixed_findings.extend(f for f in result.findings if f.fix is not None and (f.line, f.col) not in fixed_ids)
+            fixed_ids = {_where(f) for f in result.remaining}
+            fixed_findings.extend(f for f in result.findings if f.fix is not None and _where(f) not in fixed_ids)
         remaining.extend(result.remaining)
     remaining.sort(key=lambda f: f.sort_key())
     for finding in remaining:
         mark = " [*]" if finding.fixable else ""
-        click.echo(f"{finding.path}:{finding.line}:{finding.col}: {finding.code}{mark} {finding.message}", err=stdin_mode)
+        click.echo(f"{location(finding)}: {finding.code}{mark} {finding.message}", err=stdin_mode)
     if show_fixes and fixed_findings:
         click.echo(("Fixed" if apply_ else "Would fix") + ":", err=True)
         for finding in sorted(fixed_findings, key=lambda f: f.sort_key()):
-            click.echo(f"  {finding.path}:{finding.line}:{finding.col}: {finding.code} {finding.fix.description}", err=True)
+            click.echo(f"  {location(finding)}: {finding.code} {finding.fix.description}", err=True)
     verb = "Fixed" if apply_ or stdin_mode else "Would fix"
     summary = f"{verb} {_plural(applied, 'finding')} in {_plural(changed_files, 'file')}"
     if remaining:

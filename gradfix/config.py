@@ -51,7 +51,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from gradfix import rules as _rules
-from gradfix.files import DEFAULT_EXCLUDES, PYTHON_SUFFIXES
+from gradfix.files import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
 from gradfix.rules import SelectionError
 
 __all__ = [
@@ -789,6 +789,6 @@ def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None):
             # A FIFO or socket named `*.py` would block on read: regular files
             # only, plus dangling or looping links, which get a read error.
             full = os.path.join(absolute, name)
-            if name.endswith(PYTHON_SUFFIXES) and (os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full))):
+            if name.endswith(SOURCE_SUFFIXES) and (os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full))):
                 if not settings._entry_excluded(os.path.join(absolute, name), is_dir=False, shield=shield):
                     yield Path(dirpath) / name

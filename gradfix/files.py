@@ -24,6 +24,8 @@ DEFAULT_EXCLUDES = frozenset(
 )
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+# What a directory walk picks up: Python files and Jupyter notebooks (linted cell by cell, gradfix.notebook).
+SOURCE_SUFFIXES = PYTHON_SUFFIXES + (".ipynb",)
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

@@ -7,6 +7,11 @@ Applicability is a property of the fix, never of the flags: an unsafe fix is
 `--unsafe-fixes`) only says whether unsafe fixes are *offered*: the `[*]`
 mark in text formats, and SARIF `fixes` entries (marked unsafe).
 
+A finding in a notebook (`gradfix.notebook.CellFinding`) has a `cell` (1-based,
+all cells counted): its rows count from that cell's first line, text formats
+print `path:cell N:line:col:` (ruff's form), JSON adds `"cell"` to the finding
+and to each edit, SARIF a `cell` property, github the cell in the message.
+
 - concise: `path:line:col: CODE [*] message`, one per finding (`[*]`: a safe
   fix exists, or any fix with `unsafe_fixes`); with `show_fixes`, each fix's
   help line (`unsafe fix:` and the reason for an unsafe one) and diff follow it.
@@ -31,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 import gradfix
-from gradfix.output._common import Sources
+from gradfix.output._common import Sources, location
 from gradfix.output.machine import render_github, render_json, render_sarif
 from gradfix.output.text import render_concise, render_full, statistics
 
@@ -63,4 +68,4 @@ def render(
     raise ValueError(f"unknown output format `{fmt}`; expected one of: {', '.join(FORMATS)}")
 
 
-__all__ = ["FORMATS", "render", "statistics"]
+__all__ = ["FORMATS", "location", "render", "statistics"]

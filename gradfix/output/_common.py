@@ -37,6 +37,25 @@ def end_of(finding: Any) -> Tuple[int, int]:
     return end_line, max(end_col, 1)
 
 
+def cell_of(item: Any) -> Optional[int]:
+    """The notebook cell (1-based) of a finding or edit; None outside notebooks."""
+    cell = getattr(item, "cell", None)
+    return cell if isinstance(cell, int) and cell > 0 else None
+
+
+def location(finding: Any) -> str:
+    """`path:line:col`, or `path:cell N:line:col` in a notebook (ruff's form)."""
+    cell = cell_of(finding)
+    where = f"{finding.path}:cell {cell}" if cell is not None else finding.path
+    return f"{where}:{finding.line}:{finding.col}"
+
+
+def source_key(finding: Any, cell: Optional[int] = None) -> str:
+    """The key of a finding's source text in `Sources`: its path, or `path:cell N` for a notebook cell."""
+    cell = cell if cell is not None else cell_of(finding)
+    return f"{finding.path}:cell {cell}" if cell is not None else finding.path
+
+
 def has_end(finding: Any) -> bool:
     return (getattr(finding, "end_line", 0) or 0) > 0
 

@@ -8,7 +8,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 from urllib.parse import quote
 
-from gradfix.output._common import edits_of, end_of, has_end, rule_module
+from gradfix.output._common import cell_of, edits_of, end_of, has_end, rule_module
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -24,11 +24,14 @@ def _dump(value: Any) -> str:
 
 
 def json_edit(edit: Any) -> Dict[str, Any]:
-    return {
+    out: Dict[str, Any] = {
         "content": edit.content,
         "location": {"row": int(edit.start_line), "column": 1},
         "end_location": {"row": int(edit.end_line), "column": 1},
     }
+    if cell_of(edit) is not None:
+        out["cell"] = cell_of(edit)  # a notebook: rows count from this cell's first line
+    return out
 
 
 def json_fix(finding: Any) -> Optional[Dict[str, Any]]:
@@ -45,7 +48,7 @@ def json_fix(finding: Any) -> Optional[Dict[str, Any]]:
 
 def json_finding(finding: Any) -> Dict[str, Any]:
     end_line, end_col = end_of(finding)
-    return {
+    out = {
         "code": finding.code,
         "message": finding.message,
         "filename": finding.path,
@@ -54,6 +57,14 @@ def json_finding(finding: Any) -> Dict[str, Any]:
         "fix": json_fix(finding),
         "noqa_row": finding.line,
     }
+    if cell_of(finding) is not None:
+        # A notebook (ruff's field): rows count from the first line of this cell (1-based, all cells counted);
+        # `end_location` is in `end_cell` where the span runs into a later cell.
+        out["cell"] = cell_of(finding)
+        end_cell = getattr(finding, "end_cell", 0) or cell_of(finding)
+        if end_cell != cell_of(finding):
+            out["end_cell"] = end_cell
+    return out
 
 
 def render_json(findings: Sequence[Any]) -> str:
@@ -101,10 +112,13 @@ def sarif_replacement(edit: Any) -> Dict[str, Any]:
     """SARIF regions are inclusive of their start and exclusive of (line e, column 1)."""
     start, end = int(edit.start_line), int(edit.end_line)
     end = max(end, start)
-    return {
+    out: Dict[str, Any] = {
         "deletedRegion": {"startLine": start, "startColumn": 1, "endLine": end, "endColumn": 1},
         "insertedContent": {"text": edit.content},
     }
+    if cell_of(edit) is not None:
+        out["properties"] = {"cell": cell_of(edit)}
+    return out
 
 
 def _fix_properties(fix: Any) -> Dict[str, Any]:
@@ -117,7 +131,8 @@ def _fix_properties(fix: Any) -> Dict[str, Any]:
 def sarif_result(finding: Any, rule_index: int, unsafe_fixes: bool = False) -> Dict[str, Any]:
     """One SARIF result; `unsafe_fixes`: offer unsafe fixes too (marked unsafe, with their reason)."""
     uri = artifact_uri(finding.path)
-    end = end_of(finding) if has_end(finding) else (None, None)
+    same_cell = (getattr(finding, "end_cell", 0) or cell_of(finding)) == cell_of(finding)
+    end = end_of(finding) if has_end(finding) and same_cell else (None, None)
     result: Dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
@@ -133,9 +148,12 @@ def sarif_result(finding: Any, rule_index: int, unsafe_fixes: bool = False) -> D
         ],
     }
     fix = finding.fix
+    if cell_of(finding) is not None:
+        # A notebook: the region's lines count from the first line of this cell.
+        result["properties"] = {"cell": cell_of(finding)}
     if fix is None:
         return result
-    result["properties"] = _fix_properties(fix)
+    result["properties"] = {**result.get("properties", {}), **_fix_properties(fix)}
     edits = edits_of(finding)
     if (fix.safe or unsafe_fixes) and edits:
         description = fix.description
@@ -211,7 +229,9 @@ def github_line(finding: Any) -> str:
         end_line, end_col = end_of(finding)
         props += [("endLine", str(end_line)), ("endColumn", str(end_col))]
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
-    return f"::{LEVEL} {rendered}::{escape_data(f'{finding.code} {finding.message}')}\n"
+    cell = cell_of(finding)
+    where = f"cell {cell}:{finding.line}:{finding.col}: " if cell is not None else ""
+    return f"::{LEVEL} {rendered}::{escape_data(f'{where}{finding.code} {finding.message}')}\n"
 
 
 def render_github(findings: Sequence[Any]) -> str:

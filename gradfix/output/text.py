@@ -12,8 +12,10 @@ from gradfix.output._common import (
     RED,
     RED_BOLD,
     Sources,
+    cell_of,
     edits_of,
     end_of,
+    source_key,
     rule_summary,
     split_lines,
     style,
@@ -35,8 +37,10 @@ def header(finding: Any, color: bool, unsafe_fixes: bool = False) -> str:
     """`path:line:col: CODE [*] message`, coloured like ruff's concise output when asked."""
     sep = style(":", CYAN, color)
     mark = " " + style("[*]", CYAN, color) if offered(finding, unsafe_fixes) else ""
+    cell = cell_of(finding)
+    where = style(finding.path, BOLD, color) + (f"{sep}cell {cell}" if cell is not None else "")
     return (
-        f"{style(finding.path, BOLD, color)}{sep}{finding.line}{sep}{finding.col}{sep} "
+        f"{where}{sep}{finding.line}{sep}{finding.col}{sep} "
         f"{style(finding.code, RED_BOLD, color)}{mark} {finding.message}"
     )
 
@@ -79,7 +83,7 @@ def excerpt_lines(finding: Any, sources: Sources, color: bool) -> List[str]:
 
     Empty when the source is unavailable or the reported line is out of range.
     """
-    lines = sources.lines(finding.path)
+    lines = sources.lines(source_key(finding))
     if lines is None or not 1 <= finding.line <= len(lines):
         return []
     end_line, end_col = end_of(finding)
@@ -119,17 +123,18 @@ def help_lines(finding: Any, color: bool) -> List[str]:
 _Row = Optional[Tuple[Optional[int], Optional[int], str, str]]
 
 
-def diff_rows(finding: Any, sources: Sources) -> List[_Row]:
+def diff_rows(finding: Any, sources: Sources, edits: Optional[List[Any]] = None, lines: Optional[List[str]] = None) -> List[_Row]:
     """The fix's edits as diff rows with DIFF_CONTEXT lines of context around each edit.
 
     Lines the source does not have (missing file, out of range) are not shown
     as context; removed ones collapse into one `<... source unavailable>` row.
+    `edits`/`lines`: a subset of the edits and the source they apply to (one notebook cell's).
     """
-    edits = edits_of(finding)
+    edits = edits_of(finding) if edits is None else edits
     rows: List[_Row] = []
     if not edits:
         return rows
-    lines = sources.lines(finding.path) or []
+    lines = (sources.lines(finding.path) or []) if lines is None else lines
 
     def text(number: int) -> Optional[str]:
         return lines[number - 1] if 1 <= number <= len(lines) else None
@@ -173,8 +178,24 @@ def diff_rows(finding: Any, sources: Sources) -> List[_Row]:
 
 
 def diff_lines(finding: Any, sources: Sources, color: bool) -> List[str]:
-    """Ruff-style diff: `old new |` gutter, `-` removed, `+` added, ` ` context."""
-    rows = diff_rows(finding, sources)
+    """Ruff-style diff: `old new |` gutter, `-` removed, `+` added, ` ` context.
+
+    In a notebook, the edits of each cell are shown under a `cell N` line."""
+    edits = edits_of(finding)
+    cells = sorted({cell_of(edit) for edit in edits}, key=lambda c: c or 0)
+    if cells == [None] or not edits:
+        return _diff_block(diff_rows(finding, sources), color)
+    out: List[str] = []
+    for cell in cells:
+        mine = [edit for edit in edits if cell_of(edit) == cell]
+        block = _diff_block(diff_rows(finding, sources, mine, sources.lines(source_key(finding, cell)) or []), color)
+        if block:
+            out.append(style(f"cell {cell}", BOLD, color))
+            out.extend(block)
+    return out
+
+
+def _diff_block(rows: List[_Row], color: bool) -> List[str]:
     numbers = [n for row in rows if row is not None for n in row[:2] if n is not None]
     if not numbers:
         return []
