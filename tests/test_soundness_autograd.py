@@ -324,6 +324,7 @@ FRESH_HELPERS = {
     "difference": "d = u - v\n    d *= 2\n    return d.pow(2).mean()",
     "accumulator": "total = 0.0\n    for i in range(2):\n        total += (u - v).pow(2).mean()\n    return total",
     "clone": "d = u.clone()\n    d -= v\n    return d.pow(2).mean()",
+    "list": "terms = []\n    terms += [(u - v).pow(2).mean()]\n    return terms[0]",
 }
 
 

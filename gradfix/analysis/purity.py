@@ -991,12 +991,14 @@ def _class_members(cls: cst.ClassDef, attr: str) -> list:
 
 def _fresh_value(value: cst.BaseExpression) -> bool:
     """An expression whose result is a new object, never one of its operands: a number, an
-    arithmetic or comparison result (`u - v`, `-u`, `u < v`), or `x.clone()`. (Not `+u`:
-    `Tensor.__pos__` returns the tensor itself.)"""
+    arithmetic or comparison result (`u - v`, `-u`, `u < v`), a container display, or
+    `x.clone()`. (Not `+u`: `Tensor.__pos__` returns the tensor itself.)"""
     while isinstance(value, cst.BaseExpression) and getattr(value, "lpar", None):
         value = value.with_changes(lpar=[], rpar=[])
     if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.BinaryOperation, cst.Comparison)):
         return True
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)):
+        return True  # a new container (`d += [x]` extends it, not what it holds)
     if isinstance(value, cst.UnaryOperation):
         return isinstance(value.operator, (cst.Minus, cst.BitInvert, cst.Not))
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "clone":
