@@ -125,6 +125,7 @@ class Options:
     unsafe_fixes: Optional[bool] = None  # None: from the configuration
     jobs: Optional[int] = None  # worker processes; None: one per core (gradfix.parallel.default_jobs)
     no_cache: bool = False
+    stdin_data: Optional[bytes] = None  # `-`'s bytes when the caller read them already
 
 
 @dataclass
@@ -222,7 +223,7 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         return run
 
     if list(paths) == [STDIN]:
-        data = sys.stdin.buffer.read()
+        data = options.stdin_data if options.stdin_data is not None else sys.stdin.buffer.read()
         name = options.stdin_filename or STDIN
         if options.stdin_filename:
             try:
@@ -525,13 +526,25 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     from gradfix.output import location
 
     options = _options(kwargs)
-    run = _run(paths, options, fix=True)
+    stdin_mode = list(paths) == [STDIN]
+    if stdin_mode:
+        # An editor replaces its buffer with what `fix -` prints: whatever goes wrong (a syntax
+        # error, an invalid notebook, a bad option or configuration), the input comes back unchanged.
+        options.stdin_data = sys.stdin.buffer.read()
+        try:
+            run = _run(paths, options, fix=True)
+        except click.ClickException:
+            _echo_bytes(options.stdin_data)
+            raise
+        if not run.outcomes or any(o.result.error for o in run.outcomes):
+            _echo_bytes(options.stdin_data)
+    else:
+        run = _run(paths, options, fix=True)
     _report_errors(run.errors)
     errors = len(run.errors)
     applied = changed_files = 0
     remaining = []
     fixed_findings = []
-    stdin_mode = list(paths) == [STDIN]
     for outcome in run.outcomes:
         result = outcome.result
         if result.error:
@@ -580,6 +593,12 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     sys.exit(EXIT_FINDINGS if pending and not kwargs["exit_zero"] else EXIT_CLEAN)
 
 
+def _echo_bytes(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
 def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int:
     """--threads must be a positive count: a one-line error (exit 2) otherwise."""
     if value < 1:
@@ -603,10 +622,14 @@ def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int
               help="CPU threads for torch during the run (torch.set_num_threads; restored afterwards).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for both runs.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every compared tensor, not only mismatches.")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rules to enable: codes, prefixes or ALL, comma-separated (replaces the configured selection).")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable, comma-separated.")
 @click.option("--config", type=click.Path(dir_okay=False), metavar="PATH", help="Configuration file to use.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int, seed: int, verbose: bool,
-           config, isolated) -> None:
+           select, extend_select, ignore, config, isolated) -> None:
     """Rewrite each SNIPPET in memory, run original and rewrite, compare gradients and time them.
 
     Snippet protocol: module-level code is setup; a `step()` function, if
@@ -623,7 +646,14 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
     except DeviceUnavailable as exc:
         click.echo(f"gradfix verify: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    options = Options(config=config, isolated=isolated, unsafe_fixes=True if unsafe_fixes else None)
+    options = Options(
+        select=_split_codes(select),
+        extend_select=tuple(_split_codes(extend_select) or ()),
+        ignore=tuple(_split_codes(ignore) or ()),
+        config=config,
+        isolated=isolated,
+        unsafe_fixes=True if unsafe_fixes else None,
+    )
     run = _run(list(snippets), options, fix=True)
     _report_errors(run.errors)
     status = EXIT_ERROR if run.errors else EXIT_CLEAN
@@ -638,8 +668,12 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
             click.echo(f"nothing to rewrite{hint}")
             continue
         click.echo(f"rewrote {_plural(result.applied, 'finding')}")
+        if outcome.notebook is not None:  # the code cells, concatenated, IPython-only lines as `None`
+            original, rewritten = outcome.notebook.script(original=True), outcome.notebook.script()
+        else:
+            original, rewritten = _decode(outcome.original), _decode(result.fixed)
         report = verify_pair(
-            _decode(outcome.original), _decode(result.fixed),
+            original, rewritten,
             filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed, threads=threads,
         )
         click.echo(format_report(report, verbose=verbose))

@@ -330,8 +330,12 @@ class Notebook:
             return "[" + ", ".join(dump(line) for line in lines) + "]"
         return "[\n" + ",\n".join(element + dump(line) for line in lines) + "\n" + close + "]"
 
-    def cell_texts(self) -> Dict[int, str]:
-        return {cell.index: cell.text() for cell in self.cells}
+    def script(self, *, original: bool = False) -> str:
+        """The code cells as one script to execute (`gradfix verify`): IPython-only lines become `None`.
+
+        `original`: the cells as read, before any fix."""
+        lines = [line for cell in self.cells for line in (python_view(cell.original)[0] if original else cell.lines)]
+        return "".join(lines).replace(PLACEHOLDER, "None")
 
 
 # -- the Python view of a cell -------------------------------------------------------------
