@@ -134,6 +134,8 @@ def lint_task(task: Task) -> FileResult:
 
 def internal_error(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
+    if len(text) > 120:  # a KeyError on a CST node prints the whole node: the line must stay a line
+        text = text[:117] + "..."
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return f"internal error: {what} (a gradfix bug: please report it with this file)"
 

@@ -578,3 +578,12 @@ def test_write_atomic_failure_cleans_up_directly(tmp_path, monkeypatch):
         gradfix.files.write_atomic(target, b"new")
     assert target.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["f.py"]
+
+
+def test_an_internal_error_stays_one_short_line():
+    # A KeyError on a libcst node stringifies the whole node over hundreds of lines.
+    from gradfix.parallel import internal_error
+
+    message = internal_error(KeyError("Call(\n" + "    value='x',\n" * 500 + ")"))
+    assert "\n" not in message and len(message) < 250
+    assert message.startswith("internal error: KeyError: ") and message.endswith("please report it with this file)")

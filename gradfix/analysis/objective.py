@@ -228,8 +228,11 @@ class _Walker:
 
     # -- values of expressions -----------------------------------------------------
     def value(self, node: cst.BaseExpression, env: Dict[str, Value], where) -> Lin:
-        """The expression as a Lin; `where` = (statement, body, index, context) for new terms."""
-        node = strip_parens(node)
+        """The expression as a Lin; `where` = (statement, body, index, context) for new terms.
+
+        Parentheses are kept: they belong to the node itself in libcst, and stripping them
+        would make a copy that is not in the tree (no position, no metadata, no rewrite).
+        """
         if isinstance(node, cst.Name):
             found = env.get(node.value)
             if found is None:
