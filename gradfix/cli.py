@@ -687,6 +687,24 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
 
 
 @main.command()
+def server() -> None:
+    """Run the language server over stdin/stdout (needs `pip install 'gradfix[server]'`).
+
+    Diagnostics on open, change and save; a code action per fix (unsafe ones
+    titled as such); settings from the nearest [tool.gradfix].
+    """
+    try:
+        from gradfix.server import serve
+
+        import pygls  # noqa: F401 - fail here, with one line, when the extra is missing
+        import lsprotocol  # noqa: F401
+    except ImportError as exc:
+        click.echo(f"gradfix server needs pygls: pip install 'gradfix[server]' ({exc})", err=True)
+        sys.exit(EXIT_ERROR)
+    serve()
+
+
+@main.command()
 @click.argument("code", required=False)
 @click.option("--all", "all_", is_flag=True, help="List every rule.")
 def rule(code: Optional[str], all_: bool) -> None:
