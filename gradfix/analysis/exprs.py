@@ -43,15 +43,33 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """`X` if `node` is `X.detach()` (the stop-gradient marker), else None."""
-    if (
-        isinstance(node, cst.Call)
-        and not node.args
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "detach"
-    ):
-        return node.func.value
+    """`X` if `node` is a stop-gradient spelling of `X`, else None.
+
+    The spellings: `X.detach()`, and with a copy on either side, `X.detach().clone()`,
+    `X.clone().detach()`, `X.clone().detach_()` (the copy changes nothing the rewrite keeps:
+    the callee is proven not to modify its arguments). `X.detach_()` alone is not one: it
+    detaches `X` itself, in place.
+    """
+    if not (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)):
+        return None
+    method = node.func.attr.value
+    inner = node.func.value
+    if method == "detach":
+        return _unclone(inner)
+    if method == "clone" and _is_call_named(inner, "detach"):
+        return _unclone(inner.func.value)  # type: ignore[attr-defined]
+    if method == "detach_" and _is_call_named(inner, "clone"):
+        return inner.func.value  # type: ignore[attr-defined]
     return None
+
+
+def _is_call_named(node: cst.CSTNode, method: str) -> bool:
+    return isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
+
+
+def _unclone(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`X` for `X.clone()` (the receiver a copy was taken of), else the node itself."""
+    return node.func.value if _is_call_named(node, "clone") else node  # type: ignore[attr-defined]
 
 
 class _DetachFinder(cst.CSTVisitor):

@@ -15,7 +15,9 @@ Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
 `f(...).backward(...)`, and `scaler.scale(loss).backward(...)` with the same
 scaler; coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
-subscripts, with the `.detach()` anywhere inside an argument
+subscripts, stop-gradiented by `.detach()` (or, with a copy,
+`.detach().clone()`, `.clone().detach()`, `.clone().detach_()`), with the
+`.detach()` anywhere inside an argument
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
 chained on the evaluation (`D(x.detach()).mean()`); swapped arguments for
 callees that are symmetric in value and gradient (`mse_loss`, `l1_loss`,
