@@ -107,6 +107,49 @@ CALLEES: Dict[str, Tuple[str, str]] = {
         "dist({A}, {B})",
     ),
     "partial": ("dist = functools.partial(F.smooth_l1_loss, beta=0.5)\n", "dist({A}, {B})"),
+    "def_rebound_random": (
+        "def dist(u, v):\n    return F.mse_loss(u, v)\n\n\ndist = lambda u, v: F.mse_loss(F.dropout(u, 0.5), v)\n",
+        "dist({A}, {B})",
+    ),
+    "def_rebound_counting": (
+        "CALLS = []\n\n\ndef dist(u, v):\n    return F.mse_loss(u, v)\n\n\n"
+        "def _counting(u, v):\n    CALLS.append(1)\n    return F.mse_loss(u, v)\n\n\ndist = _counting\n",
+        "dist({A}, {B})",
+    ),
+    "def_decorated_counting": (
+        "CALLS = []\n\n\ndef counted(fn):\n    @functools.wraps(fn)\n    def wrapper(*args):\n"
+        "        CALLS.append(1)\n        return fn(*args)\n    return wrapper\n\n\n"
+        "@counted\ndef dist(u, v):\n    return F.mse_loss(u, v)\n",
+        "dist({A}, {B})",
+    ),
+    "def_enable_grad": ("@torch.enable_grad()\ndef dist(u, v):\n    return F.mse_loss(u, v)\n", "dist({A}, {B})"),
+    "seq_forward_hook_counting": (
+        "CALLS = []\ncrit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n"
+        "crit.register_forward_hook(lambda m, i, o: CALLS.append(1))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_param_clamp_hook": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n"
+        "crit[0].weight.register_hook(lambda g: g.clamp(-0.01, 0.01))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_eval_batchnorm": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.BatchNorm1d(4), nn.LeakyReLU(0.2), nn.Linear(4, 1)).eval()\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_rebound_dropout": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n"
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.Dropout(0.5), nn.Linear(4, 1))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_setitem_dropout": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\ncrit[1] = nn.Dropout(0.5)\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
+    "seq_append_dropout": (
+        "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\ncrit.append(nn.Dropout(0.5))\n",
+        "crit(torch.cat([{A}, {B}], -1)).mean()",
+    ),
     "seq": (
         "crit = nn.Sequential(nn.Linear(6, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))\n",
         "crit(torch.cat([{A}, {B}], -1)).mean()",
@@ -124,9 +167,51 @@ CALLEES: Dict[str, Tuple[str, str]] = {
         _AUTOGRAD_FN.format(grad_u="g.clamp(min=0.0) * d", grad_v="-g.clamp(min=0.0) * d"),
         "Dist.apply({A}, {B})",
     ),
+    "autograd_affine": (_AUTOGRAD_FN.format(grad_u="g * d + 1e-3", grad_v="-g * d"), "Dist.apply({A}, {B})"),
+    "autograd_leaky": (
+        _AUTOGRAD_FN.format(grad_u="torch.where(g > 0, g, 0.1 * g) * d", grad_v="-g * d"), "Dist.apply({A}, {B})"
+    ),
+    "autograd_normalised": (_AUTOGRAD_FN.format(grad_u="g / g.abs().clamp(min=1e-3) * d", grad_v="-g * d"), "Dist.apply({A}, {B})"),
+    "autograd_abs": (_AUTOGRAD_FN.format(grad_u="g.abs() * d", grad_v="-g.abs() * d"), "Dist.apply({A}, {B})"),
+    "autograd_square": (_AUTOGRAD_FN.format(grad_u="g * g * d", grad_v="-g * d"), "Dist.apply({A}, {B})"),
+    "autograd_mul_method": (_AUTOGRAD_FN.format(grad_u="d.mul(g)", grad_v="torch.mul(g, -d)"), "Dist.apply({A}, {B})"),
+    "autograd_none_grad": (_AUTOGRAD_FN.format(grad_u="g * d", grad_v="None"), "Dist.apply({A}, {B})"),
+    "autograd_counting": (
+        "CALLS = []\n\n\n" + _AUTOGRAD_FN.format(grad_u="g * d", grad_v="-g * d").replace(
+            "        u, v = ctx.saved_tensors\n", "        u, v = ctx.saved_tensors\n        CALLS.append(1)\n"
+        ),
+        "Dist.apply({A}, {B})",
+    ),
+    "autograd_max_state": (
+        "PEAK = [0.0]\n\n\n" + _AUTOGRAD_FN.format(grad_u="g * d", grad_v="-g * d").replace(
+            "        u, v = ctx.saved_tensors\n", "        u, v = ctx.saved_tensors\n        PEAK[0] = max(PEAK[0], float(g))\n"
+        ),
+        "Dist.apply({A}, {B})",
+    ),
+    "def_hook_clamp_inside": (
+        "def dist(u, v):\n    d = u - v\n    if d.requires_grad:\n        d.register_hook(lambda g: g.clamp(-0.01, 0.01))\n"
+        "    return (d * d).sum()\n",
+        "dist({A}, {B})",
+    ),
+    "def_aug_fresh": ("def dist(u, v):\n    d = u * 1.0\n    d -= v\n    return (d * d).mean()\n", "dist({A}, {B})"),
+    "def_aug_clone": ("def dist(u, v):\n    d = u.clone()\n    d -= v\n    return (d * d).mean()\n", "dist({A}, {B})"),
+    "def_aug_arg": ("def dist(u, v):\n    d = u\n    d -= v\n    return (d * d).mean()\n", "dist({A}, {B})"),
+    "def_no_grad_scale": (
+        "def dist(u, v):\n    with torch.no_grad():\n        s = (u - v).abs().max() + 1.0\n    return F.mse_loss(u / s, v / s)\n",
+        "dist({A}, {B})",
+    ),
+    "def_branch": (
+        "def dist(u, v):\n    if (u - v).sum().item() > 0:\n        return F.mse_loss(u, v)\n    return F.l1_loss(u, v)\n",
+        "dist({A}, {B})",
+    ),
+    "def_reads_cfg": ('def dist(u, v):\n    return CFG["w"] * F.mse_loss(u, v)\n', "dist({A}, {B})"),
+    "def_reads_scale": ("def dist(u, v):\n    return SCALE * F.mse_loss(u, v)\n", "dist({A}, {B})"),
+    "lambda_reads_cfg": ('dist = lambda u, v: CFG["w"] * F.l1_loss(u, v)\n', "dist({A}, {B})"),
+    "lambda_default_tensor": ("dist = lambda u, v, s=w: s * F.l1_loss(u, v)\n", "dist({A}, {B})"),
     "autograd_sign": (_AUTOGRAD_FN.format(grad_u="torch.sign(g) * d", grad_v="-torch.sign(g) * d"), "Dist.apply({A}, {B})"),
 }
-MODULE_CALLEES = {"seq", "seq_dropout", "seq_batchnorm", "nn.MSELoss", "nn.L1Loss_sum"}
+MODULE_CALLEES = {k for k in CALLEES if k.startswith("seq") or k.startswith("nn.")}
+SEQ_CALLEES = {k for k in CALLEES if k.startswith("seq")}
 NAMED_CALLEES = {k for k, (setup, call) in CALLEES.items() if call.startswith("dist(")}
 
 # --------------------------------------------------------------------------- operands
@@ -154,7 +239,10 @@ def make_operands(kind: str, fx: str, fy: str, method: bool) -> Operands:
     if kind == "name":
         return Operands("x", "y", [f"x = {fx}", f"y = {fy}"], ["x"], rebind="x = x * 3.0")
     if kind == "name_alias":
-        return Operands("x", "y", [f"x = {fx}", f"y = {fy}", "xa = x"], ["x", "xa"], rebind="x = x * 3.0")
+        return Operands(
+            "x", "y", [f"x = {fx}", f"y = {fy}", "xa = x", "hold = [x]", 'stash = {"x": x}', "box.x = x"],
+            ["x", "xa", "hold[0]", 'stash["x"]', "box.x", "x.view(-1)", "x[:]"], rebind="x = x * 3.0",
+        )
     if kind == "view_expr":
         return Operands("x.view(-1, 3)", "y.view(-1, 3)", [f"x = {fx}", f"y = {fy}"], ["x.view(-1, 3)", "x"])
     if kind == "slice_expr":
@@ -208,6 +296,10 @@ BIND_FORMS: Dict[str, str] = {
     "match": "match 2.0:\n    case k:\n        pass",
     "match_seq": "match [2.0]:\n    case [k]:\n        pass",
     "del": "del k",
+    "global_fn": "set_k()",
+    "globals_dict": 'globals()["k"] = 2.0',
+    "module_setattr": 'setattr(sys.modules[__name__], "k", 2.0)',
+    "exec": 'exec("k = 2.0", globals())',
     "def": "def k():\n    return 2.0",
     "class": "class k:\n    pass",
 }
@@ -231,7 +323,7 @@ BETWEEN: Dict[str, str] = {
     "data_write": "{h}.data.mul_(1.5)",
     "detach_write": "{h}.detach().mul_(1.5)",
     "copy_": "{h}.copy_({h} * 1.5)",
-    "out_kw": "torch.mul({h}, 1.5, out={h})",
+    "out_kw": "with torch.no_grad():\n    torch.mul({h}, 1.5, out={h})",
     "leaf_nograd": "with torch.no_grad():\n    {leafx}.mul_(0.9)",
     "rebind_slot": "{rebind}",
     "grad_hook": "{h}.register_hook(lambda g: g * 2.0)",
@@ -249,6 +341,23 @@ BETWEEN: Dict[str, str] = {
     "class_harmless": "class _Local(object):\n    pass",
     "class_poke": "class _Local(PokeBase):\n    pass",
     "class_body_write": "class _Local:\n    {h}.mul_(1.5)",
+    "tensor_method_inplace": "torch.Tensor.mul_({h}, 1.5)",
+    "dunder_inplace": "{h}.__imul__(1.5)",
+    "dunder_setitem": "{h}.__setitem__(0, 0.0)",
+    "clamp_": "{h}.clamp_(min=-0.1)",
+    "torch_fn_inplace": "torch.relu_({h})",
+    "relu_inplace_kw": "F.relu({h}, inplace=True)",
+    "index_fill_": "{h}.index_fill_(0, torch.tensor([0]), 0.0)",
+    "init_constant": "with torch.no_grad():\n    nn.init.constant_({h}, 0.5)",
+    "setattr_rebind": 'setattr(box, "x", box.x * 3.0) if hasattr(box, "x") else None',
+    "module_param_write": "with torch.no_grad():\n    crit[0].weight.mul_(1.5)",
+    "module_eval": "crit.eval()",
+    "module_train": "crit.train()",
+    "self_k_rebind": "self.k = 2.0",
+    "box_k_rebind": "box.k = 2.0",
+    "cfg_write": 'CFG["w"] = 2.0',
+    "cfg_update": 'CFG.update(w=2.0)',
+    "scale_rebind": "SCALE = 2.0",
     "opt_step": "opt.step()",
     "opt_zero_grad": "opt.zero_grad()",
     "grad_read": 'metrics["g"] = None if {leafx}.grad is None else {leafx}.grad.sum().item()',
@@ -276,7 +385,12 @@ AFTER: Dict[str, str] = {
 # Between statements whose templates need a name for the first loss/term.
 NEEDS_FIRST = {"print", "metrics", "log_append", "fstring", "custom_cm_harmless", "del_first", "listcomp", "assert"}
 NEEDS_REBIND = {"rebind_slot"}
-NEEDS_MODULE = {"forward_hook"}
+NEEDS_MODULE = {"forward_hook", "module_eval", "module_train"}
+NEEDS_SEQ = {"module_param_write"}
+NEEDS_METHOD = {"self_k_rebind"}
+LEAF_INPLACE = {"inplace_operand", "inplace_handle", "augassign_handle", "setitem_handle", "copy_", "match_inplace",
+                "class_body_write", "tensor_method_inplace", "dunder_inplace", "dunder_setitem", "clamp_",
+                "torch_fn_inplace", "relu_inplace_kw", "index_fill_"}
 
 
 def _indent(text: str, pad: str) -> List[str]:
@@ -289,6 +403,7 @@ HEAD = """\
 import contextlib
 import functools
 import math
+import sys
 
 import torch
 import torch.nn as nn
@@ -304,6 +419,8 @@ log = []
 feats = {}
 mode = "train"
 K = 0.5
+SCALE = 1.0
+CFG = {"w": 1.0}
 w = torch.tensor(0.7, requires_grad=True)
 
 
@@ -312,6 +429,7 @@ class Box:
 
 
 box = Box()
+box.k = 0.5
 opt = torch.optim.SGD([a, b, c], lr=0.1)
 
 
@@ -338,6 +456,11 @@ def poked():
 def poking(fn):
     poke()
     return fn
+
+
+def set_k():
+    global k
+    k = 2.0
 
 
 class PokeBase:
@@ -382,7 +505,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     form = pick("form", FORMS[code])
     codes = draw(st.sampled_from(CODE_SETS[code]))
     parts["codes"] = ",".join(codes)
-    method = pick("nesting", ["function", "function", "method"]) == "method"
+    nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner"])
+    method = nesting == "method"
     callee = pick("callee", list(CALLEES))
     fx, fy = draw(st.sampled_from(FORWARDS_X)), draw(st.sampled_from(FORWARDS_Y))
     loop = form.startswith("loop")
@@ -399,7 +523,9 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     coefs = []
     rebind = None
     for i in range(2):
-        kind = pick(f"coef{i + 1}", ["literal", "literal", "const", "rebound", "learned"] + (["self_attr"] if method else []))
+        kind = pick(
+            f"coef{i + 1}", ["literal", "literal", "const", "rebound", "learned", "cfg", "box_attr"] + (["self_attr"] if method else [])
+        )
         coef_kinds.append(kind)
         if kind == "literal":
             coefs.append(draw(st.sampled_from(COEF_LITERALS)))
@@ -409,6 +535,10 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             coefs.append("w * ")
         elif kind == "self_attr":
             coefs.append("self.k * ")
+        elif kind == "cfg":
+            coefs.append('CFG["w"] * ')
+        elif kind == "box_attr":
+            coefs.append("box.k * ")
         else:
             coefs.append("k * ")
     if "rebound" in coef_kinds:
@@ -427,6 +557,10 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         if choice in NEEDS_REBIND and ops.rebind is None:
             continue
         if choice in NEEDS_MODULE and callee not in MODULE_CALLEES:
+            continue
+        if choice in NEEDS_SEQ and callee not in SEQ_CALLEES:
+            continue
+        if choice in NEEDS_METHOD and not method:
             continue
         between.append(choice)
     parts["between"] = "+".join(between) or "none"
@@ -451,6 +585,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
 
     # ------------------------------------------------------------ the pattern
     body: List[str] = []
+    if "scale_rebind" in between:
+        body.append("global SCALE")
     local_k = rebind is not None and rebind[1] != "setup" and not rebind[2]
     if rebind is not None and rebind[1] != "setup" and rebind[2]:
         body.append("global k")
@@ -458,7 +594,10 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         body.append("k = 0.5")
     if rebind is not None and rebind[1] == "start":
         body.append(BIND_FORMS[rebind[0]])
+    loop_from = len(body)
     body.extend(ops.prelude)
+    if nesting == "loop_outer":
+        loop_from = len(body)
 
     names = {"first": None, "second": None}
 
@@ -473,7 +612,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             text = BETWEEN[choice].format(
                 first=first, X=X, h=handle, rebind=ops.rebind, leafx="a", module=module
             )
-            if ops.leaf and choice in ("inplace_operand", "inplace_handle", "augassign_handle", "setitem_handle", "copy_", "out_kw", "match_inplace", "class_body_write"):
+            if ops.leaf and choice in LEAF_INPLACE:
                 text = "with torch.no_grad():\n" + textwrap.indent(text, "    ")
             out.append(text)
         return out
@@ -566,6 +705,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         parts["after"] = "none"
 
     # ------------------------------------------------------------ nesting
+    if nesting.startswith("loop"):
+        body[loop_from:] = ["for it in range(2):"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]]
     out = list(setup_lines)
     if method:
         out += ["", "", "class Trainer:", "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
