@@ -326,8 +326,8 @@ class Notebook:
             close = closing.group(1) if closing else key_indent
         elif "\n" in self.text:
             element, close = key_indent + self.indent, key_indent
-        else:  # a notebook written on one line
-            return "[" + ", ".join(dump(line) for line in lines) + "]"
+        else:  # a notebook written on one line, with json.dumps's default separators or compact ones
+            return "[" + ("," if '": ' not in self.text else ", ").join(dump(line) for line in lines) + "]"
         return "[\n" + ",\n".join(element + dump(line) for line in lines) + "\n" + close + "]"
 
     def script(self, *, original: bool = False) -> str:
