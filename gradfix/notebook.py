@@ -97,6 +97,7 @@ class Notebook:
     indent: str = " "
     ensure_ascii: bool = False
     skipped: bool = False  # not a Python notebook (another kernel's language): nothing to lint
+    bom: bool = False  # the file starts with a UTF-8 byte order mark (kept when written)
     _rows: List[Tuple[CodeCell, int]] = field(default_factory=list)
 
     # -- reading ---------------------------------------------------------------
@@ -128,6 +129,7 @@ class Notebook:
             cells.append(CodeCell(number, original, lines, magic, trailing_newline=original.endswith(("\n", "\r"))))
         notebook = cls(path, text, cells, spans, indent=_indent_unit(text), ensure_ascii=_ascii_only(text))
         notebook.skipped = not _is_python(document.get("metadata", {}))
+        notebook.bom = data.startswith(b"\xef\xbb\xbf")
         notebook._layout()
         return notebook
 
@@ -305,7 +307,7 @@ class Notebook:
             before["cells"][cell.index - 1]["source"] = after["cells"][cell.index - 1]["source"]
         if before != after:
             raise RuntimeError("the notebook changed outside the edited cells")  # pragma: no cover - a gradfix bug
-        return new.encode("utf-8")
+        return (b"\xef\xbb\xbf" if self.bom else b"") + new.encode("utf-8")
 
     def _render_source(self, cell: CodeCell, old: str, offset: int) -> str:
         text = cell.text()

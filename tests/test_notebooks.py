@@ -372,3 +372,31 @@ def test_notebook_fixes_equal_file_fixes(tmp_path: Path, monkeypatch, code: str)
             assert split == fixed_py, path.name
             split_applied += 1
     assert split_applied >= len(fixtures) // 2
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[]", b"null", b'{"nbformat": 4}', b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": 3}',
+     b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [3]}', b"[" * 100000, b"", b"\xff\xfe{",
+     b'{"nbformat": "4", "cells": []}'],
+    ids=["list", "null", "no-cells", "cells-int", "cell-int", "deep", "empty", "not-utf8", "version-string"],
+)
+def test_bad_notebooks_are_one_line_each(tmp_path: Path, monkeypatch, content: bytes):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.ipynb").write_bytes(content)
+    for command in (["check"], ["fix", "--apply"]):
+        result = run(*command, "--no-cache", "bad.ipynb")
+        assert result.exit_code == 2
+        lines = result.stderr.splitlines()
+        assert lines[0].startswith("bad.ipynb: not a valid notebook: ") and len(lines) == 2, result.stderr
+        assert (tmp_path / "bad.ipynb").read_bytes() == content
+
+
+def test_byte_order_mark_is_kept(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = b"\xef\xbb\xbf" + nbformat.writes(build_notebook()).encode("utf-8")
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    run("fix", "--no-cache", "--apply", "nb.ipynb")
+    fixed = (tmp_path / "nb.ipynb").read_bytes()
+    assert fixed.startswith(b"\xef\xbb\xbf{") and fixed != data
+    assert cell_sources(fixed[3:])[5] == IN_CELL_FIXED
