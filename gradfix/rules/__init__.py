@@ -22,6 +22,7 @@ from gradfix.rules import (
     gf002_detached_sum,
     gf003_mergeable_backward,
     gf004_detached_terms_across_losses,
+    gf005_needless_retain_graph,
 )
 
 ALL_RULES: Sequence[ModuleType] = (
@@ -29,6 +30,7 @@ ALL_RULES: Sequence[ModuleType] = (
     gf002_detached_sum,
     gf003_mergeable_backward,
     gf004_detached_terms_across_losses,
+    gf005_needless_retain_graph,
 )
 
 

@@ -1,0 +1,191 @@
+"""Implementation of gf005_needless_retain_graph (imported lazily, see that module)."""
+
+from __future__ import annotations
+
+from gradfix.rules.gf005_needless_retain_graph import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+
+from typing import List, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider
+
+from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons
+from gradfix.analysis.between import MUTATING_METHODS, harmless_call
+from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
+from gradfix.analysis.introspection import introspection_reasons
+from gradfix.analysis.merge import Replace
+from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.findings import Finding, Fix
+from gradfix.rules._blocks import BlockVisitor
+
+# Optimizer, scheduler and GradScaler calls of a training step: they read `.grad` and update
+# parameters in place, but never backpropagate (`step(closure)` can: not listed).
+_STEP_METHODS = frozenset({"step", "zero_grad", "update"})
+# Module methods that hand out leaves or switch modes, whatever their arguments.
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "train", "eval"})
+_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class Visitor(BlockVisitor):
+    CODE = CODE
+
+    def block(self, block: Sequence[cst.BaseStatement]) -> None:
+        function = self.scopes[-1]
+        if not isinstance(function, cst.FunctionDef):
+            return  # module level: its tensors stay reachable by whoever imports it
+        for index in range(len(block)):
+            call = backward_call(block, index)
+            if call is None:
+                continue
+            arg = _retain_arg(call)
+            if arg is None or "create_graph" in call.keywords or call.opaque_args:
+                continue
+            if self._in_loop(call.statement, function):
+                continue  # the next iteration runs this backward (or another) again
+            end = self.line(call.statement, end=True)
+            if later_use_reasons(end, function, self.line):
+                continue  # a later backward may need the graph: retaining it is the point
+            self.findings.append(self._finding(call, arg, function))
+
+    def _in_loop(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and parent is not function:
+            if isinstance(parent, _LOOPS):
+                return True
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return False
+
+    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef) -> Finding:
+        reasons = self._unproven(call, function)
+        loss = code_of(call.receiver).strip()
+        fix = Fix(
+            safe=not reasons,
+            replacements={call.statement: [call.statement.visit(Replace({call.call: _without(call.call, arg)}))]},
+            description="Remove `retain_graph=True`",
+            unsafe_reason="; ".join(reasons),
+        )
+        message = (
+            f"`retain_graph=True` keeps the graph of `{loss}` alive, but nothing later in "
+            f"`{function.name.value}` backpropagates through it: its saved activations stay in memory until "
+            f"the graph is freed"
+        )
+        return self.report(arg, message, fix, reasons)
+
+    # -- fix safety -------------------------------------------------------------------
+    def _unproven(self, backward: BackwardCall, function: cst.FunctionDef) -> List[str]:
+        """What could keep a tensor of the graph for a later backward (empty: a safe fix)."""
+        reasons: List[str] = []
+        for call in calls_within(function):
+            if call is backward.call:
+                continue
+            why = self._call_keeps(call, backward)
+            if why is not None:
+                reasons.append(why)
+                break
+        escape = self._escape(function)
+        if escape is not None:
+            reasons.append(escape)
+        reasons.extend(introspection_reasons(function, self.line))
+        return reasons
+
+    def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
+        func = call.func
+        at = self.line(call)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if (method in _STEP_METHODS and not call.args) or method in _MODULE_METHODS:
+                return None
+            if method == "step" and backward.scaler is not None and same_expr(func.value, backward.scaler) and len(call.args) == 1:
+                return None  # `scaler.step(opt)`
+            if method == "scale" and backward.scaler is not None and same_expr(func.value, backward.scaler):
+                return None  # `scaler.scale(loss)` of the backward itself
+            if method in MUTATING_METHODS and not all(self._value(a.value) for a in call.args):
+                return f"`{code_of(func).strip()}()` (line {at}) stores a tensor in a container that may outlive the call"
+        if harmless_call(call, self.classifier):
+            return None
+        return (
+            f"`{code_of(func).strip()}()` (line {at}) is not proven to keep no tensor of this graph for a later "
+            f"backward (a hidden state carried to the next call needs the graph)"
+        )
+
+    def _escape(self, function: cst.FunctionDef) -> Optional[str]:
+        """The first statement through which a tensor may leave the function, or None."""
+        found: List[str] = []
+        visitor = self
+
+        class Find(cst.CSTVisitor):
+            def visit_Return(self, node: cst.Return) -> None:
+                if node.value is not None and not visitor._value(node.value):
+                    found.append(f"`return {code_of(node.value).strip()}` (line {visitor.line(node)}) may hand a tensor of the graph to the caller")
+
+            def visit_Yield(self, node: cst.Yield) -> None:
+                found.append(f"the function is a generator (line {visitor.line(node)}): what it yields may carry the graph")
+
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                self._store(node.target, visitor.get_metadata(ParentNodeProvider, node))
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                self._store(node.target, node)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if node.value is not None:
+                    self._store(node.target, node)
+
+            def _store(self, target: cst.BaseExpression, statement) -> None:
+                if isinstance(target, (cst.Attribute, cst.Subscript)) and not visitor._value(statement.value):
+                    found.append(f"`{code_of(target).strip()}` (line {visitor.line(target)}) keeps a value that may carry the graph beyond the call")
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    for element in target.elements:
+                        if isinstance(element.value, (cst.Attribute, cst.Subscript)):
+                            found.append(f"`{code_of(element.value).strip()}` (line {visitor.line(target)}) keeps a value that may carry the graph beyond the call")
+
+            def visit_Global(self, node: cst.Global) -> None:
+                found.append(f"a `global` statement (line {visitor.line(node)}) lets a tensor outlive the call")
+
+            def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+                found.append(f"a `nonlocal` statement (line {visitor.line(node)}) lets a tensor outlive the call")
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                if node is not function:
+                    found.append(f"the nested function `{node.name.value}` (line {visitor.line(node)}) may backpropagate later")
+                    return False
+                return True
+
+            def visit_Lambda(self, node: cst.Lambda) -> bool:
+                found.append(f"a lambda (line {visitor.line(node)}) may backpropagate later")
+                return False
+
+        function.visit(Find())
+        return found[0] if found else None
+
+    def _value(self, node: cst.BaseExpression) -> bool:
+        """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string."""
+        if is_literal(node) or isinstance(node, cst.FormattedString):
+            return True
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
+                return True
+            if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
+                return True
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return all(self._value(e.value) for e in node.elements)
+        return False
+
+
+def _retain_arg(call: BackwardCall) -> Optional[cst.Arg]:
+    """The `retain_graph=True` argument, written as the literal."""
+    for arg in call.call.args:
+        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value == "True" and not value.lpar:
+                return arg
+    return None
+
+
+def _without(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """The call without `arg`; the new last argument loses a trailing comma it only had as a separator."""
+    args = [a for a in call.args if a is not arg]
+    if args and call.args[-1] is arg:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
