@@ -1,4 +1,4 @@
-"""The `gradfix` command line: check, fix, verify, rule.
+"""The `gradfix` command line: check, fix, verify, rule, server.
 
 Exit codes (DESIGN §4): 0 clean (or everything fixed), 1 findings remain (or
 `verify` found a mismatch), 2 usage, configuration, input or internal error.

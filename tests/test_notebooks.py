@@ -400,3 +400,35 @@ def test_byte_order_mark_is_kept(tmp_path: Path, monkeypatch):
     fixed = (tmp_path / "nb.ipynb").read_bytes()
     assert fixed.startswith(b"\xef\xbb\xbf{") and fixed != data
     assert cell_sources(fixed[3:])[5] == IN_CELL_FIXED
+
+
+@pytest.mark.slow
+def test_precommit_hook_checks_and_fixes_a_notebook(tmp_path: Path):
+    """The real pre-commit passes `.ipynb` files to both hooks (`types_or: [..., jupyter]`)."""
+    import shutil
+    import subprocess
+
+    from tests.test_precommit import PRE_COMMIT, _git
+
+    if not Path(PRE_COMMIT).exists():
+        pytest.skip("pre-commit is not installed")
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"))
+    hooks = tmp_path / "hooks"
+    shutil.copytree(ROOT, hooks, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", "fixtures", "tests"))
+    _git(hooks, "init", "-q")
+    _git(hooks, "add", "-A")
+    _git(hooks, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hooks")
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    rev = _git(hooks, "rev-parse", "HEAD").stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n  - id: gradfix-fix\n"
+    )
+    write(project / "train.ipynb", build_notebook())
+    _git(project, "add", "-A")
+    first = subprocess.run([PRE_COMMIT, "run", "--files", "train.ipynb"], cwd=project, env=env, capture_output=True, text=True)
+    output = first.stdout + first.stderr
+    assert first.returncode == 1, output
+    assert "train.ipynb:cell 6:4:11: GF001 [*]" in output
+    assert cell_sources((project / "train.ipynb").read_bytes())[5] == IN_CELL_FIXED  # gradfix-fix rewrote the cell
