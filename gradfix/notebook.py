@@ -172,6 +172,7 @@ class Notebook:
 
     def map_lines(self, message: str) -> str:
         """A rule's message with the rows it cites (`line 7`, `line 5, 9`) as `line L of cell N`; code in backticks untouched."""
+        message = message.replace(f"`{PLACEHOLDER}`", "an IPython magic or shell command").replace(PLACEHOLDER, "<IPython magic>")
         parts = message.split("`")
         for i in range(0, len(parts), 2):  # the even parts are outside backticks
             parts[i] = _CITED.sub(self._cited, parts[i])

@@ -432,3 +432,18 @@ def test_precommit_hook_checks_and_fixes_a_notebook(tmp_path: Path):
     assert first.returncode == 1, output
     assert "train.ipynb:cell 6:4:11: GF001 [*]" in output
     assert cell_sources((project / "train.ipynb").read_bytes())[5] == IN_CELL_FIXED  # gradfix-fix rewrote the cell
+
+
+def test_a_magic_between_the_passes_makes_the_fix_unsafe(tmp_path: Path, monkeypatch):
+    """`%run` (or `!cmd`) may run anything: it is not a harmless line between the two passes."""
+    monkeypatch.chdir(tmp_path)
+    cells = [
+        new_code_cell(IMPORTS + "\n" + SETUP),
+        new_code_cell(IN_CELL.replace("l1.backward(retain_graph=True)\n", "l1.backward(retain_graph=True)\n%run zero_grads.py\n")),
+    ]
+    original = write(tmp_path / "nb.ipynb", build_notebook(cells))
+    result = run("check", "--no-cache", "nb.ipynb")
+    assert result.stdout.startswith("nb.ipynb:cell 2:5:11: GF001 `F.mse_loss`")
+    assert "[unsafe fix: an IPython magic or shell command between the two passes" in result.stdout
+    assert run("fix", "--no-cache", "--apply", "nb.ipynb").exit_code == 1
+    assert (tmp_path / "nb.ipynb").read_bytes() == original
