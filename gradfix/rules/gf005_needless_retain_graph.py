@@ -53,6 +53,7 @@ graph the caller backpropagates again later is not seen.
 
 from __future__ import annotations
 
+import ast
 import re
 
 CODE = "GF005"
@@ -66,8 +67,60 @@ _RETAIN_TRUE = re.compile(rb"retain_graph\s*=\s*True")
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
-    """Cheap precheck: a literal `retain_graph=True` must be written somewhere."""
-    return _RETAIN_TRUE.search(text) is not None
+    """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` outside any
+    loop of it and no `backward`/`grad` call after it. (Files that use `retain_graph=True` are
+    mostly the ones that backpropagate twice: without this, torch's own sources would all be
+    parsed by libcst for nothing.)"""
+    if _RETAIN_TRUE.search(text) is None:
+        return False
+    if "tree" not in state:  # the engine's prefilter shares its parse through `state`
+        try:
+            state["tree"] = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            state["tree"] = None
+    tree = state["tree"]
+    if tree is None:
+        return True  # left to the parser to report
+    return any(
+        _function_might_match(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+
+
+def _function_might_match(function) -> bool:
+    calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+    later = [
+        n.lineno for n in calls
+        if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad"))
+        or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad"))
+    ]
+    for call in _retaining_backwards_outside_loops(function.body):
+        end = getattr(call, "end_lineno", call.lineno)
+        if not any(line > end for line in later):
+            return True
+    return False
+
+
+def _retaining_backwards_outside_loops(body):
+    for statement in body:
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            call = statement.value
+            if (
+                isinstance(call.func, ast.Attribute)
+                and call.func.attr == "backward"
+                and not call.args  # positional arguments: a `gradient` (or `autograd.backward(...)`), not this rule's
+                and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
+                and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
+            ):
+                yield call
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list):
+                yield from _retaining_backwards_outside_loops(inner)
+        if isinstance(statement, ast.Match):
+            for case in statement.cases:
+                yield from _retaining_backwards_outside_loops(case.body)
 
 
 # The rule's metadata and documentation live here; its libcst-based code in the

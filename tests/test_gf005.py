@@ -1,0 +1,42 @@
+"""GF005's precheck: it must never rule out a file the rule reports, and should rule out the
+files that use `retain_graph=True` for a second backward (torch's own sources)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradfix.engine import lint_bytes, prefilter
+from gradfix.rules import gf005_needless_retain_graph as gf005, select
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "GF005"
+REPORTED = sorted(p for kind in ("positive", "unsafe") for p in (FIXTURES / kind).glob("*.py") if not p.name.endswith(".fixed.py"))
+
+
+@pytest.mark.parametrize("path", REPORTED, ids=[p.stem for p in REPORTED])
+def test_every_reported_fixture_passes_the_prefilter(path):
+    data = path.read_bytes()
+    assert prefilter(data, [gf005]) == [gf005]
+    assert lint_bytes(data, str(path), select(["GF005"])).findings
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    loss.backward(retain_graph=True)\n    other.backward()\n",  # a later backward
+        "    for _ in range(2):\n        loss.backward(retain_graph=True)\n",  # in a loop
+        "    dist_autograd.backward(ctx, [loss], retain_graph=True)\n",  # positional arguments
+        "    loss.backward(retain_graph=True, create_graph=True)\n",
+        "    loss.backward(retain_graph=False)\n",
+    ],
+)
+def test_the_precheck_rules_out_what_the_rule_never_reports(body):
+    data = ("import torch\n\n\ndef step(loss, other, ctx, dist_autograd):\n" + body).encode()
+    assert prefilter(data, [gf005]) == []
+    assert lint_bytes(data, "t.py", select(["GF005"])).findings == []
+
+
+def test_module_level_is_not_reported():
+    data = b"import torch\nx = torch.ones(2, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward(retain_graph=True)\n"
+    assert lint_bytes(data, "t.py", select(["GF005"])).findings == []
