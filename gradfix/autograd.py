@@ -3,7 +3,7 @@
 ``grad_scale(x, scale)`` is the identity in the forward pass and multiplies
 the gradient flowing back through *this one use* of ``x`` by ``scale``.  It
 lets a rewrite merge ``a*f(x.detach(), y)`` and ``b*f(x, y.detach())`` into
-one pass, ``f(grad_scale(x, b), grad_scale(y, a))`` (DESIGN §1, §2).
+one pass, ``f(grad_scale(x, b), grad_scale(y, a))`` (docs/design.md §1, §2).
 
 Why not a hook: ``x.register_hook(lambda g: -g)`` changes the gradient of
 *every* use of ``x`` (another loss term, a later backward, ``y`` computed
@@ -161,7 +161,7 @@ def grad_scale(x: Any, scale: Scale) -> Any:
 def scaled_params_call(module: Any, scale: Scale, *args: Any, **kwargs: Any) -> Any:
     """Call ``module(*args, **kwargs)`` with its parameters' gradients scaled by ``scale``.
 
-    The module form of a merge (DESIGN §2): where the original evaluated a
+    The module form of a merge (docs/design.md §2): where the original evaluated a
     module twice, its parameters received ``(a+b)·∂f/∂θ``; one call through
     this function gives them the same. ``scale == 0`` (they cancel, as in
     ``f(x.detach(), y) - f(x, y.detach())``) runs the module on detached

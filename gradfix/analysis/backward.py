@@ -35,7 +35,7 @@ class BackwardCall:
 
     @property
     def plain(self) -> bool:
-        """First order, whole-graph, unit gradient (DESIGN §1, E7)."""
+        """First order, whole-graph, unit gradient (docs/design.md §1, E7)."""
         return not self.opaque_args and not set(self.keywords) - {"retain_graph"}
 
     @property
@@ -103,7 +103,7 @@ def definition(block: Sequence[cst.BaseStatement], index: int, name: str) -> Opt
 
 @dataclass
 class BackwardRun:
-    """Consecutive backward calls that backpropagate one objective, their sum (DESIGN §1, E3, E7).
+    """Consecutive backward calls that backpropagate one objective, their sum (docs/design.md §1, E3, E7).
 
     Every call but the last keeps the graph, all are plain (no `gradient=`,
     `inputs=`, `create_graph=`), all use the same scaler or none, and nothing

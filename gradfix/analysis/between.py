@@ -1,6 +1,6 @@
 """What may stand between two statements of one straight-line block.
 
-DESIGN §1 E3: nothing between the two forwards/backwards may step an
+docs/design.md §1 E3: nothing between the two forwards/backwards may step an
 optimizer, zero or read `.grad`, mutate an operand or the callee in place, or
 rebind their names; control flow must not be able to skip the second loss.
 

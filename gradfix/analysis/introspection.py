@@ -6,7 +6,7 @@ the reads that scope analysis sees. `locals()` sees every local name
 (`{k: v.item() for k, v in locals().items() if k.endswith("_latent")}`, a
 common metrics idiom), and so do `vars()` and `dir()` without arguments,
 `eval(...)`, `exec(...)`; `globals()` sees every module-level name. Any of
-them in the function a rewrite changes makes the fix unsafe (DESIGN §1: what
+them in the function a rewrite changes makes the fix unsafe (docs/design.md §1: what
 is not proven goes into the reason).
 """
 

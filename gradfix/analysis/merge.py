@@ -53,7 +53,7 @@ def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Opti
     """The two calls are one computation modulo complementary `.detach()` (None otherwise).
 
     Method chains on the call (`D(x.detach()).mean()`) are part of the
-    computation. A random callee never matches (DESIGN E1: two draws are two
+    computation. A random callee never matches (docs/design.md §1 E1: two draws are two
     computations).
     """
     c1, chain1 = core_call(c1)
@@ -81,7 +81,7 @@ def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Opti
 
 
 class MergeSafety:
-    """What a merge of one module's pairs needs proven (DESIGN §1, E1, E2, E5)."""
+    """What a merge of one module's pairs needs proven (docs/design.md §1, E1, E2, E5)."""
 
     def __init__(self, classifier: CalleeClassifier, module: cst.Module) -> None:
         self.classifier = classifier
@@ -147,7 +147,7 @@ def merged_call(
     With `module_op` (the local name of `scaled_params_call`), the callee is
     a deterministic nn.Module whose parameters took part in both
     evaluations: it is called as `scaled_params_call(f, a + b, ...)` so they
-    receive (a+b)·∂f/∂θ, as in the original (DESIGN §2).
+    receive (a+b)·∂f/∂θ, as in the original (docs/design.md §2).
     """
     points = match.points
     uses_op = False
@@ -209,7 +209,7 @@ class _MergeTransformer(cst.CSTTransformer):
 
 
 def module_op(match: PairMatch, op_names: Mapping[str, str]) -> Optional[str]:
-    """`scaled_params_call`'s local name when the callee is a deterministic module (DESIGN §2), else None."""
+    """`scaled_params_call`'s local name when the callee is a deterministic module (docs/design.md §2), else None."""
     callee = match.callee
     return op_names["scaled_params_call"] if callee.kind == MODULE and callee.deterministic else None
 

@@ -1,4 +1,4 @@
-"""Is a callee provably parameter-free and deterministic? (DESIGN §1, E1 and E2)
+"""Is a callee provably parameter-free and deterministic? (docs/design.md §1, E1 and E2)
 
 The rewrite evaluates the callee once instead of twice. That is exact only if
 the callee draws no random numbers, updates no state, and owns no trainable
@@ -113,7 +113,7 @@ _CONTAINERS = frozenset({"torch.nn.Sequential"})
 _TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod", "torch.compile"})
 
 # Symmetric in value and gradient when called with exactly two positional
-# tensors (DESIGN §1, E9): argument order may differ between the two calls.
+# tensors (docs/design.md §1, E9): argument order may differ between the two calls.
 SYMMETRIC = frozenset(
     {_F + n for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cosine_similarity")}
     | {"torch.cosine_similarity"}
@@ -640,7 +640,7 @@ class CalleeClassifier:
             return checker.verdict
         # Default values are evaluated once, where the function is defined, and
         # read by the body through their parameters: a trainable tensor there
-        # is a global read like one in the body (DESIGN §1, E2).
+        # is a global read like one in the body (docs/design.md §1, E2).
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is None:

@@ -62,7 +62,7 @@ class Visitor(BlockVisitor):
     def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
         found = backward_call(block, index)
         if found is None or not found.plain:
-            return None  # DESIGN E7: gradient=, inputs=, create_graph= or opaque arguments
+            return None  # docs/design.md §1 E7: gradient=, inputs=, create_graph= or opaque arguments
         def_index: Optional[int] = None
         target: Optional[cst.Name] = None
         expr: cst.BaseExpression = found.receiver

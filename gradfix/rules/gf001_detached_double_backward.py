@@ -49,7 +49,7 @@ in the forward that scales only this one use's gradient, never a hook on `x`
 itself (a hook would flip every other use of `x`). Loss values read later
 (logging, `.item()`) are rebuilt as detached values of the one result.
 
-## Not reported (DESIGN §1, E3, E7)
+## Not reported (docs/design.md §1, E3, E7)
 When anything between the two passes steps an optimizer, zeroes, reads or
 clips gradients, runs another backward, modifies an operand in place, rebinds
 an operand, the callee or a coefficient, changes grad mode, or can skip the
@@ -62,7 +62,7 @@ When the callee is an `nn.Module` built in the same file from deterministic,
 stateless layers (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`), its
 parameters took part in both evaluations and received (a+b)·∂f/∂θ; the
 rewrite calls it as `scaled_params_call(D, a + b, ...)`, which gives them
-exactly that (DESIGN §2). With a+b = 0 (the seed) it runs the module on
+exactly that (docs/design.md §2). With a+b = 0 (the seed) it runs the module on
 detached parameters — no weight-gradient work — and zero-fills their `.grad`
 where it was None, as the original's cancelling passes did.
 

@@ -22,7 +22,7 @@ With a GradScaler, `scaler.scale(a).backward(retain_graph=True)` and
 `scaler.scale(a + b).backward()`. The last call's keyword arguments are kept.
 
 ## Not reported
-When any call passes `gradient=`, `inputs=` or `create_graph=` (DESIGN §1,
+When any call passes `gradient=`, `inputs=` or `create_graph=` (docs/design.md §1,
 E7: per-call gradients or higher order), a positional argument or `**kwargs`;
 when the calls use different scalers or one is scaled and the other not; when
 a call does not retain the graph before the last one; when anything between

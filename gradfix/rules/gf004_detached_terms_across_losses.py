@@ -43,7 +43,7 @@ expression (one level deep), and the rewrite inlines it where it pairs:
 
 Both terms must be
 evaluated in the same loop iteration (the same loop body) or both outside any
-loop, under the same `with` context (DESIGN §1, E4). Symmetric callees may
+loop, under the same `with` context (docs/design.md §1, E4). Symmetric callees may
 swap their arguments, as in GF001.
 
 ## Why it is costly
