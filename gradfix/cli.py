@@ -1,6 +1,6 @@
 """The `gradfix` command line: check, fix, verify, rule, server.
 
-Exit codes (DESIGN §4): 0 clean (or everything fixed), 1 findings remain (or
+Exit codes (docs/design.md §4): 0 clean (or everything fixed), 1 findings remain (or
 `verify` found a mismatch), 2 usage, configuration, input or internal error.
 
 Only `verify` imports torch, and only when it runs; `check` and `fix` never
