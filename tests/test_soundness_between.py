@@ -366,3 +366,35 @@ def test_stores_into_what_is_not_an_alias_keep_the_safe_fix(alias, store):
     result = _lint(src, ["GF001"])
     assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
     _safe_fix_is_exact(src, ["GF001"])
+
+
+MODULE_CALLEE = '''\
+import torch
+import torch.nn as nn
+
+D = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+a = torch.randn(5, 3, requires_grad=True)
+b = torch.randn(5, 3, requires_grad=True)
+
+
+def step():
+    x, y = a * 2, b * 3
+    l1 = D(x.detach() - y).mean()
+    l1.backward(retain_graph=True)
+    {between}
+    l2 = -D(x - y.detach()).mean()
+    l2.backward()
+'''
+
+
+@pytest.mark.parametrize("between", ["D.double()", "D.to(torch.float64)", "D.half()"])
+def test_a_conversion_of_the_module_callee_between_the_passes_is_not_harmless(between):
+    result = _lint(MODULE_CALLEE.format(between=between), ["GF001"])
+    assert not any(f.fixable for f in result.findings), [f.message for f in result.findings]
+
+
+def test_a_conversion_of_something_else_is_harmless():
+    src = MODULE_CALLEE.format(between="z = b.to(torch.float64)")
+    result = _lint(src, ["GF001"])
+    assert [f.fixable for f in result.findings] == [True]
+    _safe_fix_is_exact(src, ["GF001"])

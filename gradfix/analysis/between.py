@@ -63,6 +63,8 @@ MUTATING_METHODS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard", "sort", "reverse"}
 )
 _APPENDING = frozenset({"append", "extend"})
+# Tensor methods returning a new tensor that, called on an `nn.Module`, change it in place.
+_MODULE_MUTATORS = frozenset({"to", "half", "float", "double", "bfloat16", "cpu", "cuda", "type"})
 HARMLESS_METHODS = frozenset(
     {
         "item", "tolist", "numpy", "cpu", "log", "info", "debug",
@@ -110,6 +112,11 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # writes parameters).
             path = access_path(func.value)
             return name in _APPENDING and path is not None and not any(paths_overlap(path, w) for w in watched)
+        if name in _MODULE_MUTATORS:
+            # `x.to(...)`, `x.half()` give a new tensor, but on a module they convert its
+            # parameters in place: harmless only on a receiver that is no operand or callee.
+            path = access_path(func.value)
+            return path is not None and not any(paths_overlap(path, w) for w in watched)
         if name in HARMLESS_METHODS or name in _VALUE_METHODS:
             return True
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in _HARMLESS_FUNCTIONS | _VALUE_FUNCTIONS:
