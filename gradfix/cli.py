@@ -30,6 +30,49 @@ STDIN = "-"
 PROGRESS_THRESHOLD = 200
 
 
+class OutputProblem(click.ClickException):
+    """Standard output or `-o` could not be written (a full disk, a missing directory): one line, exit 2."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file=None) -> None:
+        click.echo(f"gradfix: {self.format_message()}", err=True)
+
+
+def _silence_stdout() -> None:
+    """After a failed write, point standard output at /dev/null, so that the flush at exit
+    does not fail again with Python's `Exception ignored` message."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # not a real file (tests' CliRunner)
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except OSError:  # pragma: no cover
+        pass
+
+
+def _echo(text: str = "", nl: bool = True) -> None:
+    """`click.echo` to standard output; a write error (ENOSPC, EIO, EPIPE) is one line, exit 2."""
+    try:
+        click.echo(text, nl=nl)
+    except OSError as exc:
+        _silence_stdout()
+        raise OutputProblem(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _echo_bytes(data: bytes) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError as exc:
+        _silence_stdout()
+        raise OutputProblem(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
 class ConfigProblem(click.ClickException):
     """A configuration error: one line naming the file and key, exit 2."""
 
@@ -146,6 +189,7 @@ class Run:
 def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool = False) -> Run:
     from gradfix.cache import Cache
     from gradfix.config import ConfigError, SettingsResolver, discover_files
+    from gradfix.files import NotRegularFile, read_source, restore_final_cr
     from gradfix.notebook import Notebook, NotebookError, is_notebook
     from gradfix.parallel import lint_many, make_task
     from gradfix.rules import SelectionError
@@ -219,6 +263,8 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
                     result = _notebook_result(notebook, name, result, fix=fix, unsafe_fixes=unsafe, relint=relint)
                 if result.error:
                     run.errors.append((name, result.error))
+                elif result.fixed is not None and notebook is None:
+                    result.fixed = restore_final_cr(data, result.fixed)
                 run.outcomes.append(Outcome(name, data, result, unsafe, notebook))
         return run
 
@@ -244,9 +290,12 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
     for path in files:
         name = str(path)
         try:
-            data = path.read_bytes()
+            data = read_source(path)
         except IsADirectoryError:
             entries.append(("error", name, "is a directory"))
+            continue
+        except NotRegularFile:
+            entries.append(("error", name, "not a regular file"))
             continue
         except OSError as exc:
             entries.append(("error", name, f"cannot read: {exc.strerror or exc}"))
@@ -396,9 +445,12 @@ def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
 
 def _emit(text: str, output_file: Optional[str]) -> None:
     if output_file:
-        Path(output_file).write_text(text, encoding="utf-8")
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputProblem(f"{output_file}: cannot write: {exc.strerror or exc}") from None
     elif text:
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -522,7 +574,7 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     With `-` the source is read from standard input and the fixed source is
     written to standard output.
     """
-    from gradfix.files import write_atomic
+    from gradfix.files import NotReplaced, replace_file
     from gradfix.output import location
 
     options = _options(kwargs)
@@ -550,20 +602,25 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
         if result.error:
             continue
         if stdin_mode:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(result.fixed if result.fixed is not None else outcome.original)
-            sys.stdout.buffer.flush()
+            _echo_bytes(result.fixed if result.fixed is not None else outcome.original)
         elif result.fixed is not None:
             if apply_:
+                # Re-checked right before the rename: a file edited since it was read, one the
+                # user could not write in place, or one with other hard links is left alone.
                 try:
-                    write_atomic(Path(outcome.path), result.fixed)
+                    replace_file(Path(outcome.path), result.fixed, original=outcome.original)
+                except NotReplaced as exc:
+                    errors += 1
+                    click.echo(f"{outcome.path}: {exc}", err=True)
+                    remaining.extend(result.findings)
+                    continue
                 except OSError as exc:
                     errors += 1
                     click.echo(f"{outcome.path}: cannot write: {exc.strerror or exc}; file left unchanged", err=True)
                     remaining.extend(result.findings)
                     continue
             else:
-                click.echo(_outcome_diff(outcome), nl=False)
+                _echo(_outcome_diff(outcome), nl=False)
         if result.fixed is not None:
             applied += result.applied
             changed_files += 1
@@ -573,7 +630,11 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     remaining.sort(key=lambda f: f.sort_key())
     for finding in remaining:
         mark = " [*]" if finding.fixable else ""
-        click.echo(f"{location(finding)}: {finding.code}{mark} {finding.message}", err=stdin_mode)
+        line = f"{location(finding)}: {finding.code}{mark} {finding.message}"
+        if stdin_mode:
+            click.echo(line, err=True)
+        else:
+            _echo(line)
     if show_fixes and fixed_findings:
         click.echo(("Fixed" if apply_ else "Would fix") + ":", err=True)
         for finding in sorted(fixed_findings, key=lambda f: f.sort_key()):
@@ -593,12 +654,6 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     sys.exit(EXIT_FINDINGS if pending and not kwargs["exit_zero"] else EXIT_CLEAN)
 
 
-def _echo_bytes(data: bytes) -> None:
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-
-
 def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int:
     """--threads must be a positive count: a one-line error (exit 2) otherwise."""
     if value < 1:
@@ -608,7 +663,7 @@ def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int
 
 
 @main.command()
-@click.argument("snippets", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("snippets", nargs=-1, required=True, type=click.Path())
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
               help="Where to run both versions.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and so verify) unsafe fixes.")
@@ -661,13 +716,13 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
         result = outcome.result
         if result.error:
             continue
-        click.echo(f"== {outcome.path}")
+        _echo(f"== {outcome.path}")
         if result.fixed is None:
             pending = [f for f in result.findings if f.fix is not None and not f.fix.safe]
             hint = " (only unsafe fixes: add --unsafe-fixes to verify them)" if pending else ""
-            click.echo(f"nothing to rewrite{hint}")
+            _echo(f"nothing to rewrite{hint}")
             continue
-        click.echo(f"rewrote {_plural(result.applied, 'finding')}")
+        _echo(f"rewrote {_plural(result.applied, 'finding')}")
         if outcome.notebook is not None:  # the code cells, concatenated, IPython-only lines as `None`
             original, rewritten = outcome.notebook.script(original=True), outcome.notebook.script()
         else:
@@ -676,7 +731,7 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
             original, rewritten,
             filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed, threads=threads,
         )
-        click.echo(format_report(report, verbose=verbose))
+        _echo(format_report(report, verbose=verbose))
         # The original raising is a bad snippet (exit 2); the rewrite raising
         # where the original ran is a difference the rewrite made (exit 1).
         if report.error and not report.rewrite_raised:
@@ -720,12 +775,12 @@ def rule(code: Optional[str], all_: bool) -> None:
         ]
         widths = [max(len(row[i]) for row in rows) + 2 for i in range(4)]
         for row in rows:
-            click.echo("".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[4])
+            _echo("".join(cell.ljust(width) for cell, width in zip(row, widths)) + row[4])
         return
     found = by_code(code)
     if found is None:
         raise click.UsageError(f"unknown rule `{code}`; `gradfix rule --all` lists them")
-    click.echo(inspect.getdoc(found))
+    _echo(inspect.getdoc(found))
 
 
 if __name__ == "__main__":  # pragma: no cover

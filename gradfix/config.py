@@ -39,6 +39,7 @@ import keyword
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -749,18 +750,32 @@ def discover_files(
     for raw in paths:
         raw = os.fspath(raw)
         path = Path(raw)
-        if not path.exists() and not path.is_symlink():
-            problems.append((raw, "No such file or directory"))
+        # os.stat / os.lstat, never Path.exists: a path below an unreadable directory raises
+        # PermissionError there, which must be one line for this path, not the end of the run.
+        try:
+            st = os.stat(raw)
+        except FileNotFoundError:
+            if os.path.islink(raw):
+                found.add(path)  # a dangling link: reported when it is read
+            else:
+                problems.append((raw, "No such file or directory"))
             continue
-        is_dir = path.is_dir()
+        except OSError as exc:
+            if os.path.islink(raw):
+                found.add(path)  # a link loop: reported when it is read
+            else:
+                problems.append((raw, f"cannot read: {exc.strerror or exc}"))
+            continue
+        is_dir = stat.S_ISDIR(st.st_mode)
         if force_exclude and resolver.for_path(path).is_excluded(path):
             continue
         if is_dir:
-            found.update(_walk(path, resolver, _shield(path, resolver)))
-        elif path.is_file() or path.is_symlink():
+            found.update(_walk(path, resolver, _shield(path, resolver), problems))
+        elif stat.S_ISREG(st.st_mode):
             found.add(path)
         else:
-            problems.append((raw, "not a regular file or directory"))
+            # A FIFO would block the read, /dev/zero (or a link to it) would never end it.
+            problems.append((raw, "not a regular file"))
     return sorted(found, key=lambda p: str(p)), problems
 
 
@@ -773,8 +788,14 @@ def _shield(directory: Path, resolver: SettingsResolver) -> Optional[str]:
     return absolute if _gitignored(absolute, True, root) else None
 
 
-def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None):
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
+          problems: Optional[List[Tuple[str, str]]] = None):
+    def unreadable(exc: OSError) -> None:
+        # A directory that cannot be listed is one line, never skipped silently.
+        if problems is not None:
+            problems.append((exc.filename or str(root), f"cannot read directory: {exc.strerror or exc}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         absolute = os.path.abspath(dirpath)
         settings = resolver.for_directory(absolute)  # for entries directly in dirpath
         kept = []

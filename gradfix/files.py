@@ -4,10 +4,13 @@ Walking directories with exclusions lives in `gradfix.config.discover_files`."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import List
 
@@ -44,6 +47,107 @@ class PathProblem(Exception):
     """A path argument that cannot be checked (missing, unreadable, ...)."""
 
 
+class NotRegularFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a socket): never read, it could block or never end."""
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of a regular file; `NotRegularFile` for anything else (FIFOs, `/dev/zero`, through symlinks too).
+
+    `os.stat` follows links and never opens the file, so a FIFO does not block
+    and a character device is never read.
+    """
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(0, "not a regular file", str(path))
+    return Path(path).read_bytes()
+
+
+def restore_final_cr(original: bytes, fixed: bytes) -> bytes:
+    """`fixed` with the trailing `\\r` libcst drops from a CR-only file put back.
+
+    libcst's round trip of a module ending in a lone `\\r` loses that last
+    `\\r` (`parse_module(b"x = 1\\r").bytes == b"x = 1"`); a fix never removes
+    the file's final line ending, so the ones it lost are restored.
+    """
+    def trailing_crs(data: bytes) -> int:
+        return len(data) - len(data.rstrip(b"\r"))
+
+    if not original.endswith(b"\r"):
+        return fixed
+    missing = trailing_crs(original) - trailing_crs(fixed)
+    return fixed + b"\r" * missing if missing > 0 and not fixed.endswith(b"\n") else fixed
+
+
+# --- writing ------------------------------------------------------------------------------
+#
+# Temporary files are hidden and named `.<name>.gradfix-tmp-<pid>-<random>`: no
+# tool picks them up as sources (no `.py` suffix), and one left behind by a
+# process that died (`kill -9` between creating and renaming it) is recognised
+# and removed by the next write into the same directory.
+
+TMP_MARK = ".gradfix-tmp-"
+_TMP_NAME = re.compile(r"^\..+\.gradfix-tmp-(?P<pid>\d+)-[A-Za-z0-9_]+$")
+# The earlier naming (`.<name>.<random>.gradfix-tmp`), and temporary files of
+# another machine sharing the directory: stale once older than this.
+_OLD_TMP_NAME = re.compile(r"^\..+\.gradfix-tmp$")
+STALE_AFTER_S = 24 * 3600
+_swept: set = set()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's), or cannot tell: keep it
+    return True
+
+
+def clean_stale_temporaries(directory: Path) -> List[str]:
+    """Remove gradfix's own temporary files left in `directory` by a process that is gone.
+
+    A file named by this module whose process no longer exists on this machine,
+    or one older than a day, is stale; nothing else is touched. Returns the
+    names removed. Done once per directory per process; never raises.
+    """
+    key = os.path.abspath(directory)
+    if key in _swept:
+        return []
+    _swept.add(key)
+    removed = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        match = _TMP_NAME.match(entry.name)
+        if match is None and not _OLD_TMP_NAME.match(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            old = now - st.st_mtime > STALE_AFTER_S
+            dead = match is not None and not _pid_alive(int(match.group("pid")))
+            if old or dead:
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
+def _temporary(target: Path):
+    return tempfile.mkstemp(prefix=f".{target.name}{TMP_MARK}{os.getpid()}-", dir=target.parent)
+
+
 def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace (or create) `path` with `data` so that readers see the old or the new file, never half.
 
@@ -53,7 +157,8 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """
     target = Path(path).resolve()
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".gradfix-tmp", dir=target.parent)
+    clean_stale_temporaries(target.parent)
+    fd, tmp = _temporary(target)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -62,6 +167,73 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
                 os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class NotReplaced(Exception):
+    """A fixed file that was not written, for a reason that is not an I/O error; `str()` is the message."""
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _unchanged(target: Path, expected: bytes) -> bool:
+    try:
+        return _digest(read_source(target)) == expected
+    except OSError:
+        return False
+
+
+def replace_file(path: Path, data: bytes, *, original: bytes) -> None:
+    """Write the fixed `data` over `path`, which held `original` when it was read.
+
+    Never loses work: a file edited since it was read is left alone
+    (`NotReplaced`: changed on disk), and so is one the user could not write
+    in place (no write permission for this user, or no write bit at all, which
+    also stops root: `not writable`) and one with several hard links (a rename
+    would split it from its other names, and writing in place would also
+    change the copies `cp -al` backups keep: `has N hard links`). A symlink is
+    followed: its target is replaced, the link kept. The new file gets the old
+    one's permission bits and, where allowed, its owner and group. The content
+    is compared once more right before the rename. OSError for I/O failures;
+    the original is then untouched and no temporary file is left.
+    """
+    target = Path(os.path.realpath(path))
+    expected = _digest(original)
+    st = os.stat(target)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotReplaced("not a regular file; not fixed")
+    if not _unchanged(target, expected):
+        raise NotReplaced("changed on disk since it was read; not fixed")
+    if not os.access(target, os.W_OK) or not st.st_mode & 0o222:
+        raise NotReplaced("not writable; not fixed")
+    if st.st_nlink > 1:
+        raise NotReplaced(f"has {st.st_nlink} hard links; not fixed (replacing it would split them)")
+    clean_stale_temporaries(target.parent)
+    fd, tmp = _temporary(target)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if hasattr(os, "chown"):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                try:  # not allowed to give the file away: keep at least the group where we may
+                    os.chown(tmp, -1, st.st_gid)
+                except OSError:
+                    pass
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after chown, which may clear set-id bits
+        if not _unchanged(target, expected):
+            raise NotReplaced("changed on disk since it was read; not fixed")
         os.replace(tmp, target)
     except BaseException:
         try:
