@@ -1,0 +1,44 @@
+"""GF002's precheck (CPython's parser): it keeps the shapes the rule reports and drops files that
+only call `.detach()` (the torch sources: 150 files went through libcst, minutes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradfix.engine import prefilter
+from gradfix.rules import gf002_detached_sum as gf002
+
+HEAD = "import torch\nimport torch.nn.functional as F\n\n\ndef step(x, y, z, beta):\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    loss = F.mse_loss(x, y.detach()) + beta * F.mse_loss(x.detach(), y)\n",
+        "    q = F.mse_loss(x, y.detach())\n    e = F.mse_loss(x.detach(), y)\n    return q + beta * e\n",
+        "    return F.mse_loss(x, y.detach()) + F.mse_loss(y, x.detach())\n",  # swapped (symmetric callee)
+        "    return F.mse_loss(torch.cat([x.detach(), z], 1), y) + F.mse_loss(torch.cat([x, z], 1), y.detach())\n",
+        "    return F.mse_loss(x, y.detach().clone()) + F.mse_loss(x.clone().detach(), y)\n",
+        "    return D(x.detach(), y).mean() + D(x, y.detach()).mean()\n",  # a method chain on the call
+    ],
+)
+def test_the_shapes_of_a_pair_pass(body):
+    assert prefilter((HEAD + body).encode(), [gf002]) == [gf002]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    return x.detach() + y.detach()\n",  # detaches, no call holding one
+        "    return F.mse_loss(x, y.detach()) + F.l1_loss(x.detach(), y)\n",  # two callees
+        "    return F.mse_loss(x, y.detach()) + F.mse_loss(x, y.detach())\n",  # written the same
+        "    return F.mse_loss(x, y.detach()) + F.mse_loss(z.detach(), y)\n",  # other arguments
+    ],
+)
+def test_files_without_a_pair_are_ruled_out(body):
+    assert prefilter((HEAD + body).encode(), [gf002]) == []
+
+
+def test_the_pair_must_be_in_one_function():
+    source = HEAD + "    return F.mse_loss(x, y.detach())\n\n\ndef other(x, y):\n    return F.mse_loss(x.detach(), y)\n"
+    assert prefilter(source.encode(), [gf002]) == []
