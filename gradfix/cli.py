@@ -469,7 +469,7 @@ def _common(command):
                      help="Rules to enable: codes, prefixes or ALL, comma-separated (replaces the configured selection)."),
         click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable, comma-separated."),
-        click.option("--config", type=click.Path(dir_okay=False), metavar="PATH",
+        click.option("--config", type=click.Path(dir_okay=False, readable=False), metavar="PATH",
                      help="Use this configuration file for every file (pyproject.toml or gradfix.toml)."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
         click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too."),
@@ -484,7 +484,9 @@ def _common(command):
     ]
     for option in reversed(options):
         command = option(command)
-    return click.argument("paths", nargs=-1, type=click.Path())(command)
+    # No click-side checks (click.Path is `readable=True` by default): one unreadable path
+    # would abort the run before the others are checked; each gets its own line instead.
+    return click.argument("paths", nargs=-1, type=click.Path(readable=False))(command)
 
 
 def _options(kwargs) -> Options:
@@ -663,7 +665,7 @@ def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int
 
 
 @main.command()
-@click.argument("snippets", nargs=-1, required=True, type=click.Path())
+@click.argument("snippets", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option("--device", type=click.Choice(["cpu", "cuda", "auto"]), default="auto", show_default=True,
               help="Where to run both versions.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (and so verify) unsafe fixes.")
@@ -681,7 +683,7 @@ def _thread_count(ctx: click.Context, param: click.Parameter, value: int) -> int
               help="Rules to enable: codes, prefixes or ALL, comma-separated (replaces the configured selection).")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable on top of the selection.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable, comma-separated.")
-@click.option("--config", type=click.Path(dir_okay=False), metavar="PATH", help="Configuration file to use.")
+@click.option("--config", type=click.Path(dir_okay=False, readable=False), metavar="PATH", help="Configuration file to use.")
 @click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
 def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int, seed: int, verbose: bool,
            select, extend_select, ignore, config, isolated) -> None:

@@ -810,6 +810,12 @@ def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
             # A FIFO or socket named `*.py` would block on read: regular files
             # only, plus dangling or looping links, which get a read error.
             full = os.path.join(absolute, name)
-            if name.endswith(SOURCE_SUFFIXES) and (os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full))):
-                if not settings._entry_excluded(os.path.join(absolute, name), is_dir=False, shield=shield):
+            if not name.endswith(SOURCE_SUFFIXES):
+                continue
+            if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
+                if not settings._entry_excluded(full, is_dir=False, shield=shield):
                     yield Path(dirpath) / name
+            elif problems is not None and not os.path.isdir(full):
+                # A FIFO, a socket or a link to a device named like a source file: one line, never read.
+                if not settings._entry_excluded(full, is_dir=False, shield=shield):
+                    problems.append((str(Path(dirpath) / name), "not a regular file"))
