@@ -37,7 +37,7 @@ import pytest
 
 pytest.importorskip("torch")
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, assume, given, note, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, assume, given, note, settings  # noqa: E402
 
 from tests.fuzz.catalogue import steps  # noqa: E402
 from tests.fuzz.check import explain, run  # noqa: E402
@@ -47,7 +47,10 @@ REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 # Catalogue parts not drawn by the bounded CI run, each because of an open bug
 # (its regression file says what differs). Remove an entry once the bug is fixed.
 KNOWN_OPEN: dict = {
-    # "part=value": "regression file / bug",
+    "nesting=loop_outer": "002/003: GF001/GF003 merges in a loop free a graph built before the loop",
+    "callee=seq_append_dropout": "005: module callee mutated after construction",
+    "callee=seq_setitem_dropout": "005: module callee mutated after construction",
+    "between=setitem_handle": "006: x[0] = ... into the base of a view operand between the passes",
 }
 
 # Regression snippets whose bug is not fixed yet: strict xfail, reason.
@@ -64,6 +67,8 @@ LONG_EXAMPLES = int(os.environ.get("GRADFIX_FUZZ_EXAMPLES", "20000"))
 
 COMMON = dict(
     deadline=None,
+    # no explain phase: it writes patch files under .hypothesis/ in the checkout
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )

@@ -210,6 +210,12 @@ CALLEES: Dict[str, Tuple[str, str]] = {
     "lambda_default_tensor": ("dist = lambda u, v, s=w: s * F.l1_loss(u, v)\n", "dist({A}, {B})"),
     "autograd_sign": (_AUTOGRAD_FN.format(grad_u="torch.sign(g) * d", grad_v="-torch.sign(g) * d"), "Dist.apply({A}, {B})"),
 }
+# Callees gradfix can prove pure and deterministic: drawn more often, so that many steps keep a safe fix.
+PROVABLE_CALLEES = [
+    "F.mse_loss", "F.l1_loss", "F.smooth_l1_loss", "F.mse_loss_sum", "F.kl_div", "nn.MSELoss", "nn.L1Loss_sum",
+    "lambda", "lambda_asym", "def_one", "def_kl", "def_multi", "def_inplace_local", "def_aug_fresh", "def_aug_clone",
+    "seq", "autograd_linear", "autograd_mul_method",
+]
 MODULE_CALLEES = {k for k in CALLEES if k.startswith("seq") or k.startswith("nn.")}
 SEQ_CALLEES = {k for k in CALLEES if k.startswith("seq")}
 NAMED_CALLEES = {k for k, (setup, call) in CALLEES.items() if call.startswith("dist(")}
@@ -230,7 +236,7 @@ class Operands:
 
 FORWARDS_X = ["a * 2.0", "a + 0.5", "a * 2.0", "torch.sin(a)"]
 FORWARDS_Y = ["b * 1.5", "b - 0.5", "b * 1.5", "torch.cos(b)"]
-OPERANDS = ["leaf", "name", "name_alias", "view_expr", "slice_expr", "view_named", "list", "dict", "attr", "self"]
+OPERANDS = ["leaf", "name", "same", "expr", "name_alias", "view_expr", "slice_expr", "view_named", "list", "dict", "attr", "self"]
 
 
 def make_operands(kind: str, fx: str, fy: str, method: bool) -> Operands:
@@ -238,6 +244,10 @@ def make_operands(kind: str, fx: str, fy: str, method: bool) -> Operands:
         return Operands("a", "b", [], ["a"], leaf=True)
     if kind == "name":
         return Operands("x", "y", [f"x = {fx}", f"y = {fy}"], ["x"], rebind="x = x * 3.0")
+    if kind == "same":
+        return Operands("x", "x", [f"x = {fx}"], ["x"], rebind="x = x * 3.0")
+    if kind == "expr":
+        return Operands("(x * 2.0)", "torch.tanh(y)", [f"x = {fx}", f"y = {fy}"], ["x"], rebind="x = x * 3.0")
     if kind == "name_alias":
         return Operands(
             "x", "y", [f"x = {fx}", f"y = {fy}", "xa = x", "hold = [x]", 'stash = {"x": x}', "box.x = x"],
@@ -358,6 +368,18 @@ BETWEEN: Dict[str, str] = {
     "cfg_write": 'CFG["w"] = 2.0',
     "cfg_update": 'CFG.update(w=2.0)',
     "scale_rebind": "SCALE = 2.0",
+    "grad_loop_scale": "for t in (a, b):\n    if t.grad is not None:\n        t.grad.mul_(0.5)",
+    "grad_comp_zero": "[t.grad.zero_() for t in (a, b) if t.grad is not None]",
+    "foreach_mul": "torch._foreach_mul_([t.grad for t in (a, b) if t.grad is not None], 0.5)",
+    "clip_grad_value": "torch.nn.utils.clip_grad_value_([a, b], 0.01)",
+    "clip_grad_norm_metric": 'metrics["gn"] = float(torch.nn.utils.clip_grad_norm_([a, b], 1e9))',
+    "deepcopy_leaf": "box.snap = copy.deepcopy(b)",
+    "count_grads": 'metrics["n"] = sum(p.grad is not None for p in opt.param_groups[0]["params"])',
+    "param_grads_none": "for p_ in crit.parameters():\n    p_.grad = None",
+    "module_zero_grad": "crit.zero_grad()",
+    "other_backward": "(c ** 2).sum().backward()",
+    "backward_through_x": "({X} ** 2).sum().backward(retain_graph=True)",
+    "autograd_grad": 'metrics["ag"] = torch.autograd.grad(({X} ** 2).sum(), a, retain_graph=True, allow_unused=True)[0] is None',
     "opt_step": "opt.step()",
     "opt_zero_grad": "opt.zero_grad()",
     "grad_read": 'metrics["g"] = None if {leafx}.grad is None else {leafx}.grad.sum().item()',
@@ -382,11 +404,22 @@ AFTER: Dict[str, str] = {
     "store_first": "box.kept = {first}",
 }
 
+# `with` blocks around the second evaluation (GF001 named, GF002 named, GF004 straight-line forms).
+WRAPS = {
+    "none": "",
+    "autocast_bf16": 'with torch.autocast("cpu", dtype=torch.bfloat16)',
+    "autocast_off": 'with torch.autocast("cpu", enabled=False)',
+    "enable_grad": "with torch.enable_grad()",
+    "custom_cm": "with quiet()",
+    "poked_cm": "with poked()",
+    "inference_off": "with torch.inference_mode(False)",
+}
+
 # Between statements whose templates need a name for the first loss/term.
 NEEDS_FIRST = {"print", "metrics", "log_append", "fstring", "custom_cm_harmless", "del_first", "listcomp", "assert"}
 NEEDS_REBIND = {"rebind_slot"}
 NEEDS_MODULE = {"forward_hook", "module_eval", "module_train"}
-NEEDS_SEQ = {"module_param_write"}
+NEEDS_SEQ = {"module_param_write", "param_grads_none", "module_zero_grad"}
 NEEDS_METHOD = {"self_k_rebind"}
 LEAF_INPLACE = {"inplace_operand", "inplace_handle", "augassign_handle", "setitem_handle", "copy_", "match_inplace",
                 "class_body_write", "tensor_method_inplace", "dunder_inplace", "dunder_setitem", "clamp_",
@@ -401,6 +434,7 @@ def _indent(text: str, pad: str) -> List[str]:
 
 HEAD = """\
 import contextlib
+import copy
 import functools
 import math
 import sys
@@ -494,9 +528,11 @@ HARMLESS_BETWEEN = ["print", "metrics", "log_append", "derived", "no_grad_block"
 def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     """One training step; `exclude` holds part values ('callee=seq', 'between=grad_hook', ...) not to draw."""
 
-    def pick(key: str, options, weights=None):
+    def pick(key: str, options, prefer=None):
+        """One of `options` not excluded; half of the time one of `prefer` (parts likely to keep a safe fix)."""
         allowed = [o for o in options if f"{key}={o}" not in exclude]
-        value = draw(st.sampled_from(allowed))
+        preferred = [o for o in allowed if prefer and o in prefer]
+        value = draw(st.sampled_from(preferred if preferred and draw(st.booleans()) else allowed))
         parts[key] = str(value)
         return value
 
@@ -507,7 +543,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     parts["codes"] = ",".join(codes)
     nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner"])
     method = nesting == "method"
-    callee = pick("callee", list(CALLEES))
+    callee = pick("callee", list(CALLEES), prefer=PROVABLE_CALLEES)
     fx, fy = draw(st.sampled_from(FORWARDS_X)), draw(st.sampled_from(FORWARDS_Y))
     loop = form.startswith("loop")
     if loop:
@@ -524,7 +560,9 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     rebind = None
     for i in range(2):
         kind = pick(
-            f"coef{i + 1}", ["literal", "literal", "const", "rebound", "learned", "cfg", "box_attr"] + (["self_attr"] if method else [])
+            f"coef{i + 1}",
+            ["literal", "const", "rebound", "learned", "cfg", "box_attr"] + (["self_attr"] if method else []),
+            prefer=["literal", "const"],
         )
         coef_kinds.append(kind)
         if kind == "literal":
@@ -547,7 +585,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         positions = BIND_POSITIONS if form_ not in UNBINDING else ["between", "after"]
         rebind = (form_, pick("bind_pos", positions), pick("bind_global", [False, True]))
 
-    n_between = draw(st.integers(0, 2))
+    n_between = draw(st.sampled_from([0, 0, 1, 1, 2]))
     between: List[str] = []
     for _ in range(n_between):
         if draw(st.booleans()):
@@ -564,7 +602,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             continue
         between.append(choice)
     parts["between"] = "+".join(between) or "none"
-    after = pick("after", list(AFTER))
+    after = pick("after", list(AFTER), prefer=["none", "log_second", "log_both", "opt_step"])
     handle = draw(st.sampled_from(ops.handles))
     retain2 = draw(st.booleans())
 
@@ -582,6 +620,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
 
     d = ".detach()"
     X, Y = ops.X, ops.Y
+    if pick("flip", [False, True]):  # the first pass detaches the other operand
+        X, Y = Y, X
 
     # ------------------------------------------------------------ the pattern
     body: List[str] = []
@@ -618,6 +658,11 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         return out
 
     c1, c2 = coefs
+    wrap2 = pick("wrap2", list(WRAPS), prefer=["none"])
+
+    def second(stmt: str) -> str:
+        """The second evaluation's statement, inside the drawn `with` block."""
+        return stmt if wrap2 == "none" else f"{WRAPS[wrap2]}:\n" + textwrap.indent(stmt, "    ")
     # term with X live / Y detached, and X detached / Y live; `swap` swaps the second's argument order
     t_xlive = call(X, Y + d)
     t_ylive = call(Y, X + d) if swap else call(X + d, Y)
@@ -633,7 +678,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             body.append(f"{l1} = {e1}")
             body.append(f"{l1}.backward(retain_graph=True)")
             body.extend(between_lines(l1))
-            body.append(f"{l2} = {e2}")
+            body.append(second(f"{l2} = {e2}"))
             body.append(f"{l2}.backward({r2})")
             names = {"first": l1, "second": l2}
     elif code == "GF002":
@@ -645,7 +690,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         else:
             body.append(f"q = {t_xlive}")
             body.extend(between_lines("q"))
-            body.append(f"e = {t_ylive}")
+            body.append(second(f"e = {t_ylive}"))
             body.append(f"loss = {c1}q + {c2}e{tail}")
             names = {"first": "q", "second": "e"}
         body.append("loss.backward()")
@@ -674,7 +719,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             body.append(f"s = {t_xlive}")
             if mid_between:
                 body.extend(between_lines("s"))
-            body.append(f"p = {t_ylive}")
+            body.append(second(f"p = {t_ylive}"))
         body.append("rec = (c ** 2).mean()")
         if form == "loop_one_loss":
             body.append(f"loss = {c1}s + {c2}p + rec")
