@@ -513,7 +513,9 @@ def _options(kwargs) -> Options:
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
 @click.option("--show-fixes", is_flag=True, help="Show each finding's proposed fix.")
-def check(paths, output_format, output_file, statistics, show_diff, show_fixes, **kwargs) -> None:
+@click.option("--github-level", type=click.Choice(["error", "warning", "notice"]), default="error", show_default=True,
+              help="The annotation level of findings in --output-format github.")
+def check(paths, output_format, output_file, statistics, show_diff, show_fixes, github_level, **kwargs) -> None:
     """Report findings in PATHS (files or directories; default: `.`; `-` reads standard input)."""
     from gradfix.output import render
     from gradfix.output import statistics as render_statistics
@@ -550,6 +552,9 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
                 show_fixes=show_fixes,
                 color=output_format in ("concise", "full") and not output_file and _use_color(sys.stdout),
                 unsafe_fixes=unsafe_shown,
+                # The files that could not be checked are part of the machine formats (stderr has them too).
+                errors=run.errors,
+                github_level=github_level,
             )
         _emit(text, output_file)
         if output_format in ("concise", "full") or statistics:

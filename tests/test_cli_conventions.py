@@ -160,7 +160,7 @@ def test_sarif_output_to_file(tmp_path):
 def test_github_output(tmp_path):
     p = write(tmp_path / "seed.py", SEED)
     result = invoke("check", "--output-format", "github", p)
-    assert result.stdout.startswith(f"::warning title=gradfix (GF001),file={p},line=11,col=15,")
+    assert result.stdout.startswith(f"::error title=gradfix (GF001),file={p},line=11,col=15,")
 
 
 def test_full_output_shows_source_and_fix(tmp_path):

@@ -412,6 +412,7 @@ def test_sarif():
             "shortDescription": {"text": gf001.SUMMARY},
             "fullDescription": {"text": inspect.getdoc(gf001)},
             "help": {"text": inspect.getdoc(gf001)},
+            "helpUri": "https://github.com/gradfix/gradfix/blob/main/README.md#gf001-detached-double-backward",
             "defaultConfiguration": {"level": "warning"},
         }
     ]
@@ -483,9 +484,9 @@ def test_sarif_default_version_and_uris():
 
 def test_github():
     assert render(FINDINGS, "github") == (
-        "::warning title=gradfix (GF001),file=train.py,line=8,col=11,endLine=8,endColumn=36"
+        "::error title=gradfix (GF001),file=train.py,line=8,col=11,endLine=8,endColumn=36"
         "::GF001 `F.mse_loss` is evaluated twice\n"
-        "::warning title=gradfix (GF001),file=train.py,line=9,col=1,endLine=10,endColumn=6"
+        "::error title=gradfix (GF001),file=train.py,line=9,col=1,endLine=10,endColumn=6"
         "::GF001 `net` is evaluated twice [unsafe fix: `net` may own parameters]\n"
     )
 
@@ -496,7 +497,7 @@ def test_github_escaping():
         message="50% of a, b: c\nnext\r\nline", end_line=1, end_col=3,
     )
     assert render([finding], "github") == (
-        "::warning title=gradfix (GF001),file=dir%2Ca%3Ab/100%25.py,line=1,col=2,endLine=1,endColumn=3"
+        "::error title=gradfix (GF001),file=dir%2Ca%3Ab/100%25.py,line=1,col=2,endLine=1,endColumn=3"
         "::GF001 50%25 of a, b: c%0Anext%0D%0Aline\n"
     )
 
@@ -537,7 +538,7 @@ def test_engine_findings_render_in_every_format():
     assert "|+" in full and "|-" in full and "source unavailable" not in full
     validate_sarif(json.loads(render(result.findings, "sarif", sources=sources)))
     assert len(json.loads(render(result.findings, "json"))) == len(result.findings)
-    assert render(result.findings, "github").count("::warning ") == len(result.findings)
+    assert render(result.findings, "github").count("::error ") == len(result.findings)
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,15 @@ and to each edit, SARIF a `cell` property, github the cell in the message.
   fixes carry SARIF `fixes`, unsafe ones only with `unsafe_fixes` (their
   description then starts with `unsafe fix:` and the fix's own `properties`
   repeat the applicability and reason).
-- github: GitHub Actions `::warning ...::` workflow commands.
+- github: GitHub Actions workflow commands, `::error ...::` by default (as ruff; `github_level`
+  picks `warning` or `notice`).
+
+`errors` are the files that could not be checked, as (path, message) pairs
+(`LINE:COL: text` where the position is known). JSON lists each as an entry
+shaped like a finding with `"code": null` (ruff's form for syntax errors),
+SARIF as `invocations[0].toolExecutionNotifications` with
+`executionSuccessful: false`, github as `::error` annotations; the text
+formats leave them to the caller (stderr).
 
 `statistics(findings, unsafe_fixes=...)` is `--statistics`. Findings are expected sorted; a
 finding's edits are read duck-typed from `getattr(finding, "edits", ())`
@@ -33,11 +41,18 @@ with a newline.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import gradfix
 from gradfix.output._common import Sources, location
-from gradfix.output.machine import render_github, render_json, render_sarif
+from gradfix.output.machine import (
+    DEFAULT_GITHUB_LEVEL,
+    GITHUB_LEVELS,
+    file_errors,
+    render_github,
+    render_json,
+    render_sarif,
+)
 from gradfix.output.text import render_concise, render_full, statistics
 
 FORMATS = ("concise", "full", "json", "sarif", "github")
@@ -52,20 +67,24 @@ def render(
     color: bool = False,
     version: str = gradfix.__version__,
     unsafe_fixes: bool = False,
+    errors: Sequence[Tuple[str, str]] = (),
+    github_level: str = DEFAULT_GITHUB_LEVEL,
 ) -> str:
-    """Render `findings` in output format `fmt` (one of FORMATS); `unsafe_fixes`: unsafe fixes are offered too."""
+    """Render `findings` in output format `fmt` (one of FORMATS); `unsafe_fixes`: unsafe fixes are offered too;
+    `errors`: (path, message) of the files that could not be checked (machine formats only)."""
     findings = list(findings)
+    problems = file_errors(errors)
     if fmt == "concise":
         return render_concise(findings, Sources(sources), show_fixes=show_fixes, color=color, unsafe_fixes=unsafe_fixes)
     if fmt == "full":
         return render_full(findings, Sources(sources), color=color, unsafe_fixes=unsafe_fixes)
     if fmt == "json":
-        return render_json(findings)
+        return render_json(findings, problems)
     if fmt == "sarif":
-        return render_sarif(findings, version, unsafe_fixes=unsafe_fixes)
+        return render_sarif(findings, version, unsafe_fixes=unsafe_fixes, errors=problems)
     if fmt == "github":
-        return render_github(findings)
+        return render_github(findings, problems, github_level)
     raise ValueError(f"unknown output format `{fmt}`; expected one of: {', '.join(FORMATS)}")
 
 
-__all__ = ["FORMATS", "location", "render", "statistics"]
+__all__ = ["FORMATS", "GITHUB_LEVELS", "location", "render", "statistics"]

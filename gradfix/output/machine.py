@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from gradfix.output._common import cell_of, edits_of, end_of, has_end, rule_module
@@ -14,6 +15,47 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 INFORMATION_URI = "https://pypi.org/project/gradfix/"
 LEVEL = "warning"
+# Where the rules are documented: the README's rule sections on the repository (the same URL as
+# pyproject.toml's `Repository`, which tests/test_packaging.py keeps equal). One place to change.
+REPOSITORY_URL = "https://github.com/gradfix/gradfix"
+RULE_DOCS_URL = REPOSITORY_URL + "/blob/main/README.md"
+# `--github-level`: the workflow command of a finding's annotation (ruff writes `::error`).
+GITHUB_LEVELS = ("error", "warning", "notice")
+DEFAULT_GITHUB_LEVEL = "error"
+
+
+def rule_help_uri(code: str, name: str) -> str:
+    """The README section of a rule: GitHub's anchor of the heading `### `GF001` detached-double-backward`."""
+    return f"{RULE_DOCS_URL}#{code.lower()}-{name}"
+
+
+# -- files that could not be checked ---------------------------------------------
+
+_POSITION = re.compile(r"^(?:cell (?P<cell>\d+):)?(?P<row>\d+):(?P<column>\d+): (?P<message>.*)$", re.S)
+
+
+class FileError(NamedTuple):
+    """A file that could not be checked: its path, the message, and the position where there is one."""
+
+    path: str
+    message: str
+    row: Optional[int] = None
+    column: Optional[int] = None
+    cell: Optional[int] = None
+
+
+def file_errors(errors: Sequence[Tuple[str, str]]) -> List[FileError]:
+    """(path, message) pairs as the CLI prints them (`LINE:COL: text` or `cell N:LINE:COL: text` where the
+    position is known) split into FileError records."""
+    out = []
+    for path, message in errors:
+        match = _POSITION.match(message)
+        if match:
+            cell = int(match["cell"]) if match["cell"] else None
+            out.append(FileError(path, match["message"], int(match["row"]), int(match["column"]), cell))
+        else:
+            out.append(FileError(path, message))
+    return out
 
 
 def _dump(value: Any) -> str:
@@ -67,8 +109,35 @@ def json_finding(finding: Any) -> Dict[str, Any]:
     return out
 
 
-def render_json(findings: Sequence[Any]) -> str:
-    return _dump([json_finding(f) for f in findings])
+def json_error(error: FileError) -> Dict[str, Any]:
+    """A file that could not be checked, in the shape of a finding with `"code": null` (as ruff writes syntax
+    errors): the message, the file, the position where known (else `null`), no fix."""
+    where = {"row": error.row, "column": error.column} if error.row is not None else None
+    out: Dict[str, Any] = {
+        "code": None,
+        "message": error.message,
+        "filename": error.path,
+        "location": where,
+        "end_location": where,
+        "fix": None,
+        "noqa_row": None,
+    }
+    if error.cell is not None:
+        out["cell"] = error.cell
+    return out
+
+
+def render_json(findings: Sequence[Any], errors: Sequence[FileError] = ()) -> str:
+    items = [json_finding(f) for f in findings]
+    if errors:
+        items += [json_error(e) for e in errors]
+
+        def key(item: Dict[str, Any]):
+            where = item["location"] or {"row": 0, "column": 0}
+            return (item["filename"], item.get("cell") or 0, where["row"], where["column"])
+
+        items.sort(key=key)  # stable: findings keep their order, errors go in by path and position
+    return _dump(items)
 
 
 # -- sarif -----------------------------------------------------------------------
@@ -96,6 +165,7 @@ def sarif_rule(code: str) -> Dict[str, Any]:
         descriptor["shortDescription"] = {"text": getattr(rule, "SUMMARY", "")}
         descriptor["fullDescription"] = {"text": doc}
         descriptor["help"] = {"text": doc}
+        descriptor["helpUri"] = rule_help_uri(code, descriptor["name"])
     descriptor["defaultConfiguration"] = {"level": LEVEL}
     return descriptor
 
@@ -177,7 +247,30 @@ def sarif_result(finding: Any, rule_index: int, unsafe_fixes: bool = False) -> D
     return result
 
 
-def sarif_log(findings: Sequence[Any], version: str, unsafe_fixes: bool = False) -> Dict[str, Any]:
+def sarif_notification(error: FileError) -> Dict[str, Any]:
+    """A file that could not be checked, as a SARIF tool execution notification."""
+    physical: Dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(error.path)}}
+    if error.row is not None:
+        physical["region"] = sarif_region(error.row, error.column or 1, None, None)
+    notification: Dict[str, Any] = {
+        "level": "error",
+        "message": {"text": f"{error.path}: {error.message}"},
+        "locations": [{"physicalLocation": physical}],
+    }
+    if error.cell is not None:
+        notification["properties"] = {"cell": error.cell}
+    return notification
+
+
+def sarif_invocation(errors: Sequence[FileError]) -> Dict[str, Any]:
+    invocation: Dict[str, Any] = {"executionSuccessful": not errors}
+    if errors:
+        invocation["toolExecutionNotifications"] = [sarif_notification(e) for e in errors]
+    return invocation
+
+
+def sarif_log(findings: Sequence[Any], version: str, unsafe_fixes: bool = False,
+              errors: Sequence[FileError] = ()) -> Dict[str, Any]:
     codes = sorted({f.code for f in findings})
     index = {code: i for i, code in enumerate(codes)}
     return {
@@ -195,14 +288,17 @@ def sarif_log(findings: Sequence[Any], version: str, unsafe_fixes: bool = False)
                 },
                 # libcst columns count code points.
                 "columnKind": "unicodeCodePoints",
+                # Files that could not be checked: one notification each, and the run is then not successful.
+                "invocations": [sarif_invocation(errors)],
                 "results": [sarif_result(f, index[f.code], unsafe_fixes) for f in findings],
             }
         ],
     }
 
 
-def render_sarif(findings: Sequence[Any], version: str, *, unsafe_fixes: bool = False) -> str:
-    return _dump(sarif_log(findings, version, unsafe_fixes))
+def render_sarif(findings: Sequence[Any], version: str, *, unsafe_fixes: bool = False,
+                 errors: Sequence[FileError] = ()) -> str:
+    return _dump(sarif_log(findings, version, unsafe_fixes, errors))
 
 
 # -- github ----------------------------------------------------------------------
@@ -218,7 +314,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_line(finding: Any) -> str:
+def github_line(finding: Any, level: str = DEFAULT_GITHUB_LEVEL) -> str:
     props = [
         ("title", f"gradfix ({finding.code})"),
         ("file", finding.path),
@@ -231,11 +327,23 @@ def github_line(finding: Any) -> str:
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     cell = cell_of(finding)
     where = f"cell {cell}:{finding.line}:{finding.col}: " if cell is not None else ""
-    return f"::{LEVEL} {rendered}::{escape_data(f'{where}{finding.code} {finding.message}')}\n"
+    return f"::{level} {rendered}::{escape_data(f'{where}{finding.code} {finding.message}')}\n"
 
 
-def render_github(findings: Sequence[Any]) -> str:
-    return "".join(github_line(f) for f in findings)
+def github_error_line(error: FileError) -> str:
+    """A file that could not be checked: always an `::error` annotation."""
+    props = [("title", "gradfix"), ("file", error.path)]
+    if error.row is not None:
+        props += [("line", str(error.row)), ("col", str(error.column or 1))]
+    rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
+    where = f"cell {error.cell}:{error.row}:{error.column}: " if error.cell is not None else ""
+    return f"::error {rendered}::{escape_data(where + error.message)}\n"
+
+
+def render_github(findings: Sequence[Any], errors: Sequence[FileError] = (), level: str = DEFAULT_GITHUB_LEVEL) -> str:
+    if level not in GITHUB_LEVELS:
+        raise ValueError(f"unknown GitHub annotation level `{level}`; expected one of: {', '.join(GITHUB_LEVELS)}")
+    return "".join(github_error_line(e) for e in errors) + "".join(github_line(f, level) for f in findings)
 
 
 __all__: List[str] = [
@@ -245,4 +353,10 @@ __all__: List[str] = [
     "escape_data",
     "escape_property",
     "sarif_log",
+    "FileError",
+    "file_errors",
+    "GITHUB_LEVELS",
+    "DEFAULT_GITHUB_LEVEL",
+    "REPOSITORY_URL",
+    "rule_help_uri",
 ]
