@@ -710,11 +710,32 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     else:  # GF004
         mid_between = draw(st.booleans())
         if loop:
-            body += ["s = 0.0", "p = 0.0", "for i in range(len(xs)):"]
-            body.append(f"    s += {t_xlive}")
+            style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init"],
+                         prefer=["index_aug"])
+            header = {
+                "zip": "for u, v in zip(xs, ys):",
+                "enumerate": "for i, (u, v) in enumerate(zip(xs, ys)):",
+            }.get(style, "for i in range(len(xs)):")
+            sx, sy = t_xlive, t_ylive
+            if style in ("zip", "enumerate"):
+                sx, sy = (t.replace("xs[i]", "u").replace("ys[i]", "v") for t in (sx, sy))
+            init = {"list_mean": ["ss = []", "ps = []"], "zeros_init": ["s = torch.zeros(())", "p = torch.zeros(())"]}
+            body += init.get(style, ["s = 0.0", "p = 0.0"]) + [header]
+            if style == "list_mean":
+                acc_s, acc_p = f"    ss.append({sx})", f"    ps.append({sy})"
+            elif style == "plus_assign":
+                acc_s, acc_p = f"    s = s + {sx}", f"    p = p + {sy}"
+            else:
+                acc_s, acc_p = f"    s += {sx}", f"    p += {sy}"
+            body.append(acc_s)
             if mid_between:
-                body.extend("    " + line if line else "" for line in "\n".join(between_lines("s")).splitlines())
-            body.append(f"    p += {t_ylive}")
+                lines = "\n".join(between_lines("s" if style != "list_mean" else None)).splitlines()
+                if style in ("zip", "enumerate"):
+                    lines = [line.replace("xs[i]", "u") for line in lines]
+                body.extend("    " + line if line else "" for line in lines)
+            body.append(acc_p)
+            if style == "list_mean":
+                body += ["s = torch.stack(ss).mean()", "p = torch.stack(ps).mean()"]
         else:
             body.append(f"s = {t_xlive}")
             if mid_between:
