@@ -10,6 +10,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
 from gradfix.analysis.functions import function_reasons
@@ -328,6 +329,7 @@ def merge_reasons(
         reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line))
+        reasons.extend(loop_reasons(calls[-1].statement, scope, module if module is not None else scope, line))
     reasons.extend(file_merge_reasons(module if module is not None else scope, line))
     return reasons
 

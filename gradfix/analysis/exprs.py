@@ -168,6 +168,16 @@ class _NameCollector(cst.CSTVisitor):
         self.paths.append((node.value,))
         return False
 
+    def visit_Call(self, node: cst.Call) -> Optional[bool]:
+        # `x.view(-1, 3)` reads all of `x`, not an attribute `x.view`: a store into `x[0]` changes
+        # it. (Not for `self.method(...)`: that reads the method, and `self` is everything.)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = access_path(func.value)
+            if receiver is not None and receiver not in (("self",), ("cls",)):
+                self.paths.append(receiver)
+        return True
+
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
         return False
 

@@ -451,11 +451,31 @@ class CalleeClassifier:
         if isinstance(value, cst.Call):
             callee = self._classify_construction(text, value)
             if callee.kind in (PURE, MODULE) and self.qualified(value.func):
-                hook = self._forward_hook(text, value)
-                if hook:
-                    return Callee(callee.kind, callee.symmetric, callee.reason, callee.deterministic, unproven=hook)
+                why = self._forward_hook(text, value) or self._changed_after_construction(text, value)
+                if why:
+                    return Callee(callee.kind, callee.symmetric, callee.reason, callee.deterministic, unproven=why)
             return callee
         return self._classify_definition(text, value)
+
+    def _changed_after_construction(self, text: str, node: cst.CSTNode) -> str:
+        """Why a module `text` proven from its construction at `node` may be another module when
+        called: a use anywhere in the file that may change it (`crit.append(nn.Dropout())`,
+        `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`); empty when every use is a call of
+        it, a read, or an allowlisted method (`_MODULE_READS`). Matched by text, so a shadowing
+        name counts too."""
+        module: Optional[cst.CSTNode] = node
+        while module is not None and not isinstance(module, cst.Module):
+            module = self.meta(ParentNodeProvider, module, None)
+        if module is None:
+            return f"gradfix cannot find the file of `{text}` to look for changes to it"
+        found = _module_changes(module, text)
+        if not found:
+            return ""
+        use = found[0]
+        return (
+            f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self._line(use)}) may make it another "
+            f"(random or stateful) module than its construction shows"
+        )
 
     def _classify_construction(self, text: str, value: cst.Call) -> Callee:
         names = self.qualified(value.func)
@@ -1272,3 +1292,63 @@ class _ModuleIndex:
             if other in self.ancestors(sub):
                 return f"which `{sub}` derives from along with `{name}`"
         return f"related to `{name}`"
+
+
+# Methods of an nn.Module that read it or switch modes, or move, cast or load its parameters:
+# none changes which layers it runs. Anything else called on it (`append`, `insert`,
+# `add_module`, `register_module`, `apply`, ...) may.
+_MODULE_READS = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict", "to",
+        "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "zero_grad", "requires_grad_",
+        "modules", "named_modules", "children", "named_children", "forward", "extra_repr",
+    }
+)
+_PASS_THROUGH = frozenset({"print", "isinstance", "len", "repr", "str", "id", "type", "list", "sum"})
+
+
+def _module_changes(module: cst.Module, text: str) -> list:
+    """Nodes of `module` that may change the object spelled `text` (or a part of it: `text[0]`,
+    `text.layer`): a store into it, a method not in `_MODULE_READS` called on it, or it passed to
+    a function (which may change it)."""
+    found: list = []
+
+    def rooted(node: cst.CSTNode) -> bool:
+        code = code_of(node).strip()
+        return code == text or code.startswith(text + ".") or code.startswith(text + "[")
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and rooted(func.value) and func.attr.value not in _MODULE_READS:
+                found.append(node)
+                return
+            if isinstance(func, cst.Name) and func.value in _PASS_THROUGH:
+                return
+            for arg in node.args:
+                value = arg.value
+                if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)) and rooted(value):
+                    found.append(node)
+                    return
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._store(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._store(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._store(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self._store(node.target)
+
+        def _store(self, target: cst.CSTNode) -> None:
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._store(element.value)
+            elif isinstance(target, (cst.Attribute, cst.Subscript)) and rooted(target.value):
+                found.append(target)
+
+    module.visit(Find())
+    return found

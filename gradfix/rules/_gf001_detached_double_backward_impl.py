@@ -13,6 +13,7 @@ from libcst.metadata import GlobalScope, ScopeProvider
 from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, later_use_reasons
 from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
+from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
@@ -134,6 +135,7 @@ class Visitor(BlockVisitor):
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line))
+            reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.scopes[0], self.line))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))

@@ -275,6 +275,7 @@ class Visitor(BlockVisitor):
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
             reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(run, expansion, first, second))
+        reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
@@ -377,6 +378,25 @@ class Visitor(BlockVisitor):
                     continue
                 found.append(code_of(call.func).strip())
         return found
+
+    def _backpropagated_elsewhere(self, block, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> List[str]:
+        """A backward call of the block outside the run whose loss holds one of the terms.
+
+        The ratio the one evaluation carries balances the run's objective; a term also
+        backpropagated by another call (`loss1.backward(...)`, a gradient read, then `loss2` and
+        `loss1 * 0.5` as the run) has a coefficient in the whole step that the run does not see.
+        """
+        keys = {id(first.call), id(second.call)}
+        in_run = {c.index for c in run.calls}
+        for index in sorted(expansion.losses):
+            if index in in_run:
+                continue
+            if any(key in keys for _, value in expansion.losses[index] for key, _ in value.terms):
+                return [
+                    f"the backward call on line {self.line(block[index])} also backpropagates these terms, outside "
+                    f"the backward calls the fix merges: their coefficients there are not balanced"
+                ]
+        return []
 
     def _tensor_reads(self, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """Reads of a name that carries the terms, other than the ones the expansion followed or value-only ones.

@@ -1,0 +1,316 @@
+"""A backward inside a loop: can the next iteration need a graph this one kept alive?
+
+`l1.backward(retain_graph=True); l2.backward()` keeps, after `l2.backward()`,
+every part of the graph `l2` did not traverse: what only `l1` reached. The
+one backward of a merge (GF001, GF003, GF004) frees all of it. When the losses
+read a tensor built *before* the loop (`y = torch.cos(b)` above it), the next
+iteration backpropagates through that tensor's graph again: the original
+works, the rewrite raises "Trying to backward through the graph a second
+time" (fuzz regressions 002 and 003). The same holds for a tensor carried from
+one iteration to the next (`h = cell(x, h)`).
+
+Allowlist: every name the loop reads that is not bound afresh in each
+iteration must be bound only to values proven to hold no graph (`graph_free`:
+numbers, strings, torch factories, `nn`/`optim` constructors, imports,
+functions and classes); otherwise the merge is unsafe and the reason names
+the name and its line. Function parameters and attributes (`self.h`) are not
+proven (they may hold a graph built by the caller or an earlier call).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Set
+
+import libcst as cst
+
+from gradfix.analysis.exprs import bound_names, code_of, is_literal
+
+_LOOPS = (cst.For, cst.While)
+# torch functions that make a new leaf (no graph), whatever their arguments.
+_FACTORIES = frozenset(
+    {
+        "randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "tensor", "as_tensor",
+        "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
+        "randn_like", "rand_like", "randint_like", "from_numpy", "manual_seed", "device", "Generator",
+    }
+)
+# Methods that keep a value graph-free (device moves, casts, `requires_grad_` on a leaf).
+_KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
+_BUILTINS_GRAPH_FREE = frozenset({"range", "len", "list", "dict", "tuple", "set", "zip", "enumerate", "int", "float", "str", "bool", "sorted", "print"})
+
+
+def graph_free(value: cst.BaseExpression) -> bool:
+    """A value proven to hold no autograd graph (see the module doc)."""
+    if is_literal(value) or isinstance(value, (cst.Lambda, cst.FormattedString)):
+        return True
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        return all(graph_free(e.value) for e in value.elements if not isinstance(e, cst.StarredElement))
+    if isinstance(value, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return graph_free(value.elt)
+    if isinstance(value, cst.Call):
+        func = value.func
+        text = code_of(func).strip()
+        last = text.rsplit(".", 1)[-1]
+        if isinstance(func, cst.Name) and func.value in _BUILTINS_GRAPH_FREE:
+            return all(graph_free(a.value) for a in value.args)
+        if text.startswith("torch.") and last in _FACTORIES:
+            return True
+        if last[:1].isupper() and (text.startswith(("torch.", "nn.", "optim.")) or "." not in text):
+            # A class constructed: `nn.Linear(...)`, `torch.optim.SGD(...)`, `GradScaler(...)`.
+            return text.startswith(("torch.", "nn.", "optim."))
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_GRAPH_FREE:
+            return graph_free(func.value)
+    return False
+
+
+def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[str]:
+    """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs."""
+    loop = _innermost_loop(scope, statement)
+    if loop is None:
+        return []
+    reads, bound_inside = _reads_and_binds(loop.body)
+    if isinstance(loop, cst.For):
+        bound_inside |= set(bound_names(loop.target))
+        if not _iterable_graph_free(loop.iter, scope, module):
+            return [
+                f"the loop (line {line(loop)}) iterates over `{code_of(loop.iter).strip()}`, which gradfix cannot prove "
+                f"free of a graph built before it: a later iteration may backpropagate through it again, which "
+                f"the one backward frees"
+            ]
+    outside = _bindings_outside(scope, loop)
+    inside = _bindings_outside(loop.body, None)
+    module_bindings = _bindings_outside(module, scope) if scope is not module else {}
+    params = _parameters(scope)
+    for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
+        carried = name in bound_inside and name in outside  # rebound in the loop, read from before it
+        if name in bound_inside and not carried:
+            continue
+        if name in params or name in ("self", "cls"):
+            if name in ("self", "cls") and not _self_attributes_read(loop.body):
+                continue
+            return [
+                f"`{name}` (read on line {line(reads[name])}) comes into the loop from outside it and may hold a graph "
+                f"that the next iteration backpropagates through again, which the one backward frees"
+            ]
+        values = list(outside.get(name, []) or module_bindings.get(name, []))
+        if carried:
+            values += inside.get(name, [])  # what one iteration hands to the next
+        for value in values:
+            if value is not None and graph_free(value):
+                continue
+            where = f"line {line(value)}" if value is not None else "outside the loop"
+            return [
+                f"`{name}` ({where}) is built before the loop and read in it: the next iteration may backpropagate "
+                f"through its graph again, which the one backward frees where the original kept it"
+            ]
+    return []
+
+
+def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module) -> bool:
+    """`range(n)`, a literal, or names bound (in the function, else the module) only to graph-free values."""
+    if graph_free(iterable):
+        return True
+    names = [n for n in _names_in(iterable)]
+    if not names:
+        return False
+    bindings = _bindings_outside(scope, None) if scope is not module else {}
+    module_bindings = _bindings_outside(module, scope) if scope is not module else _bindings_outside(module, None)
+    params = _parameters(scope)
+    for name in names:
+        if name in params or name in ("self", "cls"):
+            return False
+        values = bindings.get(name) or module_bindings.get(name) or []
+        if not all(v is not None and graph_free(v) for v in values):
+            return False
+    # Only names and calls of graph-free builtins over them (`zip(xs, ys)`, `enumerate(loader)`).
+    return _only_builtin_calls(iterable)
+
+
+def _names_in(node: cst.CSTNode) -> List[str]:
+    names: List[str] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Walk())
+    return [n for n in names if n not in _BUILTINS_GRAPH_FREE]
+
+
+def _only_builtin_calls(node: cst.BaseExpression) -> bool:
+    ok = [True]
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            if not (isinstance(n.func, cst.Name) and n.func.value in _BUILTINS_GRAPH_FREE):
+                ok[0] = False
+
+    node.visit(Walk())
+    return ok[0]
+
+
+def _innermost_loop(scope: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.CSTNode]:
+    found: List[Optional[cst.CSTNode]] = [None]
+    stack: List[cst.CSTNode] = []
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is target:
+                found[0] = stack[-1] if stack else None
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
+                return False
+            if isinstance(node, _LOOPS):
+                stack.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if isinstance(original_node, _LOOPS) and stack and stack[-1] is original_node:
+                stack.pop()
+
+    scope.visit(Find())
+    return found[0]
+
+
+def _reads_and_binds(body: cst.CSTNode):
+    """Names the loop body reads (first node of each) and the names it binds."""
+    reads: Dict[str, cst.CSTNode] = {}
+    binds: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            reads.setdefault(node.value, node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False  # `.attr` is no name read
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False  # a keyword is no name read
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                binds.update(bound_names(node.asname.name))
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            binds.update(bound_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            binds.add(node.name.value)
+            return False
+
+    body.visit(Walk())
+    # An augmented assignment reads the name it binds: `h += x` carries `h` from the last iteration.
+    return reads, binds
+
+
+def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """name -> the values bound to it in `scope` outside `inner` (None: a binding form with no
+    plain value, such as a loop target or an import of something that is not a module)."""
+    out: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is inner:
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+                out.setdefault(node.name.value, []).append(cst.Lambda(params=cst.Parameters(), body=cst.Integer("0")))
+                return False
+            return super().on_visit(node)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    out.setdefault(target.target.value, []).append(node.value)
+                else:
+                    for name in bound_names(target.target):
+                        out.setdefault(name, []).append(None)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            for name in bound_names(node.target):
+                out.setdefault(name, []).append(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            # `total += loss.item()` keeps `total` graph-free if its other bindings are.
+            for name in bound_names(node.target):
+                out.setdefault(name, []).append(node.value)
+
+        def visit_For(self, node: cst.For) -> None:
+            for name in bound_names(node.target):
+                out.setdefault(name, []).append(None)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            for name in bound_names(node.target):
+                out.setdefault(name, []).append(node.value)
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                for name in bound_names(node.asname.name):
+                    out.setdefault(name, []).append(None)
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            name = node.asname.name if node.asname is not None else node.name
+            # A module or a name imported from one: no graph of this file's making.
+            out.setdefault(code_of(name).strip().split(".")[0], []).append(cst.Integer("0"))
+
+    scope.visit(Walk())
+    return out
+
+
+def _parameters(scope: cst.CSTNode) -> Set[str]:
+    if not isinstance(scope, cst.FunctionDef):
+        return set()
+    params = scope.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+    return names
+
+
+def _self_attributes_read(body: cst.CSTNode) -> bool:
+    """Whether the loop reads an attribute of `self` as a value (`self.h`), not only calls through
+    one (`self.model(x)`, `self.opt.step()`)."""
+    found = [False]
+
+    def rooted_at_self(node: cst.BaseExpression) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in ("self", "cls")
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> Optional[bool]:
+            if rooted_at_self(node.func):
+                for arg in node.args:
+                    arg.visit(self)
+                return False
+            return True
+
+        def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+            if rooted_at_self(node):
+                found[0] = True
+                return False
+            return True
+
+    body.visit(Walk())
+    return found[0]
