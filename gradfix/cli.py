@@ -168,6 +168,8 @@ class Options:
     unsafe_fixes: Optional[bool] = None  # None: from the configuration
     jobs: Optional[int] = None  # worker processes; None: one per core (gradfix.parallel.default_jobs)
     no_cache: bool = False
+    exclude: Optional[List[str]] = None  # --exclude: replaces the configured `exclude`
+    extend_exclude: Tuple[str, ...] = ()  # --extend-exclude
     stdin_data: Optional[bytes] = None  # `-`'s bytes when the caller read them already
 
 
@@ -203,7 +205,12 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        resolver = SettingsResolver(config=Path(options.config) if options.config else None, isolated=options.isolated)
+        resolver = SettingsResolver(
+            config=Path(options.config) if options.config else None,
+            isolated=options.isolated,
+            exclude=options.exclude,
+            extend_exclude=options.extend_exclude,
+        )
     except ConfigError as exc:
         raise ConfigProblem(str(exc)) from None
 
@@ -249,7 +256,7 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
         entries.append(("task", name, data, unsafe))
 
     def finish() -> Run:
-        cache = None if options.no_cache else Cache()
+        cache = None if options.no_cache else Cache(_cache_directory(resolver))
         with _progress(lint_many(options.jobs, tasks, cache=cache), len(tasks)) as results:
             for entry in entries:
                 if entry[0] == "error":
@@ -302,6 +309,20 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
             continue
         add(name, data, path)
     return finish()
+
+
+def _cache_directory(resolver) -> Optional[Path]:
+    """`$GRADFIX_CACHE_DIR`, else the `cache-dir` of the configuration for the current directory
+    (or `--config`'s), else None (the default, `.gradfix_cache`), as ruff's RUFF_CACHE_DIR / cache-dir."""
+    from gradfix.cache import ENV_DIR
+    from gradfix.config import ConfigError
+
+    if os.environ.get(ENV_DIR):
+        return None  # gradfix.cache reads it
+    try:
+        return resolver.for_directory(Path.cwd()).cache_dir
+    except ConfigError:  # reported for the files it governs
+        return None
 
 
 def _relint(name: str, codes, source: bytes, *, ignore_noqa: bool, grad_scale_import: str):
@@ -472,6 +493,10 @@ def _common(command):
         click.option("--config", type=click.Path(dir_okay=False, readable=False), metavar="PATH",
                      help="Use this configuration file for every file (pyproject.toml or gradfix.toml)."),
         click.option("--isolated", is_flag=True, help="Ignore all configuration files."),
+        click.option("--exclude", multiple=True, metavar="GLOBS",
+                     help="Paths to exclude, comma-separated; replaces the configured `exclude` (and the defaults)."),
+        click.option("--extend-exclude", multiple=True, metavar="GLOBS",
+                     help="Paths to exclude on top of the configured ones, comma-separated."),
         click.option("--force-exclude", is_flag=True, help="Apply exclusions to paths named on the command line too."),
         click.option("--ignore-noqa", is_flag=True, help="Report findings even where `# noqa` suppresses them."),
         click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (for configuration and messages)."),
@@ -502,7 +527,16 @@ def _options(kwargs) -> Options:
         unsafe_fixes=kwargs["unsafe_fixes"],
         jobs=kwargs["jobs"],
         no_cache=kwargs["no_cache"],
+        exclude=_split_globs(kwargs["exclude"]),
+        extend_exclude=tuple(_split_globs(kwargs["extend_exclude"]) or ()),
     )
+
+
+def _split_globs(values: Sequence[str]) -> Optional[List[str]]:
+    """`--exclude a,b --exclude c` as globs; None when the option was not given."""
+    if not values:
+        return None
+    return [glob.strip() for value in values for glob in value.split(",") if glob.strip()]
 
 
 @main.command()

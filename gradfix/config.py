@@ -2,12 +2,20 @@
 
 Modelled on ruff:
 
-* Each checked file gets the settings of the nearest `pyproject.toml` that has
-  a `[tool.gradfix]` table, searching from the file's directory upward (a
-  `pyproject.toml` without the table is skipped). `--config PATH` replaces
+* Each checked file gets the settings of the nearest configuration file,
+  searching from the file's directory upward: in each directory
+  `.gradfix.toml`, then `gradfix.toml` (the table at the top level; always
+  used, as ruff's `ruff.toml`), then a `pyproject.toml` that has a
+  `[tool.gradfix]` table (one without it is skipped). `--config PATH` replaces
   discovery for every file (`PATH` is a `pyproject.toml` with
   `[tool.gradfix]`, or a `gradfix.toml`-style file whose top level is the
   table); `--isolated` uses the defaults only.
+* `extend = "../pyproject.toml"` reads another configuration file first, as
+  ruff does: the extending file's keys override, `extend-exclude` adds up, and
+  each file's rule selection is a layer over the one it extends (a `select`
+  starts over). Globs and `cache-dir` stay relative to the file that wrote
+  them. Command-line `--exclude` replaces every configuration's `exclude`,
+  `--extend-exclude` adds to it (relative to the current directory).
 * Relative paths and globs in a configuration are relative to the directory
   of the file that holds it.
 * Rule selection layers like ruff's: the configuration is one layer, the
@@ -78,7 +86,14 @@ KNOWN_KEYS = (
     "respect-gitignore",
     "unsafe-fixes",
     "grad-scale-import",
+    "extend",
+    "cache-dir",
 )
+
+# Configuration files looked for in each directory, in this order (ruff's `.ruff.toml`, `ruff.toml`,
+# `pyproject.toml`): the first two are the table itself and always count; a pyproject.toml only with
+# a [tool.gradfix] table.
+CONFIG_FILES = (".gradfix.toml", "gradfix.toml", "pyproject.toml")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -158,9 +173,12 @@ def _enabled_codes(
     cli_select: Optional[Tuple[str, ...]],
     cli_extend_select: Tuple[str, ...],
     cli_ignore: Tuple[str, ...],
+    base_layers: Sequence[Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]]] = (),
 ) -> frozenset:
-    defaults = frozenset(r.CODE for r in _rules.ALL_RULES if r.DEFAULT)
-    enabled = _apply_layer(defaults, select, extend_select, ignore)
+    enabled = frozenset(r.CODE for r in _rules.ALL_RULES if r.DEFAULT)
+    for layer in base_layers:  # extended files, base first: ruff's layering
+        enabled = _apply_layer(enabled, *layer)
+    enabled = _apply_layer(enabled, select, extend_select, ignore)
     return _apply_layer(enabled, cli_select, cli_extend_select, cli_ignore)
 
 
@@ -404,20 +422,39 @@ class Settings:
     respect_gitignore: bool = True
     unsafe_fixes: bool = False
     grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT
+    # From `extend`ed files (base first) and the command line. Globs stay relative to the
+    # directory of the file that wrote them (the command line's: the current directory).
+    base_layers: Tuple[Tuple[Optional[Tuple[str, ...]], Tuple[str, ...], Tuple[str, ...]], ...] = ()
+    exclude_root: Optional[Path] = None  # where `exclude` came from, when not `root`
+    per_file_ignores_root: Optional[Path] = None  # where `per_file_ignores` came from, when not `root`
+    rooted_extend_exclude: Tuple[Tuple[str, str], ...] = ()  # (glob, absolute posix directory)
+    cache_dir: Optional[Path] = None  # absolute
+    extends: Tuple[Path, ...] = ()  # the extended files, nearest first
 
     # -- paths ------------------------------------------------------------- #
 
     def _root_posix(self) -> str:
         return _posix_abspath(self.root if self.root is not None else os.getcwd())
 
-    def _exclusion_globs(self) -> _Glob:
-        patterns = self.exclude if self.exclude is not None else _DEFAULT_EXCLUDE_PATTERNS
-        return _compile_globs(patterns + self.extend_exclude, self._root_posix())
+    def _exclusion_globs(self) -> Tuple[_Glob, ...]:
+        if self.exclude is not None:
+            exclude_root = _posix_abspath(self.exclude_root) if self.exclude_root is not None else self._root_posix()
+            globs = [_compile_globs(self.exclude, exclude_root)]
+        else:
+            globs = [_compile_globs(_DEFAULT_EXCLUDE_PATTERNS, self._root_posix())]
+        if self.extend_exclude:
+            globs.append(_compile_globs(self.extend_exclude, self._root_posix()))
+        by_root: Dict[str, List[str]] = {}
+        for pattern, root in self.rooted_extend_exclude:
+            by_root.setdefault(root, []).append(pattern)
+        globs.extend(_compile_globs(tuple(patterns), root) for root, patterns in by_root.items())
+        return tuple(globs)
 
     def _entry_excluded(self, path: PathLike, *, is_dir: bool, shield: Optional[str] = None) -> bool:
         """Whether this one path (not its parents) is excluded by globs or gitignore."""
         abs_path = os.path.abspath(os.fspath(path))
-        if self._exclusion_globs().matches(_posix(abs_path), os.path.basename(abs_path)):
+        abs_posix, name = _posix(abs_path), os.path.basename(abs_path)
+        if any(glob.matches(abs_posix, name) for glob in self._exclusion_globs()):
             return True
         if self.respect_gitignore:
             root = str(self.root) if self.root is not None else None  # absolute, see load_settings
@@ -451,7 +488,7 @@ class Settings:
             return frozenset()
         abs_posix = _posix_abspath(path)
         name = os.path.basename(abs_posix)
-        root = self._root_posix()
+        root = _posix_abspath(self.per_file_ignores_root) if self.per_file_ignores_root is not None else self._root_posix()
         codes = set()
         for pattern, selectors in self.per_file_ignores:
             negated = pattern.startswith("!")
@@ -483,6 +520,7 @@ class Settings:
             parse_selectors(cli_select),
             parse_selectors(cli_extend_select) or (),
             parse_selectors(cli_ignore) or (),
+            base_layers=self.base_layers,
         )
         removed = self._per_file_ignored(path)
         return [r for r in _rules.ALL_RULES if r.CODE in enabled and r.CODE not in removed]
@@ -602,7 +640,8 @@ def _gradfix_table(document: Mapping[str, Any], *, top_level_fallback: bool) -> 
     return document if top_level_fallback else None
 
 
-def _settings_from_table(table: Any, path: Path, display: str) -> Settings:
+def _validated(table: Any, display: str) -> Dict[str, Any]:
+    """The checked values of one file's table, by key."""
     check = _Validator(display)
     if not isinstance(table, dict):
         raise ConfigError(f"{display}: [tool.gradfix] must be a table, got {_type_name(table)}")
@@ -624,24 +663,86 @@ def _settings_from_table(table: Any, path: Path, display: str) -> Settings:
             values[key] = check.boolean(key, value)
         elif key == "grad-scale-import":
             values[key] = check.grad_scale_import(key, value)
+        elif key in ("extend", "cache-dir"):
+            if not isinstance(value, str) or not value.strip():
+                raise check.fail(key, f"expected a path, got {_type_name(value) if not isinstance(value, str) else 'an empty string'}")
+            values[key] = value
+    return values
+
+
+def _expand(value: str, directory: Path) -> Path:
+    """A path from a configuration file: `~` and `$VARS` expanded, relative to the file's directory."""
+    return Path(os.path.abspath(os.path.join(directory, os.path.expandvars(os.path.expanduser(value)))))
+
+
+def _chain(values: Dict[str, Any], path: Path, display: str, seen: Tuple[str, ...] = ()) -> List[Tuple[Dict[str, Any], Path]]:
+    """The files a configuration `extend`s, base first, ending with (values, path) itself."""
     absolute = Path(os.path.abspath(path))
+    if "extend" not in values:
+        return [(values, absolute)]
+    check = _Validator(display)
+    base = _expand(values["extend"], absolute.parent)
+    if str(base) in seen + (str(absolute),):
+        cycle = " -> ".join(_display(Path(p)) for p in seen + (str(absolute), str(base)))
+        raise check.fail("extend", f"circular extend ({cycle})")
+    if not base.is_file():
+        raise check.fail("extend", f"{values['extend']}: no such file")
+    base_display = _display(base)
+    document = _read_toml(base, base_display)
+    table = _gradfix_table(document, top_level_fallback=base.name != "pyproject.toml")
+    base_values = _validated({} if table is None else table, base_display)
+    return _chain(base_values, base, base_display, seen + (str(absolute),)) + [(values, absolute)]
+
+
+def _settings_from_chain(chain: List[Tuple[Dict[str, Any], Path]]) -> Settings:
+    """Settings from a file and the files it extends (base first): the extending file's keys override,
+    `extend-exclude` and rule selection accumulate (a `select` starts over, as in ruff)."""
+    *bases, (own, path) = chain
+    merged: Dict[str, Any] = {}
+    roots: Dict[str, Path] = {}
+    rooted_extend_exclude: List[Tuple[str, str]] = []
+    base_layers = []
+    for values, source in bases:
+        directory = source.parent
+        for key in ("respect-gitignore", "unsafe-fixes", "grad-scale-import", "exclude", "per-file-ignores", "cache-dir"):
+            if key in values:
+                merged[key], roots[key] = values[key], directory
+        rooted_extend_exclude += [(glob, _posix_abspath(directory)) for glob in values.get("extend-exclude", ())]
+        if any(key in values for key in ("select", "extend-select", "ignore")):
+            base_layers.append((values.get("select"), values.get("extend-select", ()), values.get("ignore", ())))
+    for key, value in own.items():
+        if key != "extend":
+            merged[key], roots[key] = value, path.parent
+    cache_dir = _expand(merged["cache-dir"], roots["cache-dir"]) if "cache-dir" in merged else None
+    exclude_root = roots.get("exclude") if roots.get("exclude") != path.parent else None
+    pfi_root = roots.get("per-file-ignores") if roots.get("per-file-ignores") != path.parent else None
     return Settings(
-        root=absolute.parent,
-        source=absolute,
-        select=values.get("select"),
-        extend_select=values.get("extend-select", ()),
-        ignore=values.get("ignore", ()),
-        per_file_ignores=values.get("per-file-ignores", ()),
-        exclude=values.get("exclude"),
-        extend_exclude=values.get("extend-exclude", ()),
-        respect_gitignore=values.get("respect-gitignore", True),
-        unsafe_fixes=values.get("unsafe-fixes", False),
-        grad_scale_import=values.get("grad-scale-import", DEFAULT_GRAD_SCALE_IMPORT),
+        root=path.parent,
+        source=path,
+        select=own.get("select"),
+        extend_select=own.get("extend-select", ()),
+        ignore=own.get("ignore", ()),
+        per_file_ignores=merged.get("per-file-ignores", ()),
+        exclude=merged.get("exclude"),
+        extend_exclude=own.get("extend-exclude", ()),
+        respect_gitignore=merged.get("respect-gitignore", True),
+        unsafe_fixes=merged.get("unsafe-fixes", False),
+        grad_scale_import=merged.get("grad-scale-import", DEFAULT_GRAD_SCALE_IMPORT),
+        base_layers=tuple(base_layers),
+        exclude_root=exclude_root,
+        per_file_ignores_root=pfi_root,
+        rooted_extend_exclude=tuple(rooted_extend_exclude),
+        cache_dir=cache_dir,
+        extends=tuple(source for _, source in reversed(bases)),
     )
 
 
+def _settings_from_table(table: Any, path: Path, display: str) -> Settings:
+    return _settings_from_chain(_chain(_validated(table, display), path, display))
+
+
 def load_settings(path: PathLike) -> Settings:
-    """Parse and validate one configuration file.
+    """Parse and validate one configuration file (and the files it `extend`s).
 
     A file with a `[tool.gradfix]` table uses that table; any other file (a
     `gradfix.toml`) is the table itself, so a `pyproject.toml` without the
@@ -654,20 +755,22 @@ def load_settings(path: PathLike) -> Settings:
     return _settings_from_table({} if table is None else table, path, display)
 
 
-def _discovered_settings(pyproject: Path) -> Optional[Settings]:
-    """The settings of a discovered pyproject.toml, or None when it has no [tool.gradfix]."""
-    display = _display(pyproject)
+def _discovered_settings(config_file: Path) -> Optional[Settings]:
+    """The settings of a discovered configuration file; None for a pyproject.toml without [tool.gradfix]
+    (a `gradfix.toml` / `.gradfix.toml` is the table itself and always counts, even empty)."""
+    display = _display(config_file)
     try:
-        data = pyproject.read_bytes()
+        data = config_file.read_bytes()
     except OSError as exc:
         raise ConfigError(_one_line(f"{display}: cannot read: {exc.strerror or exc}")) from None
-    if b"gradfix" not in data:  # cheap: most pyprojects say nothing about gradfix
+    is_pyproject = config_file.name == "pyproject.toml"
+    if is_pyproject and b"gradfix" not in data:  # cheap: most pyprojects say nothing about gradfix
         return None
-    document = _read_toml(pyproject, display)
-    table = _gradfix_table(document, top_level_fallback=False)
+    document = _read_toml(config_file, display)
+    table = _gradfix_table(document, top_level_fallback=not is_pyproject)
     if table is None:
         return None
-    return _settings_from_table(table, pyproject, display)
+    return _settings_from_table(table, config_file, display)
 
 
 # --------------------------------------------------------------------------- #
@@ -679,15 +782,38 @@ class SettingsResolver:
     """Which settings apply to which file: the explicit `config`, the defaults when
     `isolated`, else the nearest `pyproject.toml` with `[tool.gradfix]`."""
 
-    def __init__(self, *, config: Optional[PathLike] = None, isolated: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        config: Optional[PathLike] = None,
+        isolated: bool = False,
+        exclude: Optional[Sequence[str]] = None,
+        extend_exclude: Sequence[str] = (),
+    ) -> None:
+        """`exclude` / `extend_exclude`: the command line's `--exclude` (replaces every configuration's
+        `exclude`) and `--extend-exclude` (added to it), globs relative to the current directory."""
         clear_caches()  # a new run sees the ignore files as they are now
-        self._default = default_settings()
+        cwd = Path(os.getcwd())
+        self._cli_exclude = tuple(exclude) if exclude is not None else None
+        self._cli_extend_exclude = tuple((glob, _posix_abspath(cwd)) for glob in extend_exclude)
+        self._cwd = cwd
+        self._default = self._with_cli(default_settings())
         self._fixed: Optional[Settings] = None
         if isolated:
             self._fixed = self._default
         elif config is not None:
-            self._fixed = load_settings(config)
+            self._fixed = self._with_cli(load_settings(config))
         self._by_dir: Dict[str, Settings] = {}
+
+    def _with_cli(self, settings: Settings) -> Settings:
+        if self._cli_exclude is None and not self._cli_extend_exclude:
+            return settings
+        import dataclasses
+
+        changes: Dict[str, Any] = {"rooted_extend_exclude": settings.rooted_extend_exclude + self._cli_extend_exclude}
+        if self._cli_exclude is not None:
+            changes.update(exclude=self._cli_exclude, exclude_root=self._cwd)
+        return dataclasses.replace(settings, **changes)
 
     def for_path(self, path: PathLike) -> Settings:
         """The settings for a file (or directory) `path`: searched from its parent directory up."""
@@ -710,10 +836,15 @@ class SettingsResolver:
                 found = cached
                 break
             visited.append(current)
-            pyproject = os.path.join(current, "pyproject.toml")
-            settings = _discovered_settings(Path(pyproject)) if os.path.isfile(pyproject) else None
+            settings = None
+            for name in CONFIG_FILES:  # .gradfix.toml, then gradfix.toml, then pyproject.toml
+                candidate = os.path.join(current, name)
+                if os.path.isfile(candidate):
+                    settings = _discovered_settings(Path(candidate))
+                    if settings is not None:
+                        break
             if settings is not None:
-                found = settings
+                found = self._with_cli(settings)
                 break
             parent = os.path.dirname(current)
             if parent == current:
