@@ -404,6 +404,18 @@ AFTER: Dict[str, str] = {
     "store_first": "box.kept = {first}",
 }
 
+# How GF002's sum is written ({} are the two scaled terms).
+SUMS = {
+    "plain": "loss = {} + {}",
+    "scaled_total": "loss = ({} + {}) * 0.5",
+    "neg_neg": "loss = {} - -({})",
+    "nested": "loss = 0.5 * ({} + 2.0 * ({}))",
+    "two_statements": "loss = {}\nloss = loss + {}",
+    "aug": "loss = {}\nloss += {}",
+}
+# What the last backward of GF003/GF004's run backpropagates ({} is the loss name).
+LAST = {"plain": "{}", "scaled": "(2 * {})", "sum": "{}.sum()", "mean": "{}.mean()", "right_scaled": "({} * 3)"}
+
 # `with` blocks around the second evaluation (GF001 named, GF002 named, GF004 straight-line forms).
 WRAPS = {
     "none": "",
@@ -658,6 +670,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         return out
 
     c1, c2 = coefs
+    sum_style = pick("sum_style", list(SUMS), prefer=["plain"]) if code == "GF002" else "plain"
+    last = pick("last", list(LAST), prefer=["plain"]) if code in ("GF003", "GF004") else "plain"
     wrap2 = pick("wrap2", list(WRAPS), prefer=["none"])
 
     def second(stmt: str) -> str:
@@ -685,13 +699,13 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         tail = draw(st.sampled_from(["", " + (c ** 2).mean()"]))
         if form == "inline":
             body.extend(between_lines(None))
-            body.append(f"loss = {c1}{t_xlive} + {c2}{t_ylive}{tail}")
+            body.append(SUMS[sum_style].format(f"{c1}{t_xlive}", f"{c2}{t_ylive}") + tail)
             names = {"first": None, "second": "loss"}
         else:
             body.append(f"q = {t_xlive}")
             body.extend(between_lines("q"))
             body.append(second(f"e = {t_ylive}"))
-            body.append(f"loss = {c1}q + {c2}e{tail}")
+            body.append(SUMS[sum_style].format(f"{c1}q", f"{c2}e") + tail)
             names = {"first": "q", "second": "e"}
         body.append("loss.backward()")
     elif code == "GF003":
@@ -701,11 +715,11 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         if form == "computed_first":
             body += [f"l1 = {e1}", f"l2 = {e2}", "l1.backward(retain_graph=True)"]
             body.extend(between_lines("l1"))
-            body.append(f"l2.backward({r2})")
+            body.append(f"{LAST[last].format('l2')}.backward({r2})")
         else:
             body += [f"l1 = {e1}", "l1.backward(retain_graph=True)"]
             body.extend(between_lines("l1"))
-            body += [f"l2 = {e2}", f"l2.backward({r2})"]
+            body += [f"l2 = {e2}", f"{LAST[last].format('l2')}.backward({r2})"]
         names = {"first": "l1", "second": "l2"}
     else:  # GF004
         mid_between = draw(st.booleans())
@@ -757,7 +771,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 body.append("loss1.backward(retain_graph=True)")
                 if not mid_between:
                     body.extend(between_lines("loss1"))
-                body.append(f"loss2.backward({'retain_graph=True' if retain2 else ''})")
+                body.append(f"{LAST[last].format('loss2')}.backward({'retain_graph=True' if retain2 else ''})")
             names = {"first": "loss1", "second": "loss2"}
     if rebind is not None and rebind[1] == "after":
         body.append(BIND_FORMS[rebind[0]])
