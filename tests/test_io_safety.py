@@ -399,3 +399,14 @@ def test_standard_output_on_a_full_device_is_one_line(tmp_path, args):
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
     assert "gradfix: cannot write to standard output: No space left on device" in proc.stderr.splitlines()
     assert good.read_text() == SEED
+
+
+def test_verify_reports_a_missing_snippet_and_still_verifies_the_others(tmp_path):
+    pytest.importorskip("torch")
+    missing = tmp_path / "nope.py"
+    example = ROOT / "examples" / "adversarial_alignment.py"
+    result = invoke("verify", missing, example, "--device", "cpu", "--repeat", "0")
+    assert "Traceback" not in result.output
+    assert result.exit_code == 2
+    assert error_lines(result.stderr, missing) == [f"{missing}: No such file or directory"]
+    assert f"== {example}" in result.stdout and "OK: " in result.stdout
