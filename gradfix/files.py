@@ -98,7 +98,7 @@ _swept: set = set()
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":  # on Windows signal 0 is CTRL_C_EVENT: rely on the age there
         return True
     try:
         os.kill(pid, 0)
