@@ -139,3 +139,23 @@ def test_github_annotates_files_that_could_not_be_checked_as_errors(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"::error title=gradfix,file={bad},line=5,col=5::SyntaxError: ")
     assert lines[1].startswith(f"::warning title=gradfix (GF001),file={good},")
+
+
+def _github_slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`."""
+    import re
+
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_help_uri_anchors_exist_in_the_readme():
+    """Each rule's helpUri anchor is a heading of the README (`### `GF001` detached-double-backward`)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    anchors = {_github_slug(line.lstrip("#")) for line in readme.splitlines() if line.startswith("#")}
+    wanted = {rule_help_uri(r.CODE, r.NAME).rsplit("#", 1)[1]: r.CODE for r in ALL_RULES}
+    if not anchors & set(wanted):
+        pytest.skip("the README has no per-rule headings yet (see the README text for the rule sections)")
+    assert sorted(code for anchor, code in wanted.items() if anchor not in anchors) == []
