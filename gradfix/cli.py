@@ -466,8 +466,10 @@ def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
 
 def _emit(text: str, output_file: Optional[str]) -> None:
     if output_file:
+        from gradfix.files import write_output
+
         try:
-            Path(output_file).write_text(text, encoding="utf-8")
+            write_output(Path(output_file), text.encode("utf-8"))
         except OSError as exc:
             raise OutputProblem(f"{output_file}: cannot write: {exc.strerror or exc}") from None
     elif text:

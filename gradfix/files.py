@@ -241,3 +241,36 @@ def replace_file(path: Path, data: bytes, *, original: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_output(path: Path, data: bytes) -> None:
+    """Write a report (`check -o PATH`): a regular file (or a new one) is replaced whole by rename, so a
+    full disk leaves the previous report, never half of the new one; a new file gets the mode `open`
+    would give it. Anything else (`/dev/stdout`, a FIFO) is written to directly."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return
+    target = Path(os.path.realpath(path))  # a link to a regular file: replace the file, keep the link
+    fd, tmp = _temporary(target)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -410,3 +410,47 @@ def test_verify_reports_a_missing_snippet_and_still_verifies_the_others(tmp_path
     assert result.exit_code == 2
     assert error_lines(result.stderr, missing) == [f"{missing}: No such file or directory"]
     assert f"== {example}" in result.stdout and "OK: " in result.stdout
+
+
+def test_output_file_is_replaced_whole_and_gets_the_usual_mode(tmp_path, monkeypatch):
+    good = write(tmp_path / "good.py", SEED)
+    out = tmp_path / "report.json"
+    assert invoke("check", good, "--output-format", "json", "-o", out).exit_code == 1
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~_umask()
+    previous = out.read_bytes()
+    real = os.fdopen
+
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            self.handle.write(data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gradfix.files.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
+    result = invoke("check", good, "--output-format", "sarif", "-o", out)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == f"gradfix: {out}: cannot write: No space left on device"
+    assert out.read_bytes() == previous  # the previous report, whole
+    assert temporaries(tmp_path) == []
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
+def test_output_file_may_be_a_device(tmp_path):
+    good = write(tmp_path / "good.py", SEED)
+    proc = cli("check", good, "--output-format", "json", "-o", "/dev/stdout")
+    assert proc.returncode == 1, proc.stderr
+    assert '"code": "GF001"' in proc.stdout
