@@ -2,23 +2,48 @@
 
 Every generated `Step` is a complete snippet in the harness's protocol
 (module-level setup, then `def step():`) holding one instance of a gradfix
-pattern (GF001, GF002, GF003 or GF004), built from:
+pattern (`FORMS`: GF001 named/inline/same name, GF002 inline/named terms,
+GF003 losses computed first or between, GF004 straight-line or through
+accumulation loops in several styles, two backward calls, one backward of the
+sum, or one loss), built from:
 
-- a callee (`CALLEES`): torch.nn.functional losses, a non-symmetric KL, an
-  `nn.MSELoss` instance, lambdas, module-level functions of one or several
-  statements (pure, with an in-place op on a local, with side effects on a
-  global, random, reading a trainable global or taking one as a default), `nn.Sequential`
-  critics (deterministic, with Dropout, with BatchNorm), custom
-  `torch.autograd.Function`s (linear backward, clamp or sign of the incoming
-  gradient), `functools.partial`;
-- operands (`OPERANDS`): leaves, names, views (expression or named), list
-  items, dict values, attributes of a module-level object, `self` attributes;
-- coefficients (`COEFS`): literals, a module constant, a learned tensor, and a
-  name `k` rebound by one of `BIND_FORMS` (tuple/star targets, `for`, walrus,
-  `with ... as`, `except ... as`, import, `match` capture, `del`, ...) at
-  module level, at the start of the step, between the passes or after them,
-  with or without `global`;
-- statements between the passes (`BETWEEN`) and after them (`AFTER`).
+- a callee (`CALLEES`): torch.nn.functional losses, a non-symmetric KL, loss
+  modules, lambdas (pure, reading a dict, with a tensor default), module-level
+  functions of one or several statements (pure, in-place on a local,
+  augmented assignments on a fresh value or on an argument, a hook registered
+  inside, no_grad inside, data-dependent branches; with side effects on a
+  global, random, reading a trainable global or taking one as a default,
+  decorated, rebound after their `def`), `nn.Sequential` critics
+  (deterministic, with Dropout, with BatchNorm in train or eval mode, with a
+  counting forward hook or a clamping parameter hook, rebound, or mutated after
+  construction by `append` / `__setitem__`), custom `torch.autograd.Function`s
+  (linear backward, clamp, sign, affine, leaky, normalised, abs, squared
+  gradient, `None` for one input, counting or stateful backward),
+  `functools.partial`; drawn from `PROVABLE_CALLEES` half of the time;
+- operands (`OPERANDS`): leaves, names, one tensor on both sides, computed
+  expressions, names with aliases (another name, a list, a dict, an object's
+  attribute, a view), views (expression or named), slices, list items, dict
+  values, attributes of a module-level object, `self` attributes, loop items;
+  either operand detached first;
+- coefficients: literals, a module constant, a learned tensor, a dict item, an
+  object's attribute, `self.k`, and a name `k` rebound by one of `BIND_FORMS`
+  (assignment, augmented, tuple/star targets, `for`, walrus, walrus in a
+  comprehension, `with ... as`, `except ... as`, import, `match` captures,
+  `del`, `def`, `class`, a global setter, `globals()`, `setattr` on the
+  module, `exec`) at module level, at the start of the step, between the
+  passes or after them, with or without `global`;
+- statements between the passes (`BETWEEN`: logging, metrics, in-place writes
+  to an operand or through an alias in many spellings, `.data` and
+  `.detach()` writes, container rebinding, gradient and forward hooks, `with`
+  blocks, custom context managers, `match`, decorators, imports, classes with a
+  base whose `__init_subclass__` has side effects, optimizer step/zero_grad,
+  gradient reads and writes, other backward passes, `autograd.grad`, module
+  mode and parameter changes, coefficient and callee-global rebinding), `with`
+  blocks around the second evaluation (`WRAPS`), and statements after the
+  passes (`AFTER`: logging, optimizer step, a later backward through the
+  retained graph, returning or storing a loss);
+- nesting: a function, a method of a trainer object, or a loop (operands
+  built inside or before it).
 
 The strategy records every choice in `Step.parts`, so a failure names the
 parts involved and a part can be switched off (`steps(exclude=...)`).
