@@ -230,8 +230,10 @@ def test_repository_walk_skips_the_fixtures_but_named_fixtures_are_checked(monke
     monkeypatch.chdir(ROOT)
     resolver = SettingsResolver()
     files, problems = discover_files(["."], resolver)
-    assert files and not [f for f in files if f.parts[0] == "fixtures"]
-    assert Path("examples/adversarial_alignment.py") in files
+    inputs = ("fixtures/", "examples/", "tests/fuzz_regressions/", "benchmarks/snippets/", "benchmarks/snippets_memory/")
+    assert files and not [f for f in files if f.as_posix().startswith(inputs)]
+    assert Path("gradfix/cli.py") in files
+    assert discover_files(["examples"], resolver)[0] == [Path("examples/adversarial_alignment.py")]
     named = Path("fixtures/GF001/positive")
     walked, _ = discover_files([named], resolver)
     assert walked and all(named in f.parents for f in walked)
