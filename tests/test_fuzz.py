@@ -47,10 +47,9 @@ REGRESSIONS = Path(__file__).resolve().parent / "fuzz_regressions"
 # Catalogue parts not drawn by the bounded CI run, each because of an open bug
 # (its regression file says what differs). Remove an entry once the bug is fixed.
 KNOWN_OPEN: dict = {
-    "nesting=loop_outer": "002/003: GF001/GF003 merges in a loop free a graph built before the loop",
-    "callee=seq_append_dropout": "005: module callee mutated after construction",
-    "callee=seq_setitem_dropout": "005: module callee mutated after construction",
-    "between=setitem_handle": "006: x[0] = ... into the base of a view operand between the passes",
+    # "part=value": "NNN_regression.py: the bug, until it is fixed",
+    # (002-006 fixed: nesting=loop_outer, callee=seq_append_dropout, callee=seq_setitem_dropout,
+    # between=setitem_handle drawn again)
 }
 
 # Regression snippets whose bug is not fixed yet: strict xfail, reason.
