@@ -470,7 +470,11 @@ def _parse(data: bytes):
         line = exc.lineno if exc.lineno and exc.lineno > 0 else 1
         col = exc.offset if exc.offset and exc.offset > 0 else 1
         kind = "SyntaxError" if type(exc) is SyntaxError else type(exc).__name__
-        return f"{line}:{col}: {kind}: {exc.msg}"
+        # The running interpreter's grammar may be older than the file's (3.11 rejects PEP 695
+        # `type X = ...` and 3.12's nested f-string quotes): libcst's own parser, which does not
+        # depend on the interpreter, decides. Its error, if any, is CPython's message.
+        newer = _parse_newer_syntax(data, str(exc.msg))
+        return newer if newer is not None else f"{line}:{col}: {kind}: {exc.msg}"
     except (ValueError, UnicodeDecodeError, LookupError) as exc:  # NUL bytes, undecodable text
         return f"1:1: cannot read the source: {_first_line(exc)}"
     except (RecursionError, MemoryError) as exc:
@@ -485,6 +489,34 @@ def _parse(data: bytes):
         return f"{exc.raw_line}:{exc.raw_column + 1}: libcst cannot parse this file: {_first_line(exc.message)}"
     except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError) as exc:
         return f"1:1: libcst cannot parse this file: {_first_line(exc)}"
+
+
+def _parse_newer_syntax(data: bytes, message: str):
+    """libcst's module for source the running interpreter rejects, or None where libcst rejects it too.
+
+    Never for what CPython rejects for reasons no grammar changes (NUL bytes), nor for deep
+    nesting, which crashes libcst's native parser (a segfault, not an exception).
+    """
+    if b"\x00" in data or "null byte" in message or "nested" in message or _bracket_depth(data) > 100:
+        return None
+    import libcst as cst
+
+    try:
+        return cst.parse_module(data)
+    except Exception:  # noqa: BLE001 - any failure: CPython's syntax error stands
+        return None
+
+
+def _bracket_depth(data: bytes) -> int:
+    """The deepest bracket nesting in the bytes (strings and comments counted too: an upper bound)."""
+    depth = deepest = 0
+    for byte in data:
+        if byte in b"([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b")]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _first_line(exc: object) -> str:
