@@ -547,7 +547,7 @@ FORMS = {
     "GF001": ["named", "inline", "same_name"],
     "GF002": ["inline", "named"],
     "GF003": ["computed_first", "computed_between"],
-    "GF004": ["straight", "loop", "loop_sum", "loop_one_loss", "straight_sum"],
+    "GF004": ["straight", "loop", "loop_sum", "loop_one_loss", "straight_sum", "helper"],
 }
 CODE_SETS = {
     "GF001": [["GF001"], ["GF001", "GF003", "GF004"], ["GF001", "GF002", "GF003", "GF004"]],
@@ -775,6 +775,15 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             body.append(acc_p)
             if style == "list_mean":
                 body += ["s = torch.stack(ss).mean()", "p = torch.stack(ps).mean()"]
+        elif form == "helper":
+            # the `.detach()` hidden in small helpers of the file, which GF004 inlines
+            setup_lines.append(
+                f"\n\ndef hs(u, v):\n    return {call('u', 'v' + d)}\n\n\ndef hp(u, v):\n    return {call('u' + d, 'v')}\n"
+            )
+            body.append(f"s = hs({X}, {Y})")
+            if mid_between:
+                body.extend(between_lines("s"))
+            body.append(second(f"p = hp({X}, {Y})"))
         else:
             body.append(f"s = {t_xlive}")
             if mid_between:
