@@ -61,7 +61,7 @@ from gradfix.findings import Finding, Fix, TextEdit
 
 ENV_DIR = "GRADFIX_CACHE_DIR"
 DEFAULT_DIR = ".gradfix_cache"
-SCHEMA = 2
+SCHEMA = 3
 KEY_BYTES = 32
 KEY_NAME = "cache-key"
 
@@ -327,7 +327,7 @@ def _result_to_json(result: FileResult) -> Dict[str, Any]:
         if f.name == "path":
             continue
         value = getattr(result, f.name)
-        if f.name in ("findings", "remaining"):
+        if f.name in ("findings", "remaining", "fixed_findings"):
             value = [_finding_to_json(x) for x in value]
         elif f.name == "fixed":
             value = None if value is None else base64.b64encode(value).decode("ascii")
@@ -428,6 +428,7 @@ def _result_from_json(document: Any, path: str) -> FileResult:
         fixed=fixed,
         applied=_int(values["applied"]),
         remaining=[_finding_from_json(x, path) for x in _list(values["remaining"])],
+        fixed_findings=[_finding_from_json(x, path) for x in _list(values["fixed_findings"])],
         error=_optional(_str, values["error"]),
         suppressed=_int(values["suppressed"]),
     )

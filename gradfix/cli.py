@@ -136,10 +136,6 @@ def _sources(outcomes) -> dict:
     return sources
 
 
-def _where(finding) -> tuple:
-    return (getattr(finding, "cell", 0), finding.line, finding.col)
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -356,7 +352,8 @@ def _notebook_result(notebook, name: str, result, *, fix: bool, unsafe_fixes: bo
         except (RuntimeError, ValueError, KeyError) as exc:  # pragma: no cover - a gradfix bug
             return FileResult(name, findings=out.findings, remaining=out.findings,
                               error=f"internal error: {exc}; file left unchanged")
-    out.applied = applied
+    out.applied = len(applied)
+    out.fixed_findings = applied
     out.remaining = [notebook.map_finding(f) for f in last.findings]
     return out
 
@@ -667,8 +664,9 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
         if result.fixed is not None:
             applied += result.applied
             changed_files += 1
-            fixed_ids = {_where(f) for f in result.remaining}
-            fixed_findings.extend(f for f in result.findings if f.fix is not None and _where(f) not in fixed_ids)
+            # The findings the engine applied, not a guess from positions: the import a fix adds
+            # moves every later finding down a line.
+            fixed_findings.extend(result.fixed_findings)
         remaining.extend(result.remaining)
     remaining.sort(key=lambda f: f.sort_key())
     for finding in remaining:

@@ -29,6 +29,9 @@ class FileResult:
     remaining: List[Finding] = field(default_factory=list)  # findings left after fixing
     error: Optional[str] = None  # one-line message: "line:col: what" or "what"
     suppressed: int = 0
+    # The findings whose fixes were applied, as reported in the pass that applied them (a
+    # later pass sees the text the earlier ones wrote): what `--show-fixes` lists.
+    fixed_findings: List[Finding] = field(default_factory=list)
 
 
 def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -> List[ModuleType]:
@@ -405,14 +408,16 @@ def lint_bytes(
 
     current = data
     applied = 0
+    fixed_findings: List[Finding] = []
     for _ in range(MAX_FIX_PASSES):
         fixable = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
         if not fixable:
             break
-        new_module, count = apply_fixes(module, fixable)
-        if count == 0:
+        new_module, done = apply_fixes(module, fixable)
+        if not done:
             break
-        applied += count
+        applied += len(done)
+        fixed_findings.extend(done)
         current = new_module.bytes
         reparsed = _parse(current)
         if isinstance(reparsed, str):  # pragma: no cover - a bug in a rule's rewrite
@@ -423,6 +428,7 @@ def lint_bytes(
         findings, module = _run(reparsed, path, candidates, grad_scale_import)
         findings, _ = _unsuppressed(findings, module.code, ignore_noqa)
     result.applied = applied
+    result.fixed_findings = fixed_findings
     result.remaining = findings
     if current != data:
         result.fixed = current
@@ -436,7 +442,8 @@ def _with_edits(module, finding: Finding) -> Finding:
 
     if finding.fix is None:
         return finding
-    new_module, count = apply_fixes(module, [finding])
+    new_module, done = apply_fixes(module, [finding])
+    count = len(done)
     if not count:
         return finding
     from gradfix.files import lines_with_ends
@@ -614,7 +621,7 @@ def _leading_comments(node) -> str:
 
 
 def apply_fixes(module, findings: Iterable[Finding]):
-    """Apply the fixes whose statements do not overlap an earlier one's; return (module, count)."""
+    """Apply the fixes whose statements do not overlap an earlier one's; return (module, the findings applied)."""
     from gradfix.rewrite import apply_fixes as apply
 
     return apply(module, findings)

@@ -258,14 +258,15 @@ class Notebook:
         relint: Callable[[bytes], "object"],
         *,
         unsafe_fixes: bool,
-    ) -> Tuple[int, "object"]:
-        """Apply fixes round by round; return (applied count, the last lint result of the concatenation).
+    ) -> Tuple[List["object"], "object"]:
+        """Apply fixes round by round; return (the findings applied, in cell positions, and the last lint
+        result of the concatenation).
 
         `first` is the engine's result (with edits) for the current source;
         `relint(source)` lints a new concatenation the same way.
         """
         result = first
-        applied = 0
+        applied: List["object"] = []
         for _ in range(MAX_ROUNDS):
             if getattr(result, "error", None):
                 break
@@ -281,7 +282,7 @@ class Notebook:
                 if any(_overlap(p, q) for p in fresh for q in taken):
                     continue  # left for the next round, against the rewritten source
                 taken.extend(fresh)
-                applied += 1
+                applied.append(self.map_finding(finding))  # mapped before the cells change
             if not taken:
                 break
             self.apply(taken)

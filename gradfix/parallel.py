@@ -144,6 +144,7 @@ def strip_nodes(result: FileResult) -> FileResult:
     """`result` with every fix's libcst `replacements` emptied (picklable, and JSON-serialisable)."""
     result.findings = [_stripped(f) for f in result.findings]
     result.remaining = [_stripped(f) for f in result.remaining]
+    result.fixed_findings = [_stripped(f) for f in result.fixed_findings]
     return result
 
 

@@ -28,10 +28,10 @@ def dotted(node) -> str:
 
 
 def apply_fixes(module, findings: Iterable[Finding]):
-    """Apply the fixes whose statements do not overlap an earlier one's; return (module, count)."""
+    """Apply the fixes whose statements do not overlap an earlier one's; return (module, the findings applied)."""
     replacements: Dict[cst.CSTNode, Sequence[cst.BaseStatement]] = {}
     imports: List[Tuple[str, str, str]] = []
-    count = 0
+    applied: List[Finding] = []
     for finding in sorted(findings, key=lambda f: f.fix.first or (f.line, f.col)):  # type: ignore[union-attr]
         fix: Fix = finding.fix  # type: ignore[assignment]
         if any(node in replacements for node in fix.replacements):
@@ -40,14 +40,14 @@ def apply_fixes(module, findings: Iterable[Finding]):
         for item in fix.imports:
             if item not in imports:
                 imports.append(item)
-        count += 1
-    if not count:
-        return module, 0
+        applied.append(finding)
+    if not applied:
+        return module, []
     new = module.visit(_StatementReplacer(replacements))
     aliases = {name: alias for _, name, alias in imports}
     for source, name, alias in imports:
         new = _ensure_import(new, source, name, alias, aliases)
-    return new, count
+    return new, applied
 
 
 class _StatementReplacer(cst.CSTTransformer):
