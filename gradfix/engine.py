@@ -13,6 +13,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from gradfix import cpython_tree
 from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
 
 # Fixes that conflict (touch the same statement) are applied over several
@@ -173,19 +174,7 @@ def _decodes(data: bytes) -> bool:
 
 def _ast_tree(data: bytes, state: Dict[str, object]):
     """CPython's tree of the file, parsed once per prefilter call; None when it does not parse."""
-    if "tree" not in state:
-        import ast
-        import warnings
-
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                state["tree"] = ast.parse(data)
-        except BaseException as exc:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            state["tree"] = None
-    return state["tree"]
+    return cpython_tree.tree(data, state)
 
 
 def _statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tuple]]:

@@ -64,6 +64,8 @@ from __future__ import annotations
 import ast
 import re
 
+from gradfix import cpython_tree
+
 CODE = "GF002"
 NAME = "detached-sum"
 SUMMARY = "Two terms of one sum evaluate the same function with complementary `.detach()`"
@@ -80,12 +82,7 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
-    if "tree" not in state:  # the engine's prefilter shares its parse through `state`
-        try:
-            state["tree"] = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            state["tree"] = None
-    tree = state["tree"]
+    tree = cpython_tree.tree(data, state)  # one parse per file, shared with the engine's prechecks
     if tree is None:
         return True  # left to the parser to report
     # Only the calls that hold a stop-gradient in an argument are unparsed: mark the ancestors of

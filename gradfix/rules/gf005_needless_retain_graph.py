@@ -56,6 +56,8 @@ from __future__ import annotations
 import ast
 import re
 
+from gradfix import cpython_tree
+
 CODE = "GF005"
 NAME = "needless-retain-graph"
 SUMMARY = "`backward(retain_graph=True)` with no later backward in the function: the graph is kept alive for nothing"
@@ -73,12 +75,7 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     parsed by libcst for nothing.)"""
     if _RETAIN_TRUE.search(text) is None:
         return False
-    if "tree" not in state:  # the engine's prefilter shares its parse through `state`
-        try:
-            state["tree"] = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            state["tree"] = None
-    tree = state["tree"]
+    tree = cpython_tree.tree(data, state)  # one parse per file, shared with the engine's prechecks
     if tree is None:
         return True  # left to the parser to report
     return any(
