@@ -1,0 +1,110 @@
+"""gradfix's Python API: check and fix source text or files with the engine and rules the CLI uses.
+
+    from gradfix import api
+
+    findings = api.check_source(source, path="train.py")
+    result = api.fix_source(source, path="train.py")          # result.source, .applied, .remaining
+    for path, file_result in api.check_paths(["src/"]).items():
+        ...
+
+`Options` selects rules (codes, prefixes or "ALL", as `--select`), applies unsafe fixes or
+ignores `# noqa` on request, and names where rewritten code imports `grad_scale` from. Source
+functions never read configuration files; `check_paths` walks directories and reads each file's
+`[tool.gradfix]` as `gradfix check` does, unless `isolated=True`. Nothing here imports torch or
+runs user code. Errors in a file (a syntax error) are in the result (`FileResult.error`), never
+raised; a bad selector raises `ValueError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from gradfix.engine import FileResult, lint_bytes
+from gradfix.findings import Finding
+
+Source = Union[str, bytes]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to check and how to fix (the CLI's options that apply to one file)."""
+
+    select: Optional[Tuple[str, ...]] = None  # None: the default rules (or the configuration's)
+    ignore: Tuple[str, ...] = ()
+    unsafe_fixes: bool = False
+    ignore_noqa: bool = False
+    grad_scale_import: str = "gradfix.autograd"
+
+
+@dataclass(frozen=True)
+class FixResult:
+    source: str  # the fixed text (the input when nothing changed)
+    applied: List[Finding] = field(default_factory=list)  # findings whose fixes were applied
+    remaining: List[Finding] = field(default_factory=list)  # findings left in `source`
+    error: Optional[str] = None  # one line, "LINE:COL: what", when the source could not be checked
+
+
+def _rules(options: Options):
+    from gradfix.rules import SelectionError, select
+
+    try:
+        return select(list(options.select) if options.select is not None else None, options.ignore)
+    except SelectionError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _bytes(source: Source) -> bytes:
+    return source.encode("utf-8") if isinstance(source, str) else source
+
+
+def check_source(source: Source, path: str = "<string>", options: Options = Options()) -> List[Finding]:
+    """The findings in `source` (sorted by position); [] for a file that does not parse (see `lint_source`)."""
+    return lint_source(source, path, options).findings
+
+
+def lint_source(source: Source, path: str = "<string>", options: Options = Options()) -> FileResult:
+    """The engine's whole result for `source`: findings, and `error` for a file that could not be checked."""
+    return lint_bytes(
+        _bytes(source), path, _rules(options), ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import
+    )
+
+
+def fix_source(source: Source, path: str = "<string>", options: Options = Options()) -> FixResult:
+    """`source` with its safe fixes applied (and unsafe ones with `unsafe_fixes`), as `gradfix fix -`."""
+    data = _bytes(source)
+    result = lint_bytes(
+        data, path, _rules(options), fix=True, unsafe_fixes=options.unsafe_fixes,
+        ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import,
+    )
+    text = (result.fixed if result.fixed is not None else data).decode("utf-8", errors="surrogateescape")
+    return FixResult(text, list(result.fixed_findings), list(result.remaining), result.error)
+
+
+def check_paths(
+    paths: Iterable[Union[str, Path]], options: Options = Options(), *, isolated: bool = False
+) -> Dict[str, FileResult]:
+    """Every Python file under `paths` (directories walked with the configured excludes and
+    `.gitignore`) mapped to its result; each file's rules from its nearest configuration (the
+    `Options` selection, when given, replaces it, as `--select` does). A path that does not exist
+    or cannot be read is a result with `error` set."""
+    from gradfix.config import SettingsResolver, discover_files
+
+    resolver = SettingsResolver(config=None, isolated=isolated, exclude=None, extend_exclude=())
+    files, problems = discover_files(list(paths), resolver)
+    out: Dict[str, FileResult] = {name: FileResult(name, error=message) for name, message in problems}
+    for file in files:
+        name = str(file)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            out[name] = FileResult(name, error=f"cannot read: {exc.strerror or exc}")
+            continue
+        settings = resolver.for_path(file)
+        rules = settings.rules_for(file, cli_select=options.select, cli_ignore=options.ignore)
+        out[name] = lint_bytes(data, name, rules, ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import)
+    return dict(sorted(out.items()))
+
+
+__all__ = ["Options", "FixResult", "check_source", "lint_source", "fix_source", "check_paths"]
