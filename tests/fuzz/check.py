@@ -28,6 +28,12 @@ def run(source: str, codes: Sequence[str]) -> Outcome:
     from gradfix.harness import verify_pair
 
     try:
+        # A snippet that is not valid Python is the generator's fault (`x.view(-1, 3) += 0.25`):
+        # gradfix rightly reports a syntax error there, which is not a mismatch.
+        compile(source, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return Outcome("bad_original", detail=f"not valid Python: {e.msg} (line {e.lineno})")
+    try:
         result = lint_bytes(source.encode(), FILENAME, select(list(codes)), fix=True, unsafe_fixes=False)
     except Exception as e:  # gradfix itself must never raise on valid Python
         return Outcome("mismatch", detail=f"gradfix raised {type(e).__name__}: {str(e)[:300]}")
