@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
 
-from gradfix.analysis.exprs import bound_names, code_of, is_literal
+from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
 
 _LOOPS = (cst.For, cst.While)
 # torch functions that make a new leaf (no graph), whatever their arguments.
@@ -244,6 +244,11 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     out.setdefault(target.target.value, []).append(node.value)
+                elif isinstance(target.target, (cst.Attribute, cst.Subscript)):
+                    # `feats["a"] = a * 2.0` puts a value into what `feats` holds (fuzz regression 007).
+                    path = access_path(target.target)
+                    if path is not None:
+                        out.setdefault(path[0], []).append(node.value)
                 else:
                     for name in bound_names(target.target):
                         out.setdefault(name, []).append(None)
