@@ -228,13 +228,15 @@ def profile(tree: Path, limit: int = 15) -> str:
         import libcst as cst
         from libcst.metadata import MetadataWrapper
 
+        from gradfix.rules import visitor
+
         t2 = t3 = None
         try:
             module = cst.parse_module(data)
             t2 = time.perf_counter()
             providers = set()
             for rule in rules:
-                providers |= set(rule.Visitor.get_inherited_dependencies())
+                providers |= set(visitor(rule).get_inherited_dependencies())
             MetadataWrapper(module).resolve_many(providers)  # metadata alone, on a fresh copy
             t3 = time.perf_counter()
             engine._run(module, str(path), rules)  # metadata again, then the rules: rules = this - metadata

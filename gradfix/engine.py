@@ -13,8 +13,9 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from gradfix import cpython_tree
+from gradfix import prechecks
 from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
+from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT, LintOptions
 
 # Fixes that conflict (touch the same statement) are applied over several
 # passes; a handful is plenty, and the bound guarantees termination.
@@ -48,7 +49,7 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
        comments inside brackets). A file declaring a non-UTF-8 encoding is
        searched in its decoded text.
     2. Each rule that passed stage 1 may have a precheck (`might_match(data,
-       text, state)` on the rule module, else the built-in `_PRECHECKS`) that
+       text, state)` on the rule module, built from `gradfix.prechecks`) that
        says it cannot match. The file is skipped only when every such rule is
        ruled out and the file parses (CPython's parser, strict decoding);
        otherwise every rule that passed stage 1 runs, exactly as without
@@ -68,29 +69,14 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
         return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
     for rule in candidates:
-        # vars(): a lazily loaded rule module must not be imported just to look (PEP 562 `__getattr__`).
-        own = vars(rule).get("might_match") if hasattr(rule, "__dict__") else getattr(rule, "might_match", None)
-        check = own or _PRECHECKS.get(rule.CODE)
+        check = getattr(rule, "might_match", None)
         if check is None or check(data, text, state):
             return candidates
     # No rule can match if the file parses; one that does not is left to `_parse` to report.
-    return [] if _decodes(data) and _ast_tree(data, state) is not None else candidates
+    return [] if _decodes(data) and prechecks.tree(data, state) is not None else candidates
 
 
-# Between two tokens inside brackets Python allows whitespace, newlines,
-# backslash continuations and comments. One character class plus a comment
-# that runs to its newline: unambiguous, so searching stays linear.
-_GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
 _TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
-# `retain_graph=True` as a keyword argument, `(True)` included.
-_RETAIN_TRUE = re.compile(rb"retain_graph" + _GAP + rb"=(?:" + _GAP + rb"\()*" + _GAP + rb"True")
-# A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
-_BACKWARD_RETAIN = re.compile(rb"\." + _GAP + rb"backward" + _GAP + rb"\(" + _GAP + rb"retain_graph" + _GAP + rb"=")
-# `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
-# (`scaler.scale(a - b).backward()`), so its text ends in `)`.
-_BACKWARD_OF_CALL = re.compile(rb"\)" + _GAP + rb"\." + _GAP + rb"backward" + _GAP + rb"\(")
-# `.detach()` with no arguments: GF001's stop-gradient marker.
-_DETACH_CALL = re.compile(rb"\." + _GAP + rb"detach" + _GAP + rb"\(" + _GAP + rb"\)")
 
 
 @lru_cache(maxsize=256)
@@ -104,8 +90,8 @@ def _lenient(token: bytes):
     if len(pieces) < 2 or b"".join(pieces) != token:
         return None
     anchor = next((i for i, p in enumerate(pieces) if p[:1].isalnum() or p[:1] == b"_"), None)
-    tail = None if anchor is None else re.compile(_GAP.join(re.escape(p) for p in pieces[anchor:]))
-    return pieces, re.compile(_GAP.join(re.escape(p) for p in pieces)), anchor, tail
+    tail = None if anchor is None else re.compile(prechecks.GAP.join(re.escape(p) for p in pieces[anchor:]))
+    return pieces, re.compile(prechecks.GAP.join(re.escape(p) for p in pieces)), anchor, tail
 
 
 _SPACE = b" \t\f\v\r\n\\"
@@ -172,207 +158,32 @@ def _decodes(data: bytes) -> bool:
     return True
 
 
-def _ast_tree(data: bytes, state: Dict[str, object]):
-    """CPython's tree of the file, parsed once per prefilter call; None when it does not parse."""
-    return cpython_tree.tree(data, state)
+def rule_modules(codes: Iterable[str]) -> List[ModuleType]:
+    """The rule modules of `codes`, in their order: where rule codes become rules (`ValueError`
+    for a code no rule has)."""
+    from gradfix.rules import by_code
+
+    rules = []
+    for code in codes:
+        rule = by_code(code)
+        if rule is None:
+            raise ValueError(f"unknown rule code {code!r}")
+        rules.append(rule)
+    return rules
 
 
-def _statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tuple]]:
-    """Every statement list of the file with the function it belongs to (the module at top level),
-    walked once per prefilter call; None when the file does not parse.
+def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
+    """Lint one file's bytes with the rules `options.codes` names.
 
-    Statements only: a backward site, a loop and a function are statements, and expressions are
-    most of a tree (walking them made the prefilter's checks its slowest part)."""
-    import ast
-
-    if "blocks" not in state:
-        tree = _ast_tree(data, state)
-        blocks: Optional[List[tuple]] = None
-        if tree is not None:
-            blocks = []
-            stack: List[tuple] = [(tree.body, tree)]
-            while stack:
-                block, scope = stack.pop()
-                blocks.append((block, scope))
-                for statement in block:
-                    inner_scope = statement if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
-                    for name in ("body", "orelse", "finalbody"):
-                        inner = getattr(statement, name, None)
-                        if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                            stack.append((inner, inner_scope))
-                    for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
-                        stack.append((clause.body, inner_scope))
-        state["blocks"] = blocks
-    return state["blocks"]  # type: ignore[return-value]
-
-
-def _lines_of(node, text: bytes, state: Dict[str, object]) -> bytes:
-    """The text of the lines a statement spans."""
-    if "lines" not in state:
-        state["lines"] = text.splitlines()
-    lines: List[bytes] = state["lines"]  # type: ignore[assignment]
-    return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
-
-
-def _retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:
-    """Some statement list holds a plain `X.backward(retain_graph=True)` statement and, later, another plain
-    `Y.backward(...)` statement (plain: keyword arguments only, all `retain_graph`), as GF001's and GF003's
-    sites (`gradfix.analysis.backward`) require. True when the file does not parse: the parser reports it."""
-    blocks = _statement_blocks(data, state)
-    if blocks is None:
-        return True
-    for block, _ in blocks:
-        retained = False
-        for statement in block:
-            site = _plain_backward(statement)
-            if site is not None:
-                if retained:
-                    return True
-                retained = site
-    return False
-
-
-def _plain_backward(statement) -> Optional[bool]:
-    """None unless a plain `X.backward(...)` expression statement; then whether it passes `retain_graph=True`."""
-    import ast
-
-    call = getattr(statement, "value", None) if type(statement) is ast.Expr else None
-    if type(call) is not ast.Call or call.args:
-        return None
-    func = call.func
-    if type(func) is not ast.Attribute or func.attr != "backward":
-        return None
-    retains = False
-    for keyword in call.keywords:
-        if keyword.arg != "retain_graph":
-            return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
-        retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
-    return retains
-
-
-def _gf001_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    # Two distinct losses, each with a `.detach()`; two backward sites, the first retaining the graph.
-    return (
-        text.count(b"detach") >= 2
-        and text.count(b"backward") >= 2
-        and _DETACH_CALL.search(text) is not None
-        and _RETAIN_TRUE.search(text) is not None
-        and _BACKWARD_RETAIN.search(text) is not None
-        and _retained_backward_then_backward(data, state)
-    )
-
-
-def _gf003_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    # A retaining plain backward followed by another plain backward in the same block.
-    return (
-        text.count(b"backward") >= 2
-        and _RETAIN_TRUE.search(text) is not None
-        and _BACKWARD_RETAIN.search(text) is not None
-        and _retained_backward_then_backward(data, state)
-    )
-
-
-# Prechecks of the built-in rules, derived from their code: each returns False only where the rule
-# provably cannot match. A rule module may instead define `might_match(data, text, state)` itself.
-def _gf004_might_match(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    # Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
-    # loop that may hold a pair before a plain backward (one loss accumulated over a loop).
-    if text.count(b"detach") < 2 or _DETACH_CALL.search(text) is None:
-        return False
-    if _RETAIN_TRUE.search(text) is not None and _BACKWARD_RETAIN.search(text) is not None:
-        if _retained_backward_then_backward(data, state):
-            return True
-    if _BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state):
-        return True
-    return _loop_before_backward(data, text, state)
-
-
-def _backward_of_sum(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
-    statement and two `.detach()` calls of its own. True when the file does not parse: the parser reports it.
-
-    The `.detach()` calls are counted in the text of the function's lines, nested functions,
-    comments and strings included: an overcount only lets a file through to the rules.
-    """
-    import ast
-
-    blocks = _statement_blocks(data, state)
-    if blocks is None:
-        return True
-    for block, scope in blocks:
-        for statement in block:
-            if type(statement) is not ast.Expr or _plain_backward(statement) is None:
-                continue
-            receiver = statement.value.func.value  # type: ignore[attr-defined]
-            if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
-                receiver = receiver.args[0]
-            if type(receiver) is not ast.BinOp or type(receiver.op) not in (ast.Add, ast.Sub):
-                continue
-            if type(scope) is ast.Module:
-                return True  # the module's own count: at least two, as `_gf004_might_match` checked
-            if _lines_of(scope, text, state).count(b"detach") >= 2:
-                return True
-    return False
-
-
-def _loop_before_backward(data: bytes, text: bytes, state: Dict[str, object]) -> bool:
-    """Some statement list holds a `for` (or a `with` around one) that may evaluate two terms with
-    `.detach()`, and after it a plain `X.backward(...)` statement. "May": the loop's lines hold
-    `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
-    True when the file does not parse: the parser reports it. A loop's lines are read only in a
-    block that backpropagates: most blocks do not."""
-    import ast
-
-    blocks = _statement_blocks(data, state)
-    if blocks is None:
-        return True
-    helpers: Optional[re.Pattern] = None
-    for block, _ in blocks:
-        last = max((i for i, s in enumerate(block) if _plain_backward(s) is not None), default=0)
-        for statement in block[:last]:
-            kind = type(statement)
-            if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
-                continue
-            loop = _lines_of(statement, text, state)
-            if loop.count(b"detach") >= 2:
-                return True
-            if helpers is None:
-                names = [
-                    s.name.encode()
-                    for b, _ in blocks
-                    for s in b
-                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in _lines_of(s, text, state)
-                ]
-                helpers = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")" + _GAP + rb"\(") if names else re.compile(rb"(?!)")
-            if helpers.search(loop) is not None:
-                return True
-    return False
-
-
-_PRECHECKS = {"GF001": _gf001_might_match, "GF003": _gf003_might_match, "GF004": _gf004_might_match}
-
-
-def lint_bytes(
-    data: bytes,
-    path: str,
-    rules: Sequence[ModuleType],
-    *,
-    fix: bool = False,
-    unsafe_fixes: bool = False,
-    ignore_noqa: bool = False,
-    with_edits: bool = False,
-    grad_scale_import: str = "gradfix.autograd",
-) -> FileResult:
-    """Lint one file's bytes.
-
-    `fix` applies fixes (unsafe ones too with `unsafe_fixes`) and returns the
-    new bytes in `fixed`; `with_edits` attaches each finding's own fix as text
-    edits (for formats that show or serialise fixes). `grad_scale_import` is
-    where rewritten code takes the gradient-scaling op from: a module path, or
-    `inline` to define it once in the file.
+    `options.fix` applies fixes (unsafe ones too with `unsafe_fixes`) and
+    returns the new bytes in `fixed`; `with_edits` attaches each finding's own
+    fix as text edits (for formats that show or serialise fixes);
+    `grad_scale_import` is where rewritten code takes the gradient-scaling op
+    from: a module path, or `inline` to define it once in the file (see
+    `gradfix.options.LintOptions`).
     """
     result = FileResult(path)
-    candidates = prefilter(data, rules)
+    candidates = prefilter(data, rule_modules(options.codes))
     if not candidates:
         return result
     parsed = _parse(data)
@@ -380,18 +191,18 @@ def lint_bytes(
         result.error = parsed
         return result
     try:
-        findings, module = _run(parsed, path, candidates, grad_scale_import)
+        findings, module = _run(parsed, path, candidates, options.grad_scale_import)
     except RecursionError:
         # Valid but deeply nested code (hundreds of unary operators) exhausts
         # libcst's recursive metadata passes: report it, do not crash.
         result.error = "1:1: too deeply nested for gradfix's analysis (RecursionError)"
         return result
-    findings, suppressed = _unsuppressed(findings, module.code, ignore_noqa)
-    if with_edits:
+    findings, suppressed = _unsuppressed(findings, module.code, options.ignore_noqa)
+    if options.with_edits:
         findings = [_with_edits(module, f) for f in findings]
     result.findings = findings
     result.suppressed = suppressed
-    if not fix:
+    if not options.fix:
         result.remaining = list(findings)
         return result
 
@@ -399,7 +210,7 @@ def lint_bytes(
     applied = 0
     fixed_findings: List[Finding] = []
     for _ in range(MAX_FIX_PASSES):
-        fixable = [f for f in findings if f.fix is not None and (f.fix.safe or unsafe_fixes)]
+        fixable = [f for f in findings if f.fix is not None and (f.fix.safe or options.unsafe_fixes)]
         if not fixable:
             break
         new_module, done = apply_fixes(module, fixable)
@@ -414,8 +225,8 @@ def lint_bytes(
             result.applied = 0
             result.remaining = list(result.findings)
             return result
-        findings, module = _run(reparsed, path, candidates, grad_scale_import)
-        findings, _ = _unsuppressed(findings, module.code, ignore_noqa)
+        findings, module = _run(reparsed, path, candidates, options.grad_scale_import)
+        findings, _ = _unsuppressed(findings, module.code, options.ignore_noqa)
     result.applied = applied
     result.fixed_findings = fixed_findings
     result.remaining = findings
@@ -529,10 +340,10 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
     return kept, len(findings) - len(kept)
 
 
-def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = "gradfix.autograd"):
+def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT):
     from libcst.metadata import MetadataWrapper
 
-    from gradfix.rules import RuleContext
+    from gradfix.rules import RuleContext, visitor
 
     wrapper = MetadataWrapper(module)
     ctx = RuleContext(
@@ -542,9 +353,9 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     )
     by_code = {}
     for rule in rules:
-        visitor = rule.Visitor(ctx)
-        wrapper.visit(visitor)
-        by_code[rule.CODE] = visitor.findings
+        rule_visitor = visitor(rule)(ctx)
+        wrapper.visit(rule_visitor)
+        by_code[rule.CODE] = rule_visitor.findings
     findings: List[Finding] = []
     for rule in rules:
         stronger = [f for code in getattr(rule, "SUPERSEDED_BY", ()) for f in by_code.get(code, ())]
@@ -556,7 +367,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     return findings, wrapper.module
 
 
-def _op_names(module, source: str = "gradfix.autograd") -> Dict[str, str]:
+def _op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT) -> Dict[str, str]:
     """The names rewritten code calls gradfix's runtime ops by in this file.
 
     For each op (`grad_scale`, `scaled_params_call`): the name it is already

@@ -1,19 +1,25 @@
 """The rule registry.
 
-Each rule is one module exposing: CODE, NAME, SUMMARY, DEFAULT (in the default
-selection), FIXABLE ("always"/"sometimes"/"never"), REQUIRED_TOKENS (byte
-strings that must all occur in a file for the rule to possibly match: the
-prefilter that lets gradfix skip parsing most files), and `Visitor`, a libcst
-metadata-dependent visitor constructed with a `RuleContext` that collects
-`findings`. Its docstring is the rule's documentation (`gradfix rule CODE`).
-A rule may declare SUPERSEDED_BY: codes of rules whose findings, where their
-fixes touch the same statements, replace its own (the engine drops the
-weaker finding).
+A rule is a module here, `gfNNN_slug.py`, holding everything about it that
+is cheap to import: its documentation (the module docstring: what, why,
+example, fix safety; `gradfix rule CODE` prints it), its metadata (CODE,
+NAME, SUMMARY, DEFAULT: in the default selection, FIXABLE:
+"always"/"sometimes"/"never", optionally SUPERSEDED_BY: codes of rules whose
+findings replace its own where their fixes touch the same statements), its
+prefilter (REQUIRED_TOKENS: byte strings that must all occur in a file for
+the rule to possibly match; and optionally `might_match(data, text, state)`,
+a precheck built from `gradfix.prechecks` that returns False only where the
+rule provably cannot match), and VISITOR, the `"module:Class"` name of its
+libcst visitor. The visitor lives in its own module because it needs libcst,
+which a run where no file passes the prefilter never imports; `visitor()`
+imports it on first use. Adding a rule is those two modules, one line in
+ALL_RULES below and fixtures: CONTRIBUTING.md has the template.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -50,6 +56,20 @@ class RuleContext:
     def imports_for(self, *ops: str) -> Tuple[Tuple[str, str, str], ...]:
         """What a fix using these ops must import: (module, op, local name)."""
         return tuple((self.grad_scale_module, op, self.op_names[op]) for op in ops)
+
+
+def visitor(rule: ModuleType) -> type:
+    """The rule's visitor class (a `gradfix.rules._blocks.BlockVisitor`, constructed with a
+    `RuleContext`, that collects `findings`), imported from the module its VISITOR names."""
+    return _load(rule.VISITOR)
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> type:
+    import importlib
+
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 class SelectionError(ValueError):

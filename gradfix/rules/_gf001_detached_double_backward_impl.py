@@ -1,8 +1,8 @@
-"""Implementation of gf001_detached_double_backward (imported lazily, see that module)."""
+"""The visitor of gf001_detached_double_backward (named by that module's VISITOR; the registry imports it on first use)."""
 
 from __future__ import annotations
 
-from gradfix.rules.gf001_detached_double_backward import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+from gradfix.rules.gf001_detached_double_backward import CODE
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set

@@ -1,8 +1,8 @@
-"""Implementation of gf002_detached_sum (imported lazily, see that module)."""
+"""The visitor of gf002_detached_sum (named by that module's VISITOR; the registry imports it on first use)."""
 
 from __future__ import annotations
 
-from gradfix.rules.gf002_detached_sum import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+from gradfix.rules.gf002_detached_sum import CODE
 
 from dataclasses import dataclass
 from fractions import Fraction

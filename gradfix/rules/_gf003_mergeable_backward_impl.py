@@ -1,8 +1,8 @@
-"""Implementation of gf003_mergeable_backward (imported lazily, see that module)."""
+"""The visitor of gf003_mergeable_backward (named by that module's VISITOR; the registry imports it on first use)."""
 
 from __future__ import annotations
 
-from gradfix.rules.gf003_mergeable_backward import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS, SUPERSEDED_BY  # noqa: F401
+from gradfix.rules.gf003_mergeable_backward import CODE
 
 from typing import List, Sequence
 

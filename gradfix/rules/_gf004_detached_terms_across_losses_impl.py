@@ -1,8 +1,8 @@
-"""Implementation of gf004_detached_terms_across_losses (imported lazily, see that module)."""
+"""The visitor of gf004_detached_terms_across_losses (named by that module's VISITOR; the registry imports it on first use)."""
 
 from __future__ import annotations
 
-from gradfix.rules.gf004_detached_terms_across_losses import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS, SUPERSEDED_BY  # noqa: F401
+from gradfix.rules.gf004_detached_terms_across_losses import CODE
 
 from typing import Dict, List, Optional, Sequence, Set
 

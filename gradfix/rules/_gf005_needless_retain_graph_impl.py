@@ -1,8 +1,8 @@
-"""Implementation of gf005_needless_retain_graph (imported lazily, see that module)."""
+"""The visitor of gf005_needless_retain_graph (named by that module's VISITOR; the registry imports it on first use)."""
 
 from __future__ import annotations
 
-from gradfix.rules.gf005_needless_retain_graph import CODE, NAME, SUMMARY, DEFAULT, FIXABLE, REQUIRED_TOKENS  # noqa: F401
+from gradfix.rules.gf005_needless_retain_graph import CODE
 
 from typing import List, Optional, Sequence
 

@@ -103,6 +103,8 @@ rebuilds: unsafe too.
 
 from __future__ import annotations
 
+from gradfix import prechecks
+
 CODE = "GF001"
 NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
@@ -111,10 +113,19 @@ FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b".detach(", b".backward(", b"retain_graph")
 
 
-# The rule's metadata and documentation live here; its libcst-based code in the
-# `_impl` module, imported on first use (PEP 562), so that a run where no file
-# needs parsing never imports libcst.
-def __getattr__(name):
-    import importlib
+def might_match(data: bytes, text: bytes, state: dict) -> bool:
+    """Two distinct losses, each with a `.detach()`; two backward sites in one block, the first
+    retaining the graph (`gradfix.prechecks`)."""
+    return (
+        text.count(b"detach") >= 2
+        and text.count(b"backward") >= 2
+        and prechecks.DETACH_CALL.search(text) is not None
+        and prechecks.RETAIN_TRUE.search(text) is not None
+        and prechecks.BACKWARD_RETAIN.search(text) is not None
+        and prechecks.retained_backward_then_backward(data, state)
+    )
 
-    return getattr(importlib.import_module("gradfix.rules._gf001_detached_double_backward_impl"), name)
+
+# The visitor, named here and imported by the registry only for a file that passes the precheck:
+# it needs libcst, which a run where no file is parsed never imports.
+VISITOR = "gradfix.rules._gf001_detached_double_backward_impl:Visitor"

@@ -64,7 +64,7 @@ from __future__ import annotations
 import ast
 import re
 
-from gradfix import cpython_tree
+from gradfix import prechecks
 
 CODE = "GF002"
 NAME = "detached-sum"
@@ -82,7 +82,7 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
-    tree = cpython_tree.tree(data, state)  # one parse per file, shared with the engine's prechecks
+    tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
     # Only the calls that hold a stop-gradient in an argument are unparsed: mark the ancestors of
@@ -116,11 +116,6 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
             return True
     return False
 
-
-# The rule's metadata and documentation live here; its libcst-based code in the
-# `_impl` module, imported on first use (PEP 562), so that a run where no file
-# needs parsing never imports libcst.
-def __getattr__(name):
-    import importlib
-
-    return getattr(importlib.import_module("gradfix.rules._gf002_detached_sum_impl"), name)
+# The visitor, named here and imported by the registry only for a file that passes the precheck:
+# it needs libcst, which a run where no file is parsed never imports.
+VISITOR = "gradfix.rules._gf002_detached_sum_impl:Visitor"

@@ -56,6 +56,8 @@ graph an earlier call kept alive, which the one backward frees: unsafe.
 
 from __future__ import annotations
 
+from gradfix import prechecks
+
 CODE = "GF003"
 NAME = "mergeable-backward"
 SUMMARY = "Consecutive `backward` calls on a retained graph: one `backward` of the sum gives the same gradients"
@@ -66,10 +68,16 @@ REQUIRED_TOKENS = (b".backward(", b"retain_graph")
 SUPERSEDED_BY = ("GF001", "GF004")
 
 
-# The rule's metadata and documentation live here; its libcst-based code in the
-# `_impl` module, imported on first use (PEP 562), so that a run where no file
-# needs parsing never imports libcst.
-def __getattr__(name):
-    import importlib
+def might_match(data: bytes, text: bytes, state: dict) -> bool:
+    """A retaining plain backward followed by another plain backward in the same block."""
+    return (
+        text.count(b"backward") >= 2
+        and prechecks.RETAIN_TRUE.search(text) is not None
+        and prechecks.BACKWARD_RETAIN.search(text) is not None
+        and prechecks.retained_backward_then_backward(data, state)
+    )
 
-    return getattr(importlib.import_module("gradfix.rules._gf003_mergeable_backward_impl"), name)
+
+# The visitor, named here and imported by the registry only for a file that passes the precheck:
+# it needs libcst, which a run where no file is parsed never imports.
+VISITOR = "gradfix.rules._gf003_mergeable_backward_impl:Visitor"

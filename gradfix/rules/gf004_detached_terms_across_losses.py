@@ -114,6 +114,11 @@ seen.
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
+from gradfix import prechecks
+
 CODE = "GF004"
 NAME = "detached-terms-across-losses"
 SUMMARY = "Two losses of one backward run, or two accumulators of one loss, hold the same computation with complementary `.detach()`"
@@ -125,10 +130,81 @@ REQUIRED_TOKENS = (b".detach(", b".backward(")
 SUPERSEDED_BY = ("GF001",)
 
 
-# The rule's metadata and documentation live here; its libcst-based code in the
-# `_impl` module, imported on first use (PEP 562), so that a run where no file
-# needs parsing never imports libcst.
-def __getattr__(name):
-    import importlib
+def might_match(data: bytes, text: bytes, state: dict) -> bool:
+    """Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
+    loop that may hold a pair before a plain backward (one loss accumulated over a loop)."""
+    if text.count(b"detach") < 2 or prechecks.DETACH_CALL.search(text) is None:
+        return False
+    if prechecks.RETAIN_TRUE.search(text) is not None and prechecks.BACKWARD_RETAIN.search(text) is not None:
+        if prechecks.retained_backward_then_backward(data, state):
+            return True
+    if prechecks.BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state):
+        return True
+    return _loop_before_backward(data, text, state)
 
-    return getattr(importlib.import_module("gradfix.rules._gf004_detached_terms_across_losses_impl"), name)
+
+def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
+    """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
+    statement and two `.detach()` calls of its own. True when the file does not parse: the parser reports it.
+
+    The `.detach()` calls are counted in the text of the function's lines, nested functions,
+    comments and strings included: an overcount only lets a file through to the rules.
+    """
+    import ast
+
+    blocks = prechecks.statement_blocks(data, state)
+    if blocks is None:
+        return True
+    for block, scope in blocks:
+        for statement in block:
+            if type(statement) is not ast.Expr or prechecks.plain_backward(statement) is None:
+                continue
+            receiver = statement.value.func.value  # type: ignore[attr-defined]
+            if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
+                receiver = receiver.args[0]
+            if type(receiver) is not ast.BinOp or type(receiver.op) not in (ast.Add, ast.Sub):
+                continue
+            if type(scope) is ast.Module:
+                return True  # the module's own count: at least two, as `_gf004_might_match` checked
+            if prechecks.lines_of(scope, text, state).count(b"detach") >= 2:
+                return True
+    return False
+
+
+def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
+    """Some statement list holds a `for` (or a `with` around one) that may evaluate two terms with
+    `.detach()`, and after it a plain `X.backward(...)` statement. "May": the loop's lines hold
+    `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
+    True when the file does not parse: the parser reports it. A loop's lines are read only in a
+    block that backpropagates: most blocks do not."""
+    import ast
+
+    blocks = prechecks.statement_blocks(data, state)
+    if blocks is None:
+        return True
+    helpers: Optional[re.Pattern] = None
+    for block, _ in blocks:
+        last = max((i for i, s in enumerate(block) if prechecks.plain_backward(s) is not None), default=0)
+        for statement in block[:last]:
+            kind = type(statement)
+            if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
+                continue
+            loop = prechecks.lines_of(statement, text, state)
+            if loop.count(b"detach") >= 2:
+                return True
+            if helpers is None:
+                names = [
+                    s.name.encode()
+                    for b, _ in blocks
+                    for s in b
+                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in prechecks.lines_of(s, text, state)
+                ]
+                helpers = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")" + prechecks.GAP + rb"\(") if names else re.compile(rb"(?!)")
+            if helpers.search(loop) is not None:
+                return True
+    return False
+
+
+# The visitor, named here and imported by the registry only for a file that passes the precheck:
+# it needs libcst, which a run where no file is parsed never imports.
+VISITOR = "gradfix.rules._gf004_detached_terms_across_losses_impl:Visitor"

@@ -54,9 +54,8 @@ graph the caller backpropagates again later is not seen.
 from __future__ import annotations
 
 import ast
-import re
 
-from gradfix import cpython_tree
+from gradfix import prechecks
 
 CODE = "GF005"
 NAME = "needless-retain-graph"
@@ -65,17 +64,14 @@ DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b".backward(", b"retain_graph")
 
-_RETAIN_TRUE = re.compile(rb"retain_graph\s*=\s*True")
-
-
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` outside any
     loop of it and no `backward`/`grad` call after it. (Files that use `retain_graph=True` are
     mostly the ones that backpropagate twice: without this, torch's own sources would all be
     parsed by libcst for nothing.)"""
-    if _RETAIN_TRUE.search(text) is None:
+    if prechecks.RETAIN_TRUE.search(text) is None:
         return False
-    tree = cpython_tree.tree(data, state)  # one parse per file, shared with the engine's prechecks
+    tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
     return any(
@@ -119,11 +115,6 @@ def _retaining_backwards_outside_loops(body):
             for case in statement.cases:
                 yield from _retaining_backwards_outside_loops(case.body)
 
-
-# The rule's metadata and documentation live here; its libcst-based code in the
-# `_impl` module, imported on first use (PEP 562), so that a run where no file
-# needs parsing never imports libcst.
-def __getattr__(name):
-    import importlib
-
-    return getattr(importlib.import_module("gradfix.rules._gf005_needless_retain_graph_impl"), name)
+# The visitor, named here and imported by the registry only for a file that passes the precheck:
+# it needs libcst, which a run where no file is parsed never imports.
+VISITOR = "gradfix.rules._gf005_needless_retain_graph_impl:Visitor"

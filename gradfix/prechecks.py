@@ -1,0 +1,121 @@
+"""Shared matching helpers of the rules' prechecks (`might_match` in each rule module).
+
+A precheck runs on a file that passed its rule's REQUIRED_TOKENS, before any libcst parse, and
+returns False only where its rule provably cannot match (`gradfix.engine.prefilter`). These are
+the pieces several prechecks use: regular expressions over the source text that allow whatever
+Python allows between tokens, CPython's tree parsed once per file, and the statement lists of
+that tree. Everything here is cheap and imports neither libcst nor torch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+# Between two tokens inside brackets Python allows whitespace, newlines,
+# backslash continuations and comments. One character class plus a comment
+# that runs to its newline: unambiguous, so searching stays linear.
+GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
+_TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
+# `retain_graph=True` as a keyword argument, `(True)` included.
+RETAIN_TRUE = re.compile(rb"retain_graph" + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"True")
+# A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
+BACKWARD_RETAIN = re.compile(rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"retain_graph" + GAP + rb"=")
+# `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
+# (`scaler.scale(a - b).backward()`), so its text ends in `)`.
+BACKWARD_OF_CALL = re.compile(rb"\)" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\(")
+# `.detach()` with no arguments: GF001's stop-gradient marker.
+DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)")
+
+
+
+def tree(data: bytes, state: Dict[str, object]):
+    """CPython's tree of the file, parsed at most once per prefilter call (every precheck that wants
+    it reads it from the same `state`); None when the file does not parse: the prechecks then let
+    the file through, and the parser reports the error."""
+    if "tree" not in state:
+        import ast
+        import warnings
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                state["tree"] = ast.parse(data)
+        except BaseException as exc:  # noqa: BLE001 - SyntaxError, ValueError, RecursionError, MemoryError...
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            state["tree"] = None
+    return state["tree"]
+
+
+def statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tuple]]:
+    """Every statement list of the file with the function it belongs to (the module at top level),
+    walked once per prefilter call; None when the file does not parse.
+
+    Statements only: a backward site, a loop and a function are statements, and expressions are
+    most of a tree (walking them made the prefilter's checks its slowest part)."""
+    import ast
+
+    if "blocks" not in state:
+        module = tree(data, state)
+        blocks: Optional[List[tuple]] = None
+        if module is not None:
+            blocks = []
+            stack: List[tuple] = [(module.body, module)]
+            while stack:
+                block, scope = stack.pop()
+                blocks.append((block, scope))
+                for statement in block:
+                    inner_scope = statement if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef) else scope
+                    for name in ("body", "orelse", "finalbody"):
+                        inner = getattr(statement, name, None)
+                        if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                            stack.append((inner, inner_scope))
+                    for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+                        stack.append((clause.body, inner_scope))
+        state["blocks"] = blocks
+    return state["blocks"]  # type: ignore[return-value]
+
+
+def lines_of(node, text: bytes, state: Dict[str, object]) -> bytes:
+    """The text of the lines a statement spans."""
+    if "lines" not in state:
+        state["lines"] = text.splitlines()
+    lines: List[bytes] = state["lines"]  # type: ignore[assignment]
+    return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+
+
+def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:
+    """Some statement list holds a plain `X.backward(retain_graph=True)` statement and, later, another plain
+    `Y.backward(...)` statement (plain: keyword arguments only, all `retain_graph`), as GF001's and GF003's
+    sites (`gradfix.analysis.backward`) require. True when the file does not parse: the parser reports it."""
+    blocks = statement_blocks(data, state)
+    if blocks is None:
+        return True
+    for block, _ in blocks:
+        retained = False
+        for statement in block:
+            site = plain_backward(statement)
+            if site is not None:
+                if retained:
+                    return True
+                retained = site
+    return False
+
+
+def plain_backward(statement) -> Optional[bool]:
+    """None unless a plain `X.backward(...)` expression statement; then whether it passes `retain_graph=True`."""
+    import ast
+
+    call = getattr(statement, "value", None) if type(statement) is ast.Expr else None
+    if type(call) is not ast.Call or call.args:
+        return None
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "backward":
+        return None
+    retains = False
+    for keyword in call.keywords:
+        if keyword.arg != "retain_graph":
+            return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
+        retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
+    return retains
