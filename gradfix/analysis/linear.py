@@ -20,6 +20,19 @@ from gradfix.analysis.exprs import access_path, code_of, strip_parens
 Monomial = Tuple[Tuple[str, ...], Tuple[str, ...]]  # (symbolic factors, symbolic divisors), sorted
 
 
+class LoopCount(str):
+    """The coefficient symbol for a loop's number of iterations (a loss accumulated over a loop
+    holds each term that many times). Not Python source, so never rendered: rules tell it from a
+    name by its type. A `str` so that it sorts and cancels with the other symbols."""
+
+    def __new__(cls, loop: object) -> "LoopCount":
+        return super().__new__(cls, f"<iterations of the loop {id(loop)}>")
+
+
+def has_loop_count(symbols: Tuple[str, ...]) -> bool:
+    return any(isinstance(s, LoopCount) for s in symbols)
+
+
 @dataclass(frozen=True)
 class Coef:
     """A sum of monomials `c * s1 * s2 / d1`, with exact rational constants `c`.
