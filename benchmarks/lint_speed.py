@@ -1,4 +1,5 @@
-"""Lint speed on real trees: `gradfix check` against `ruff check --select E,F --no-cache` and TorchFix.
+"""Lint speed on real trees: `gradfix check` (default rules and `--select ALL`) against
+`ruff check --select E,F --no-cache` and TorchFix.
 
 Every tool runs cold, as a fresh subprocess on the same tree, one after the
 other (after one untimed read of the whole tree, so every tool finds the files
@@ -6,7 +7,8 @@ in the page cache): gradfix with `--no-cache` where it has the option and a
 fresh, empty `GRADFIX_CACHE_DIR` either way; ruff with `--no-cache`; TorchFix
 has no cache. The table gives wall time, files per second (the `.py`/`.pyi`
 files of the tree, what each tool is asked to check) and each tool's time as
-a multiple of gradfix's.
+a multiple of gradfix's with the default selection: the `gradfix --select ALL` row is the cost
+of the opt-in rules (GF002), the ruff and TorchFix rows the comparison with the field.
 
     python benchmarks/lint_speed.py                        # torch + every other default tree found
     python benchmarks/lint_speed.py --tree stdlib=/usr/lib/python3.11 --tools gradfix,ruff
@@ -46,7 +48,7 @@ SKIPPED_DIRS = {
     "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
     "__pycache__", ".gradfix_cache",
 }
-TOOLS = ("gradfix", "ruff", "torchfix")
+TOOLS = ("gradfix", "gradfix-all", "ruff", "torchfix")
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Timing:
     returncode: Optional[int] = None
     timed_out: bool = False
     note: str = ""
+    key: str = ""  # the tool's key in TOOLS (`tool` is its label in the table)
 
 
 # --------------------------------------------------------------------------- trees
@@ -150,7 +153,8 @@ def markdown(timings: Sequence[Timing], timeout: float) -> str:
         "| tree | files | tool | wall s | files/s | x gradfix | exit | note |",
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |",
     ]
-    base = {t.tree: t.seconds for t in timings if t.tool.startswith("gradfix") and t.seconds}
+    # The reference is gradfix with its default selection (whatever its label).
+    base = {t.tree: t.seconds for t in timings if t.key == "gradfix" and t.seconds}
     for t in timings:
         rate = "-"
         if t.seconds:
@@ -267,7 +271,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
                         help="a tree to lint (repeatable; default: torch, sympy, transformers where found)")
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of gradfix,ruff,torchfix")
+    parser.add_argument("--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}")
     parser.add_argument("--gradfix", default=None, metavar="CMD",
                         help="command prefix for gradfix (default: this Python -m gradfix)")
     parser.add_argument("--label", default="gradfix", help="the name gradfix's rows get (e.g. 'gradfix (before)')")
@@ -279,7 +283,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--profile", metavar="NAME", help="profile gradfix in process on this tree instead")
     args = parser.parse_args(argv)
 
-    trees = [(spec.split("=", 1)[0], Path(spec.split("=", 1)[1])) for spec in args.tree] or default_trees()
+    trees = [(spec.split("=", 1)[0], Path(spec.split("=", 1)[1]).resolve()) for spec in args.tree] or default_trees()
     if not trees:
         parser.error("no tree found: name one with --tree NAME=PATH")
     if args.profile:
@@ -300,6 +304,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "gradfix" in wanted:
         base = shlex.split(args.gradfix) if args.gradfix else [sys.executable, "-m", "gradfix"]
         commands["gradfix"] = gradfix_command(base)
+    if "gradfix-all" in wanted:
+        base = shlex.split(args.gradfix) if args.gradfix else [sys.executable, "-m", "gradfix"]
+        commands["gradfix-all"] = [*gradfix_command(base), "--select", "ALL"]
     if "ruff" in wanted:
         ruff = find_tool(args.ruff, "ruff")
         commands["ruff"] = [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "--quiet"] if ruff else None
@@ -315,9 +322,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         warm(files)
         for tool in wanted:
             command = commands.get(tool)
-            label = args.label if tool == "gradfix" else tool
+            label = {"gradfix": args.label, "gradfix-all": f"{args.label} --select ALL"}.get(tool, tool)
             if command is None:
-                timings.append(Timing(name, len(files), label, None, note=notes.get(tool, "")))
+                timings.append(Timing(name, len(files), label, None, note=notes.get(tool, ""), key=tool))
                 continue
             runs = []
             for _ in range(1 if tool == "torchfix" else max(1, args.repeat)):
@@ -328,12 +335,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     break  # timed out: once is enough
             runs.sort(key=lambda r: float("inf") if r[0] is None else r[0])
             seconds, code, timed_out, note = runs[len(runs) // 2]
-            timings.append(Timing(name, len(files), label, seconds, code, timed_out, note))
+            timings.append(Timing(name, len(files), label, seconds, code, timed_out, note, key=tool))
             print(f"# {name} ({tree}, {len(files)} files) {label}: "
                   f"{'timeout' if timed_out else f'{seconds:.2f} s'} exit {code}", file=sys.stderr, flush=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"{os.cpu_count()} cores, load average {load} at the end; cold runs (no tool cache), "
-          f"median of {args.repeat} for gradfix and ruff; Python {sys.version.split()[0]}\n")
+          f"median of {args.repeat} for gradfix and ruff; x gradfix: relative to gradfix's default selection; Python {sys.version.split()[0]}\n")
     sys.stdout.write(markdown(timings, args.timeout))
     return 0
 
