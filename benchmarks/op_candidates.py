@@ -45,7 +45,7 @@ import torch
 
 import gradfix.autograd
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 # ------------------------------------------------------------------ candidates
 
@@ -163,7 +163,7 @@ def _dispatch(x, scale):
 def _inline_op() -> Callable[[Any, Any], Any]:
     """The op as gradfix inlines it (grad-scale-import = "inline"), taken from a rewritten snippet."""
     path = _bench.SNIPPETS / "tiny_prototype.py"
-    res = lint_bytes(path.read_bytes(), str(path), select(["GF001"]), fix=True, grad_scale_import="inline")
+    res = lint_bytes(path.read_bytes(), str(path), LintOptions(("GF001",), fix=True, grad_scale_import="inline"))
     assert res.fixed is not None and b"gradfix: inline grad_scale" in res.fixed
     # A module of its own that stays in sys.modules: torch.compile looks the
     # op's module up by name.
@@ -504,8 +504,7 @@ def end_to_end(device: str, size: str, repeat: int, warmup: int) -> Dict[str, fl
     original = path.read_text(encoding="utf-8")
     sources = {"original": original}
     for name, gs in CANDIDATES.items():
-        res = lint_bytes(path.read_bytes(), str(path), select(["GF001"]), fix=True,
-                         grad_scale_import=_module_for(name, gs))
+        res = lint_bytes(path.read_bytes(), str(path), LintOptions(("GF001",), fix=True, grad_scale_import=_module_for(name, gs)))
         assert res.fixed is not None and not res.remaining, "tiny_prototype must get a safe fix"
         sources[name] = res.fixed.decode("utf-8")
     with _bench.size_env(size):

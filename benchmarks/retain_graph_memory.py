@@ -30,7 +30,7 @@ import torch
 
 from gradfix.engine import lint_bytes
 from gradfix.harness import verify_pair
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 HERE = Path(__file__).resolve().parent
 SNIPPETS = HERE / "snippets_memory"
@@ -72,7 +72,7 @@ def main() -> int:
     rows, results = [], []
     for path in sorted(SNIPPETS.glob("*.py")):
         source = path.read_text()
-        result = lint_bytes(source.encode(), str(path), select(["GF005"]), fix=True)
+        result = lint_bytes(source.encode(), str(path), LintOptions(("GF005",), fix=True))
         if result.fixed is None or not result.findings or not all(f.fixable for f in result.findings):
             print(f"{path.name}: no safe GF005 fix", file=sys.stderr)
             return 1

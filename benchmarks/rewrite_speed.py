@@ -3,7 +3,7 @@
 For each snippet in benchmarks/snippets and each size (small, large):
 
 1. rewrite it with the engine, as ``gradfix fix`` does
-   (``lint_bytes(data, path, rules, fix=True).fixed``); every snippet must get
+   (``lint_bytes(data, path, LintOptions(codes, fix=True)).fixed``); every snippet must get
    a safe fix;
 2. run original and rewrite once with the same seed and compare every
    parameter's and leaf's gradient with ``gradfix.harness.verify_pair``
@@ -38,6 +38,7 @@ import torch
 
 from gradfix.engine import lint_bytes
 from gradfix.harness import verify_pair
+from gradfix.options import LintOptions
 from gradfix.rules import select
 
 
@@ -70,7 +71,7 @@ class Result:
 
 def rewrite(path: Path) -> str:
     data = path.read_bytes()
-    result = lint_bytes(data, str(path), select(), fix=True)
+    result = lint_bytes(data, str(path), LintOptions(tuple(r.CODE for r in select()), fix=True))
     if result.error:
         raise RuntimeError(f"{path.name}: {result.error}")
     if result.fixed is None or result.remaining:

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Tuple, Union
 
 from gradfix.engine import FileResult, lint_bytes
 from gradfix.findings import Finding
+from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT, LintOptions
 
 Source = Union[str, bytes]
 
@@ -35,7 +36,25 @@ class Options:
     ignore: Tuple[str, ...] = ()
     unsafe_fixes: bool = False
     ignore_noqa: bool = False
-    grad_scale_import: str = "gradfix.autograd"
+    grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT
+
+    def lint_options(self, *, fix: bool = False, with_edits: bool = False) -> LintOptions:
+        """The engine's options for these, no configuration read: the codes of the rules
+        `select` and `ignore` choose (`ValueError` for an unknown selector), and the flags."""
+        from gradfix.rules import SelectionError, select
+
+        try:
+            rules = select(list(self.select) if self.select is not None else None, self.ignore)
+        except SelectionError as exc:
+            raise ValueError(str(exc)) from None
+        return LintOptions(
+            tuple(r.CODE for r in rules),
+            fix=fix,
+            unsafe_fixes=self.unsafe_fixes,
+            ignore_noqa=self.ignore_noqa,
+            with_edits=with_edits,
+            grad_scale_import=self.grad_scale_import,
+        )
 
 
 @dataclass(frozen=True)
@@ -44,15 +63,6 @@ class FixResult:
     applied: List[Finding] = field(default_factory=list)  # findings whose fixes were applied
     remaining: List[Finding] = field(default_factory=list)  # findings left in `source`
     error: Optional[str] = None  # one line, "LINE:COL: what", when the source could not be checked
-
-
-def _rules(options: Options):
-    from gradfix.rules import SelectionError, select
-
-    try:
-        return select(list(options.select) if options.select is not None else None, options.ignore)
-    except SelectionError as exc:
-        raise ValueError(str(exc)) from None
 
 
 def _bytes(source: Source) -> bytes:
@@ -66,18 +76,13 @@ def check_source(source: Source, path: str = "<string>", options: Options = Opti
 
 def lint_source(source: Source, path: str = "<string>", options: Options = Options()) -> FileResult:
     """The engine's whole result for `source`: findings, and `error` for a file that could not be checked."""
-    return lint_bytes(
-        _bytes(source), path, _rules(options), ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import
-    )
+    return lint_bytes(_bytes(source), path, options.lint_options())
 
 
 def fix_source(source: Source, path: str = "<string>", options: Options = Options()) -> FixResult:
     """`source` with its safe fixes applied (and unsafe ones with `unsafe_fixes`), as `gradfix fix -`."""
     data = _bytes(source)
-    result = lint_bytes(
-        data, path, _rules(options), fix=True, unsafe_fixes=options.unsafe_fixes,
-        ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import,
-    )
+    result = lint_bytes(data, path, options.lint_options(fix=True))
     text = (result.fixed if result.fixed is not None else data).decode("utf-8", errors="surrogateescape")
     return FixResult(text, list(result.fixed_findings), list(result.remaining), result.error)
 
@@ -102,8 +107,11 @@ def check_paths(
             out[name] = FileResult(name, error=f"cannot read: {exc.strerror or exc}")
             continue
         settings = resolver.for_path(file)
-        rules = settings.rules_for(file, cli_select=options.select, cli_ignore=options.ignore)
-        out[name] = lint_bytes(data, name, rules, ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import)
+        lint_options = settings.lint_options(
+            file, cli_select=options.select, cli_ignore=options.ignore,
+            ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import,
+        )
+        out[name] = lint_bytes(data, name, lint_options)
     return dict(sorted(out.items()))
 
 

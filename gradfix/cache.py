@@ -3,11 +3,10 @@
 An entry is keyed by the SHA-256 of: the file's bytes; gradfix's version and a
 digest of its own source files (so an edited checkout never reuses results of
 other code); the Python and libcst versions (they decide what parses); and the
-effective settings of the run for that file: the rule codes, `fix`,
-`unsafe_fixes`, `ignore_noqa`, `with_edits` and `grad_scale_import`. The
-path is not part of the key (identical files share an entry; a result is
-given the path it is looked up for); rules use the path only to label their
-findings.
+file's `gradfix.options.LintOptions`: the rule codes, `fix`, `unsafe_fixes`,
+`ignore_noqa`, `with_edits` and `grad_scale_import`. The path is not part of
+the key (identical files share an entry; a result is given the path it is
+looked up for); rules use the path only to label their findings.
 
 Entries are JSON files under the cache directory (`.gradfix_cache/` in the
 current directory unless `GRADFIX_CACHE_DIR` names another), written to a
@@ -58,6 +57,7 @@ from gradfix import __version__
 from gradfix.engine import FileResult
 from gradfix.files import write_atomic
 from gradfix.findings import Finding, Fix, TextEdit
+from gradfix.options import LintOptions
 
 ENV_DIR = "GRADFIX_CACHE_DIR"
 DEFAULT_DIR = ".gradfix_cache"
@@ -187,18 +187,11 @@ class Cache:
 
     # -- keys ---------------------------------------------------------------
     @staticmethod
-    def key(
-        data: bytes,
-        rule_codes: Sequence[str],
-        fix: bool = False,
-        unsafe_fixes: bool = False,
-        ignore_noqa: bool = False,
-        with_edits: bool = False,
-        grad_scale_import: str = "gradfix.autograd",
-    ) -> str:
-        """The entry's name: the same arguments as a `gradfix.parallel.Task` from the bytes on."""
+    def key(data: bytes, options: LintOptions) -> str:
+        """The entry's name: what a `gradfix.parallel.Task` holds but the path."""
+        o = options
         settings = json.dumps(
-            [fingerprint(), sorted(rule_codes), bool(fix), bool(unsafe_fixes), bool(ignore_noqa), bool(with_edits), grad_scale_import]
+            [fingerprint(), sorted(o.codes), bool(o.fix), bool(o.unsafe_fixes), bool(o.ignore_noqa), bool(o.with_edits), o.grad_scale_import]
         ).encode()
         digest = hashlib.sha256(settings + b"\0")
         digest.update(data)

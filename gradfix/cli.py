@@ -189,7 +189,7 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
     from gradfix.config import ConfigError, SettingsResolver, discover_files
     from gradfix.files import NotRegularFile, read_source, restore_final_cr
     from gradfix.notebook import Notebook, NotebookError, is_notebook
-    from gradfix.parallel import lint_many, make_task
+    from gradfix.parallel import lint_many
     from gradfix.rules import SelectionError
 
     run = Run()
@@ -238,13 +238,13 @@ def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool 
             relint = functools.partial(
                 _relint, name, codes, ignore_noqa=options.ignore_noqa, grad_scale_import=settings.grad_scale_import
             )
-            tasks.append(make_task(
+            tasks.append(_task(
                 name, notebook.source(), codes, fix=False, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
                 with_edits=True, grad_scale_import=settings.grad_scale_import,
             ))
             entries.append(("notebook", name, data, unsafe, notebook, relint))
             return
-        tasks.append(make_task(
+        tasks.append(_task(
             name, data, codes,
             fix=fix, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
             with_edits=with_edits, grad_scale_import=settings.grad_scale_import,
@@ -323,11 +323,18 @@ def _cache_directory(resolver) -> Optional[Path]:
 
 def _relint(name: str, codes, source: bytes, *, ignore_noqa: bool, grad_scale_import: str):
     """Lint a notebook's new concatenation in this process, with each fix's edits (never raises)."""
-    from gradfix.parallel import lint_task, make_task
+    from gradfix.parallel import lint_task
 
-    return lint_task(make_task(
+    return lint_task(_task(
         name, source, codes, fix=False, ignore_noqa=ignore_noqa, with_edits=True, grad_scale_import=grad_scale_import,
     ))
+
+
+def _task(name: str, data: bytes, codes, **flags):
+    from gradfix.options import LintOptions
+    from gradfix.parallel import Task
+
+    return Task(name, data, LintOptions(tuple(codes), **flags))
 
 
 def _notebook_result(notebook, name: str, result, *, fix: bool, unsafe_fixes: bool, relint):

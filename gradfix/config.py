@@ -61,6 +61,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
 
 from gradfix import rules as _rules
 from gradfix.files import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
+from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT, LintOptions
 from gradfix.rules import SelectionError
 
 __all__ = [
@@ -73,7 +74,6 @@ __all__ = [
     "parse_selectors",
 ]
 
-DEFAULT_GRAD_SCALE_IMPORT = "gradfix.autograd"
 INLINE_GRAD_SCALE = "inline"
 
 KNOWN_KEYS = (
@@ -524,6 +524,31 @@ class Settings:
         )
         removed = self._per_file_ignored(path)
         return [r for r in _rules.ALL_RULES if r.CODE in enabled and r.CODE not in removed]
+
+    def lint_options(
+        self,
+        path: PathLike,
+        *,
+        cli_select: Optional[Iterable[str]] = None,
+        cli_extend_select: Iterable[str] = (),
+        cli_ignore: Iterable[str] = (),
+        fix: bool = False,
+        unsafe_fixes: Optional[bool] = None,
+        ignore_noqa: bool = False,
+        with_edits: bool = False,
+        grad_scale_import: Optional[str] = None,
+    ) -> LintOptions:
+        """The engine's options for `path`: the codes of the rules `rules_for` selects, and the
+        flags as given; `unsafe_fixes` and `grad_scale_import` left None are this configuration's."""
+        rules = self.rules_for(path, cli_select=cli_select, cli_extend_select=cli_extend_select, cli_ignore=cli_ignore)
+        return LintOptions(
+            tuple(r.CODE for r in rules),
+            fix=fix,
+            unsafe_fixes=self.unsafe_fixes if unsafe_fixes is None else unsafe_fixes,
+            ignore_noqa=ignore_noqa,
+            with_edits=with_edits,
+            grad_scale_import=self.grad_scale_import if grad_scale_import is None else grad_scale_import,
+        )
 
 
 def _is_within(path: str, root: str) -> bool:

@@ -159,17 +159,17 @@ def _decodes(data: bytes) -> bool:
 
 
 def rule_modules(codes: Iterable[str]) -> List[ModuleType]:
-    """The rule modules of `codes`, in their order: where rule codes become rules (`ValueError`
-    for a code no rule has)."""
-    from gradfix.rules import by_code
+    """The rule modules `codes` names, in registry order (`ValueError` for a code no rule has):
+    where rule codes become rules."""
+    from gradfix.rules import ALL_RULES, by_code
 
-    rules = []
+    named = set()
     for code in codes:
         rule = by_code(code)
         if rule is None:
             raise ValueError(f"unknown rule code {code!r}")
-        rules.append(rule)
-    return rules
+        named.add(rule.CODE)
+    return [rule for rule in ALL_RULES if rule.CODE in named]
 
 
 def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:

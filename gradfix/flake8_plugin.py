@@ -58,11 +58,11 @@ class GradfixChecker:
         data, path = self._source()
         try:
             settings = SettingsResolver().for_path(path)
-            rules = settings.rules_for(path, cli_extend_select=self.requested)
+            options = settings.lint_options(path, cli_extend_select=self.requested)
         except (ConfigError, SelectionError) as exc:
             return [(1, 0, f"{ERROR_CODE} gradfix: {exc}")]
         try:
-            result = lint_bytes(data, self.filename, rules, grad_scale_import=settings.grad_scale_import)
+            result = lint_bytes(data, self.filename, options)
         except RecursionError:
             return [(1, 0, f"{ERROR_CODE} gradfix: too deeply nested for gradfix's analysis")]
         except Exception as exc:  # noqa: BLE001 - one file's internal error must not end flake8's run

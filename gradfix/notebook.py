@@ -8,8 +8,8 @@ replaced by a placeholder line of the same count, `__gradfix_magic__()`
 (an unknown call: between two passes it makes a fix unsafe, as any code
 gradfix cannot see would), so every row maps back to `cell N, line L`.
 
-Fixes are taken from the engine as whole-line text edits (`lint_bytes(...,
-with_edits=True)`) and written into the cells they fall in. A fix with an edit
+Fixes are taken from the engine as whole-line text edits (`LintOptions`'s
+`with_edits`) and written into the cells they fall in. A fix with an edit
 whose lines belong to two cells, or that would rewrite a magic line, is not
 applied: it is reported without a fix. Only the `source` values of edited
 cells change in the file; every other byte (outputs, metadata, key order,

@@ -30,12 +30,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, NamedTuple, Optional
 
-from gradfix.engine import FileResult, prefilter
+from gradfix.engine import FileResult, prefilter, rule_modules
+from gradfix.options import LintOptions
 
-# (path, bytes, rule codes, fix, unsafe_fixes, ignore_noqa, with_edits, grad_scale_import)
-Task = Tuple[str, bytes, Tuple[str, ...], bool, bool, bool, bool, str]
+
+class Task(NamedTuple):
+    """One file to lint: its name (labels the findings), its bytes, and the options (picklable)."""
+
+    path: str
+    data: bytes
+    options: LintOptions
+
 
 # Worker processes pay off only past this much libcst work: this many files,
 # or two or more totalling this many bytes (libcst with its metadata gets
@@ -52,20 +59,6 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def make_task(
-    path: str,
-    data: bytes,
-    rule_codes: Sequence[str],
-    *,
-    fix: bool = False,
-    unsafe_fixes: bool = False,
-    ignore_noqa: bool = False,
-    with_edits: bool = False,
-    grad_scale_import: str = "gradfix.autograd",
-) -> Task:
-    return (path, data, tuple(rule_codes), fix, unsafe_fixes, ignore_noqa, with_edits, grad_scale_import)
-
-
 def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iterator[FileResult]:
     """Lint every task; yield one `FileResult` per task, in input order.
 
@@ -77,14 +70,13 @@ def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iter
     results: List[Optional[FileResult]] = [None] * len(tasks)
     keys: List[Optional[str]] = [None] * len(tasks)
     todo: List[int] = []
-    for index, task in enumerate(tasks):
-        path, data, codes = task[0], task[1], task[2]
-        rules = _rules(codes)
+    for index, (path, data, options) in enumerate(tasks):
+        rules = rule_modules(options.codes)
         if not prefilter(data, rules, parse=False):
             results[index] = FileResult(path)  # what lint_bytes returns without a candidate rule
             continue
         if cache is not None:
-            keys[index] = cache.key(data, *task[2:])
+            keys[index] = cache.key(data, options)
             hit = cache.get(keys[index], path)
             if hit is not None:
                 results[index] = hit
@@ -97,7 +89,7 @@ def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iter
 
     parallel = jobs > 1 and (
         len(todo) >= PARALLEL_MIN_FILES
-        or (len(todo) >= 2 and sum(len(tasks[i][1]) for i in todo) >= PARALLEL_MIN_BYTES)
+        or (len(todo) >= 2 and sum(len(tasks[i].data) for i in todo) >= PARALLEL_MIN_BYTES)
     )
     if not parallel:
         for index, result in enumerate(results):
@@ -113,22 +105,12 @@ def lint_task(task: Task) -> FileResult:
     """Lint one task in this process: the engine's result without libcst nodes, never an exception."""
     from gradfix.engine import lint_bytes
 
-    path, data, codes, fix, unsafe_fixes, ignore_noqa, with_edits, grad_scale_import = task
     try:
-        result = lint_bytes(
-            data,
-            path,
-            _rules(codes),
-            fix=fix,
-            unsafe_fixes=unsafe_fixes,
-            ignore_noqa=ignore_noqa,
-            with_edits=with_edits,
-            grad_scale_import=grad_scale_import,
-        )
+        result = lint_bytes(task.data, task.path, task.options)
     except RecursionError:
-        return FileResult(path, error="1:1: too deeply nested for gradfix's analysis (RecursionError)")
+        return FileResult(task.path, error="1:1: too deeply nested for gradfix's analysis (RecursionError)")
     except Exception as exc:  # noqa: BLE001 - one file's internal error must not end the run
-        return FileResult(path, error=internal_error(exc))
+        return FileResult(task.path, error=internal_error(exc))
     return strip_nodes(result)
 
 
@@ -161,18 +143,6 @@ def _candidates(data: bytes, rules) -> bool:
         return True
 
 
-def _rules(codes: Sequence[str]):
-    from gradfix.rules import by_code
-
-    rules = []
-    for code in codes:
-        rule = by_code(code)
-        if rule is None:
-            raise ValueError(f"unknown rule code {code!r}")
-        rules.append(rule)
-    return rules
-
-
 def _store(cache, key: Optional[str], result: FileResult) -> None:
     # An internal error may be transient (a worker killed for memory): never cached.
     if cache is not None and key is not None and not (result.error or "").startswith("internal error"):
@@ -184,7 +154,7 @@ def _parallel(jobs, tasks, results, keys, todo, cache) -> Iterator[FileResult]:
     from concurrent.futures.process import BrokenProcessPool
 
     # Largest first: the long files start early and the pool drains evenly.
-    order = sorted(todo, key=lambda i: -len(tasks[i][1]))
+    order = sorted(todo, key=lambda i: -len(tasks[i].data))
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
     try:
         futures = {i: pool.submit(lint_task, tasks[i]) for i in order}
@@ -195,7 +165,7 @@ def _parallel(jobs, tasks, results, keys, todo, cache) -> Iterator[FileResult]:
                 except BrokenProcessPool:
                     result = _alone(tasks[index])
                 except Exception as exc:  # noqa: BLE001 - e.g. a result that did not pickle
-                    result = FileResult(tasks[index][0], error=internal_error(exc))
+                    result = FileResult(tasks[index].path, error=internal_error(exc))
                 _store(cache, keys[index], result)
             yield result
     finally:
@@ -213,7 +183,7 @@ def _alone(task: Task) -> FileResult:
             return pool.submit(lint_task, task).result()
         except BrokenProcessPool:
             return FileResult(
-                task[0], error="internal error: the worker process linting this file died (a crash in native code, or out of memory)"
+                task.path, error="internal error: the worker process linting this file died (a crash in native code, or out of memory)"
             )
         except Exception as exc:  # noqa: BLE001
-            return FileResult(task[0], error=internal_error(exc))
+            return FileResult(task.path, error=internal_error(exc))

@@ -55,16 +55,15 @@ def analyse(uri: str, text: str, *, fix: bool = False) -> Analysis:
     path = _path_of(uri) or Path.cwd() / "untitled.py"
     try:
         settings = SettingsResolver().for_path(path)
-        rules = settings.rules_for(path)
+        # Fixes from the editor are the safe ones, whatever the configuration's `unsafe-fixes`.
+        options = settings.lint_options(path, fix=fix, unsafe_fixes=False, with_edits=not fix)
     except (ConfigError, SelectionError) as exc:
         return Analysis(error=f"configuration: {exc}")
     if settings.is_excluded(path):
         return Analysis()
     data = text.encode("utf-8", "surrogatepass")
     try:
-        result = lint_bytes(
-            data, str(path), rules, fix=fix, with_edits=not fix, grad_scale_import=settings.grad_scale_import,
-        )
+        result = lint_bytes(data, str(path), options)
     except RecursionError:
         return Analysis(error=f"{path.name}: too deeply nested for gradfix's analysis")
     except Exception as exc:  # noqa: BLE001 - a gradfix bug must not take the editor's server down

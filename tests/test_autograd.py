@@ -447,9 +447,9 @@ def test_inline_copy_of_the_op_has_both_forms(tmp_path):
     import types
 
     from gradfix.engine import lint_bytes
-    from gradfix.rules import select
+    from gradfix.options import LintOptions
 
-    res = lint_bytes(INLINE_SEED, "seed.py", select(["GF001"]), fix=True, grad_scale_import="inline")
+    res = lint_bytes(INLINE_SEED, "seed.py", LintOptions(("GF001",), fix=True, grad_scale_import="inline"))
     assert res.fixed is not None and b"# gradfix: inline grad_scale" in res.fixed
     assert not re.search(rb"^(from|import) gradfix", res.fixed, re.MULTILINE)
     module = types.ModuleType("_gradfix_inline_test")

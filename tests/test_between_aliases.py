@@ -15,7 +15,7 @@ import pytest
 from gradfix.analysis.between import with_aliases
 from gradfix.analysis.exprs import is_inplace_call
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 
 def _aliases(body: str, *watched: str) -> list:
@@ -85,5 +85,5 @@ def step(stats):
 
 def test_ordinary_code_between_the_passes_keeps_the_safe_fix():
     # A metrics dict, a store into a tensor derived from (not a view of) an operand, `inplace=False`.
-    result = lint_bytes(SAFE_BETWEEN.encode(), "train.py", select(["GF001"]))
+    result = lint_bytes(SAFE_BETWEEN.encode(), "train.py", LintOptions(("GF001",)))
     assert [(f.line, f.fixable) for f in result.findings] == [(16, True)]

@@ -585,17 +585,18 @@ def test_check_importtime_shows_no_torch(tmp_path):
 
 def test_prefilter_skips_parsing_files_without_candidate_tokens_so_their_syntax_errors_go_unreported(tmp_path):
     from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
     from gradfix.rules import select
 
-    rules = select()
+    codes = tuple(r.CODE for r in select())
     broken = b"def (:\n    x = = 1\n"
     for data in (broken, broken + b"x.detach()\n", broken + b"y.backward()\n", b"\x00\xff" + broken):
         # (GF001 needs `.detach(`, `.backward(` and `retain_graph`; GF003 the last two)
-        result = lint_bytes(data, "broken.py", rules, fix=True)
+        result = lint_bytes(data, "broken.py", LintOptions(codes, fix=True))
         assert result.error is None and result.findings == [] and result.fixed is None, data
 
     # with both tokens present the file is parsed and the error is reported
-    result = lint_bytes(broken + b"x.detach()\ny.backward(retain_graph=True)\n", "broken.py", rules)
+    result = lint_bytes(broken + b"x.detach()\ny.backward(retain_graph=True)\n", "broken.py", LintOptions(codes))
     assert result.error is not None and "SyntaxError" in result.error
 
     p = write(tmp_path / "broken.py", broken)

@@ -249,15 +249,15 @@ def test_inline_op_copies_execute_like_the_runtime_module(tmp_path):
 
     harness = pytest.importorskip("gradfix.harness")
     from gradfix.engine import lint_bytes
-    from gradfix.rules import select
+    from gradfix.options import LintOptions
 
     for name in ("p02_seed_step_function", "p27_module_disc_cancelling", "p28_module_general_coef"):
         path = ROOT / "fixtures" / "GF001" / "positive" / f"{name}.py"
-        result = lint_bytes(path.read_bytes(), str(path), select(["GF001"]), fix=True, grad_scale_import="inline")
+        result = lint_bytes(path.read_bytes(), str(path), LintOptions(("GF001",), fix=True, grad_scale_import="inline"))
         fixed = result.fixed.decode()
         assert not re.search(r"^(from|import) gradfix", fixed, re.MULTILINE)
         assert fixed.count("# gradfix: inline grad_scale") == 1
         report = harness.verify_pair(path.read_text(), fixed, filename=str(path), repeat=0)
         assert report.error is None and report.ok, harness.format_report(report)
-        again = lint_bytes(result.fixed, str(path), select(["GF001"]), fix=True, grad_scale_import="inline")
+        again = lint_bytes(result.fixed, str(path), LintOptions(("GF001",), fix=True, grad_scale_import="inline"))
         assert again.findings == [] and again.fixed is None

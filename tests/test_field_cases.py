@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from gradfix.cli import main
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 HEAD = """\
 import torch
@@ -39,7 +39,7 @@ def _src(body: str) -> str:
 
 
 def _lint(src: str, codes, *, fix: bool = True, unsafe: bool = False):
-    result = lint_bytes(src.encode(), "train.py", select(list(codes)), fix=fix, unsafe_fixes=unsafe)
+    result = lint_bytes(src.encode(), "train.py", LintOptions(codes, fix=fix, unsafe_fixes=unsafe))
     assert result.error is None
     return result
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECT = re.compile(r"^# expect: (GF\d{3}) (\d+):(\d+) (safe|unsafe)\s*$", re.MULTILINE)
@@ -26,9 +26,9 @@ def _sources(kind: str):
     return sorted(p for p in FIXTURES.glob(f"GF*/{kind}/*.py") if not p.name.endswith(".fixed.py"))
 
 
-def _rules(path: Path):
+def _options(path: Path, **flags) -> LintOptions:
     # Each rule's fixtures are checked with that rule alone.
-    return select([path.parent.parent.name])
+    return LintOptions((path.parent.parent.name,), **flags)
 
 
 POSITIVE = _sources("positive")
@@ -56,7 +56,7 @@ def test_findings_at_expected_positions(path: Path):
     data = path.read_bytes()
     expected = [(code, int(line), int(col), safety == "safe") for code, line, col, safety in EXPECT.findall(data.decode())]
     assert expected, f"{path.name} declares no `# expect:` line"
-    result = lint_bytes(data, str(path), _rules(path))
+    result = lint_bytes(data, str(path), _options(path))
     assert result.error is None
     got = [(f.code, f.line, f.col, f.fixable) for f in result.findings]
     assert got == expected
@@ -65,7 +65,7 @@ def test_findings_at_expected_positions(path: Path):
 @pytest.mark.parametrize("path", POSITIVE + UNSAFE, ids=_ids(POSITIVE + UNSAFE))
 def test_rewrite_equals_expected(path: Path):
     unsafe = path.parent.name == "unsafe"
-    result = lint_bytes(path.read_bytes(), str(path), _rules(path), fix=True, unsafe_fixes=unsafe)
+    result = lint_bytes(path.read_bytes(), str(path), _options(path, fix=True, unsafe_fixes=unsafe))
     expected = path.with_suffix(".fixed.py").read_bytes()
     assert result.fixed is not None
     assert result.fixed.decode() == expected.decode()
@@ -74,7 +74,7 @@ def test_rewrite_equals_expected(path: Path):
 
 @pytest.mark.parametrize("path", UNSAFE, ids=_ids(UNSAFE))
 def test_unsafe_fix_not_applied_by_default(path: Path):
-    result = lint_bytes(path.read_bytes(), str(path), _rules(path), fix=True)
+    result = lint_bytes(path.read_bytes(), str(path), _options(path, fix=True))
     assert result.fixed is None
     assert result.findings and all(f.fix is not None and not f.fix.safe for f in result.findings)
     assert all("[unsafe fix: " in f.message for f in result.findings)
@@ -83,14 +83,14 @@ def test_unsafe_fix_not_applied_by_default(path: Path):
 @pytest.mark.parametrize("path", POSITIVE + UNSAFE, ids=_ids(POSITIVE + UNSAFE))
 def test_fixed_file_is_a_fixed_point(path: Path):
     fixed = path.with_suffix(".fixed.py").read_bytes()
-    result = lint_bytes(fixed, str(path), _rules(path), fix=True, unsafe_fixes=True)
+    result = lint_bytes(fixed, str(path), _options(path, fix=True, unsafe_fixes=True))
     assert result.findings == []
     assert result.fixed is None
 
 
 @pytest.mark.parametrize("path", NEGATIVE, ids=_ids(NEGATIVE))
 def test_negative_has_no_finding_and_no_change(path: Path):
-    result = lint_bytes(path.read_bytes(), str(path), _rules(path), fix=True, unsafe_fixes=True)
+    result = lint_bytes(path.read_bytes(), str(path), _options(path, fix=True, unsafe_fixes=True))
     assert result.error is None
     assert result.findings == []
     assert result.fixed is None

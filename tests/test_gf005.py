@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gradfix.engine import lint_bytes, prefilter
-from gradfix.rules import gf005_needless_retain_graph as gf005, select
+from gradfix.options import LintOptions
+from gradfix.rules import gf005_needless_retain_graph as gf005
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "GF005"
 REPORTED = sorted(p for kind in ("positive", "unsafe") for p in (FIXTURES / kind).glob("*.py") if not p.name.endswith(".fixed.py"))
@@ -18,7 +19,7 @@ REPORTED = sorted(p for kind in ("positive", "unsafe") for p in (FIXTURES / kind
 def test_every_reported_fixture_passes_the_prefilter(path):
     data = path.read_bytes()
     assert prefilter(data, [gf005]) == [gf005]
-    assert lint_bytes(data, str(path), select(["GF005"])).findings
+    assert lint_bytes(data, str(path), LintOptions(("GF005",))).findings
 
 
 @pytest.mark.parametrize(
@@ -34,9 +35,9 @@ def test_every_reported_fixture_passes_the_prefilter(path):
 def test_the_precheck_rules_out_what_the_rule_never_reports(body):
     data = ("import torch\n\n\ndef step(loss, other, ctx, dist_autograd):\n" + body).encode()
     assert prefilter(data, [gf005]) == []
-    assert lint_bytes(data, "t.py", select(["GF005"])).findings == []
+    assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []
 
 
 def test_module_level_is_not_reported():
     data = b"import torch\nx = torch.ones(2, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward(retain_graph=True)\n"
-    assert lint_bytes(data, "t.py", select(["GF005"])).findings == []
+    assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []

@@ -5,7 +5,7 @@ libcst's own parser; a real syntax error is still CPython's one line with its po
 from __future__ import annotations
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 NEWER = '''\
 import torch
@@ -33,7 +33,7 @@ def step():
 
 
 def test_newer_syntax_is_checked_and_fixed_whatever_the_interpreter():
-    result = lint_bytes(NEWER.encode(), "train.py", select(["GF001"]), fix=True)
+    result = lint_bytes(NEWER.encode(), "train.py", LintOptions(("GF001",), fix=True))
     assert result.error is None
     assert [(f.line, f.col, f.fixable) for f in result.findings] == [(20, 11, True)]
     fixed = result.fixed.decode()
@@ -43,5 +43,5 @@ def test_newer_syntax_is_checked_and_fixed_whatever_the_interpreter():
 
 def test_a_real_syntax_error_is_still_one_line_with_its_position():
     source = b"import torch\n\ndef f(:\n    x.detach()\n    l.backward(retain_graph=True)\n    x.detach()\n"
-    result = lint_bytes(source, "bad.py", select(["GF001"]))
+    result = lint_bytes(source, "bad.py", LintOptions(("GF001",)))
     assert result.error is not None and result.error.startswith("3:7: SyntaxError: ")

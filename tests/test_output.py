@@ -526,12 +526,12 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "GF001" / "positive
 
 def test_engine_findings_render_in_every_format():
     from gradfix.engine import lint_bytes
-    from gradfix.rules import select
+    from gradfix.options import LintOptions
 
-    if "with_edits" not in inspect.signature(lint_bytes).parameters or not FIXTURE.exists():
-        pytest.skip("engine without edits")
+    if not FIXTURE.exists():
+        pytest.skip("no fixture")
     data = FIXTURE.read_bytes()
-    result = lint_bytes(data, "p01.py", select(["GF001"]), with_edits=True)
+    result = lint_bytes(data, "p01.py", LintOptions(("GF001",), with_edits=True))
     assert result.findings and all(getattr(f, "edits", ()) for f in result.findings)
     sources = {"p01.py": data.decode("utf-8")}
     full = render(result.findings, "full", sources=sources)

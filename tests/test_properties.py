@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gradfix import engine  # noqa: E402
+from gradfix.options import LintOptions  # noqa: E402
 from gradfix.rules import by_code  # noqa: E402
 
 GF001 = by_code("GF001")
@@ -275,7 +276,7 @@ def snippets(draw, near_miss: Optional[str] = None) -> Case:
 
 
 def gf001(source: str, **kwargs):
-    return engine.lint_bytes(source.encode("utf-8"), "snippet.py", [GF001], **kwargs)
+    return engine.lint_bytes(source.encode("utf-8"), "snippet.py", LintOptions(("GF001",), **kwargs))
 
 
 def explain(case: Case, extra: str = "") -> str:

@@ -1,4 +1,4 @@
-"""Purity proofs behind safe fixes (gradfix.analysis.purity), from field cases.
+"""Purity proofs behind safe fixes (gradfix.analysis.callees, .bodies, .bindings_index), from field cases.
 
 Defaults of helper parameters, random layers inside torch.nn containers, and
 methods of the enclosing class called on `self`. Every safe fix here is also
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 HEAD = """\
 import collections
@@ -35,7 +35,7 @@ def _src(body: str) -> str:
 
 
 def _lint(src: str, codes, *, fix: bool = True):
-    result = lint_bytes(src.encode(), "train.py", select(list(codes)), fix=fix, unsafe_fixes=False)
+    result = lint_bytes(src.encode(), "train.py", LintOptions(codes, fix=fix, unsafe_fixes=False))
     assert result.error is None
     return result
 

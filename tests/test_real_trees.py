@@ -22,6 +22,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional
 
@@ -193,17 +194,18 @@ def test_a_run_without_candidates_never_imports_libcst(tmp_path):
 
 
 def _fixture_tasks(limit: int = 24):
-    from gradfix.parallel import make_task
+    from gradfix.options import LintOptions
+    from gradfix.parallel import Task
     from gradfix.rules import ALL_RULES
 
-    codes = [r.CODE for r in ALL_RULES]
+    options = LintOptions(tuple(r.CODE for r in ALL_RULES))
     paths = sorted((ROOT / "fixtures").rglob("*.py"))
     paths = [p for p in paths if not p.name.endswith(".fixed.py")][:limit]
-    tasks = [make_task(str(p), p.read_bytes(), codes, with_edits=True) for p in paths]
+    tasks = [Task(str(p), p.read_bytes(), replace(options, with_edits=True)) for p in paths]
     # Files the token stage rejects, a syntax error and undecodable bytes, between the fixtures.
-    tasks.insert(3, make_task("plain.py", b"x = 1\n", codes))
-    tasks.insert(7, make_task("broken.py", b"l1 = f(x.detach(), y)\nl1.backward(retain_graph=True)\ndef (:\n", codes))
-    tasks.insert(11, make_task("bytes.py", b"# \xff\xfe\nl1.backward(retain_graph=True)\nx.detach()\n", codes))
+    tasks.insert(3, Task("plain.py", b"x = 1\n", options))
+    tasks.insert(7, Task("broken.py", b"l1 = f(x.detach(), y)\nl1.backward(retain_graph=True)\ndef (:\n", options))
+    tasks.insert(11, Task("bytes.py", b"# \xff\xfe\nl1.backward(retain_graph=True)\nx.detach()\n", options))
     return tasks
 
 
@@ -222,7 +224,7 @@ def test_worker_processes_give_the_serial_results_in_input_order():
 
     tasks = _fixture_tasks()
     serial = list(parallel.lint_many(1, tasks))
-    assert [r.path for r in serial] == [t[0] for t in tasks]
+    assert [r.path for r in serial] == [t.path for t in tasks]
     assert any(r.findings for r in serial) and any(r.error for r in serial)
     workers = list(parallel.lint_many(2, tasks))
     assert _summary(workers) == _summary(serial)
@@ -230,7 +232,7 @@ def test_worker_processes_give_the_serial_results_in_input_order():
     assert all(f.fix is None or not f.fix.replacements for r in serial for f in r.findings + r.remaining)
     pickle.dumps(workers)
 
-    fixing = [t[:3] + (True,) + t[4:] for t in tasks]
+    fixing = [t._replace(options=replace(t.options, fix=True)) for t in tasks]
     assert _summary(parallel.lint_many(2, fixing)) == _summary(parallel.lint_many(1, fixing))
 
 
@@ -249,13 +251,13 @@ def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):
     assert (tmp_path / "c" / ".gitignore").read_text().strip().endswith("*")
 
     # The path is not part of the key: an identical file elsewhere is a hit, labelled with its own path.
-    data = tasks[0][1]
-    key = Cache.key(data, *tasks[0][2:])
+    data, options = tasks[0].data, tasks[0].options
+    key = Cache.key(data, options)
     moved = second.get(key, "elsewhere.py")
     assert moved is not None and all(f.path == "elsewhere.py" for f in moved.findings)
     # Settings are: another rule set, flag or op import is another entry.
-    assert len({key, Cache.key(data, ["GF001"], *tasks[0][3:]), Cache.key(data, *tasks[0][2:7], "inline"),
-                Cache.key(data, tasks[0][2], True, *tasks[0][4:])}) == 4
+    assert len({key, Cache.key(data, replace(options, codes=("GF001",))), Cache.key(data, replace(options, grad_scale_import="inline")),
+                Cache.key(data, replace(options, fix=True))}) == 4
 
     # A corrupt entry is a miss; an unwritable cache is no cache.
     for entry in (tmp_path / "c").rglob("*.json"):

@@ -24,7 +24,7 @@ import tokenize
 from collections import Counter
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 
 def _comments(source: str) -> Counter:
@@ -35,13 +35,13 @@ def _comments(source: str) -> Counter:
 def _fix(source: str, code: str, *, unsafe: bool = False) -> str:
     """The rewrite of `source`, checked to parse, keep every comment and be a fixed point."""
     data = textwrap.dedent(source).encode()
-    result = lint_bytes(data, "train.py", select([code]), fix=True, unsafe_fixes=unsafe)
+    result = lint_bytes(data, "train.py", LintOptions((code,), fix=True, unsafe_fixes=unsafe))
     assert result.error is None
     assert result.fixed is not None and result.remaining == []
     fixed = result.fixed.decode()
     ast.parse(fixed)
     assert _comments(fixed) == _comments(data.decode())
-    again = lint_bytes(result.fixed, "train.py", select([code]), fix=True, unsafe_fixes=True)
+    again = lint_bytes(result.fixed, "train.py", LintOptions((code,), fix=True, unsafe_fixes=True))
     assert again.findings == [] and again.fixed is None
     return fixed
 

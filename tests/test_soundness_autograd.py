@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 from tests.test_field_cases import _safe_fix_is_exact
 
 HEAD = """\
@@ -35,7 +35,7 @@ def _src(body: str) -> str:
 
 
 def _lint(src: str, codes, unsafe: bool = False):
-    result = lint_bytes(src.encode(), "train.py", select(list(codes)), fix=True, unsafe_fixes=unsafe)
+    result = lint_bytes(src.encode(), "train.py", LintOptions(codes, fix=True, unsafe_fixes=unsafe))
     assert result.error is None
     return result
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 from gradfix.engine import lint_bytes
-from gradfix.rules import select
+from gradfix.options import LintOptions
 
 FILENAME = "train.py"
 
@@ -34,7 +34,7 @@ def run(source: str, codes: Sequence[str]) -> Outcome:
     except SyntaxError as e:
         return Outcome("bad_original", detail=f"not valid Python: {e.msg} (line {e.lineno})")
     try:
-        result = lint_bytes(source.encode(), FILENAME, select(list(codes)), fix=True, unsafe_fixes=False)
+        result = lint_bytes(source.encode(), FILENAME, LintOptions(codes, fix=True, unsafe_fixes=False))
     except Exception as e:  # gradfix itself must never raise on valid Python
         return Outcome("mismatch", detail=f"gradfix raised {type(e).__name__}: {str(e)[:300]}")
     if result.error is not None:
