@@ -23,6 +23,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT
 from gradfix.rules import (
     gf001_detached_double_backward,
     gf002_detached_sum,
@@ -47,7 +48,7 @@ class RuleContext:
     # `scaled_params_call`), chosen per file so they never clash with a name
     # the file already uses; and where they come from (a module, or "inline").
     op_names: Mapping[str, str]
-    grad_scale_module: str = "gradfix.autograd"
+    grad_scale_module: str = DEFAULT_GRAD_SCALE_IMPORT
 
     @property
     def grad_scale_name(self) -> str:
