@@ -282,6 +282,108 @@ def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[st
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
     `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
     autograd Functions whose backward is not proven linear in its gradients and
+_SELF = frozenset({"self", "cls"})
+_backprop_cache: Dict[int, Tuple[cst.CSTNode, "Backpropagators"]] = {}
+
+
+class Backpropagators:
+    """The code of a file that may backpropagate when called: its functions and methods whose body
+    calls a BACKPROP_NAMES callee or, to a fixed point, another of them.
+
+    A call `g(...)` may reach the file's functions named `g`; `self.m(...)` and `obj.m(...)`, where
+    `obj` is bound somewhere in the file to an instance of a class of the file (`obj = Trainer()`,
+    `self.extra = Extra()`), its methods named `m`. By name, not by resolution: every function of
+    that name counts (an overestimate, never an omission). Other receivers (`opt.step()`, a
+    parameter's method) are code outside the file.
+    """
+
+    def __init__(self, module: cst.CSTNode) -> None:
+        functions: Dict[str, List[cst.FunctionDef]] = {}
+        methods: Dict[str, List[cst.FunctionDef]] = {}
+        classes: set = set()
+        assigns: List[cst.Assign] = []
+
+        class Collect(cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.in_class: List[bool] = [False]
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                classes.add(node.name.value)
+                self.in_class.append(True)
+
+            def leave_ClassDef(self, node: cst.ClassDef) -> None:
+                self.in_class.pop()
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                (methods if self.in_class[-1] else functions).setdefault(node.name.value, []).append(node)
+                self.in_class.append(False)
+
+            def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+                self.in_class.pop()
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                assigns.append(node)
+
+        module.visit(Collect())
+        # What holds an instance of a class of the file, by its source text (`extra`, `self.extra`).
+        self.instances = frozenset(
+            code_of(target.target).strip()
+            for node in assigns
+            if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name) and node.value.func.value in classes
+            for target in node.targets
+        )
+        self.functions: set = set()
+        self.methods: set = set()
+        changed = True
+        while changed:
+            changed = False
+            for table, names in ((functions, self.functions), (methods, self.methods)):
+                for name, defs in table.items():
+                    if name not in names and any(self.uses(d) for d in defs):
+                        names.add(name)
+                        changed = True
+
+    @staticmethod
+    def of(module: cst.CSTNode) -> "Backpropagators":
+        cached = _backprop_cache.get(id(module))
+        if cached is None or cached[0] is not module:
+            _backprop_cache.clear()
+            cached = (module, Backpropagators(module))
+            _backprop_cache[id(module)] = cached
+        return cached[1]
+
+    def suspect(self, node: cst.BaseExpression) -> bool:
+        """Whether calling `node` (a callee or a reference handed on) may backpropagate."""
+        if isinstance(node, cst.Name):
+            return node.value in self.functions
+        if isinstance(node, cst.Attribute):
+            owner = code_of(node.value).strip()
+            return node.attr.value in self.methods and (owner in _SELF or owner in self.instances)
+        return False
+
+    def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
+        """The calls in `scope` that may backpropagate (lambda bodies and nested functions
+        included), and the references to code of the file that may, handed on as arguments
+        (`opt.step(closure)`: called where it goes)."""
+        found: List[cst.CSTNode] = []
+        outer = self
+
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                if name in BACKPROP_NAMES or outer.suspect(func):
+                    found.append(node)
+
+            def visit_Arg(self, node: cst.Arg) -> None:
+                if isinstance(node.value, (cst.Name, cst.Attribute)) and outer.suspect(node.value):
+                    found.append(node.value)
+
+        scope.visit(Collect())
+        return found
+
+
     stateless (`functions.function_reasons`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
@@ -291,20 +393,34 @@ def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[st
     return reasons
 
 
-def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+# What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
+# `torch.autograd.grad(...)`, Lightning's `self.manual_backward(loss)`, Accelerate's and Fabric's
+# `accelerator.backward(loss)`.
+BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
+
+
+def later_use_reasons(
+    after: int, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.CSTNode] = None
+) -> List[str]:
     """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
 
     The original's earlier backward kept its graph alive with `retain_graph=True`;
     the merged call, which keeps only the last call's `retain_graph`, frees it.
-    A later `backward()` or `grad()` in `scope` (the function holding the merge)
-    may go through it and raise. Shared by GF001, GF003 and GF004.
+    A later call in `scope` (the function holding the merge) that may backpropagate
+    may go through it and raise: a `backward()`, `grad()` or `manual_backward()`
+    (a lambda's too), and a call of, or a reference to (`opt.step(closure)`), code
+    of the file (`module`) that may backpropagate (`Backpropagators`). Calls of
+    code outside the file are assumed not to backpropagate through a graph of
+    this function (README, "What a safe fix assumes"). Shared by GF001, GF003,
+    GF004 and GF005.
     """
-    for call in calls_within(scope):
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        at = line(call)
-        if name in ("backward", "grad") and at > after:
-            return [f"a later `{code_of(func).strip()}()` (line {at}) may use a graph that `retain_graph=True` kept alive"]
+    found = Backpropagators.of(module if module is not None else scope)
+    for node in found.uses(scope):
+        at = line(node)
+        if at > after:
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
+            return [f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive"]
     return []
 
 
@@ -328,7 +444,7 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
     if not calls[-1].retains_graph:
-        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line))
+        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, module))
         reasons.extend(loop_reasons(calls[-1].statement, scope, module if module is not None else scope, line))
     reasons.extend(file_merge_reasons(module if module is not None else scope, line))
     return reasons

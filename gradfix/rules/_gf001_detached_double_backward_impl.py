@@ -134,7 +134,7 @@ class Visitor(BlockVisitor):
             reasons.append(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
-            reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line))
+            reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.scopes[0]))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.scopes[0], self.line))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.

@@ -43,7 +43,7 @@ class Visitor(BlockVisitor):
             if self._in_loop(call.statement, function):
                 continue  # the next iteration runs this backward (or another) again
             end = self.line(call.statement, end=True)
-            if later_use_reasons(end, function, self.line):
+            if later_use_reasons(end, function, self.line, self.scopes[0]):
                 continue  # a later backward may need the graph: retaining it is the point
             self.findings.append(self._finding(call, arg, function))
 

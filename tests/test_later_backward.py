@@ -1,0 +1,136 @@
+"""A later backward through a graph that `retain_graph=True` kept alive, spelled as a call of code in
+the file: a helper function, a method (`self.manual_backward(...)`, `trainer.step()`), a closure
+handed to `opt.step(closure)`, a lambda. The merge (GF001, GF003, GF004) frees that graph, so its
+fix must be unsafe, and GF005 must not report the retain. Each case's original runs; the rewrite
+`--unsafe-fixes` would write is executed and shown to raise."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradfix.engine import lint_bytes
+from gradfix.options import LintOptions
+
+SETUP = """import torch
+
+torch.manual_seed(0)
+enc = torch.nn.Linear(3, 3)
+x = torch.randn(4, 3)
+y0 = torch.randn(4, 3, requires_grad=True)
+opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+
+
+def f(a, b):
+    return ((a - b) ** 2).mean()
+
+
+"""
+
+# `y`'s part of the graph is reachable from l1 only: l1.backward(retain_graph=True) keeps it, l2's
+# backward does not free it, and the later backward through `y` works in the original.
+PAIR = """    h = enc(x)
+    y = y0 * 2.0
+    l1 = f(h.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -1 * f(h, y.detach())
+    l2.backward()
+"""
+
+CASES = {
+    "helper_function": SETUP + """def extra_backward(t):
+    t.sum().backward()
+
+
+def step():
+""" + PAIR + """    extra_backward(y)
+""",
+    "helper_two_levels": SETUP + """def inner(t):
+    torch.autograd.backward(t.sum())
+
+
+def outer(t):
+    inner(t)
+
+
+def step():
+""" + PAIR + """    outer(y)
+""",
+    "closure_handed_to_step": SETUP + """def step():
+""" + PAIR + """
+    def closure():
+        (y ** 2).sum().backward()
+        return y.sum()
+
+    opt.step(closure)
+""",
+    "lambda_handed_to_step": SETUP + """def step():
+""" + PAIR + """    opt.step(lambda: (y ** 2).sum().backward())
+""",
+    "manual_backward_method": SETUP + """class Module:
+    def manual_backward(self, loss):
+        loss.backward()
+
+    def training_step(self):
+""" + PAIR.replace("    ", "        ") + """        self.manual_backward(y.sum())
+
+
+def step():
+    Module().training_step()
+""",
+    "method_of_an_instance": SETUP + """class Extra:
+    def run(self, t):
+        t.sum().backward()
+
+
+extra = Extra()
+
+
+def step():
+""" + PAIR + """    extra.run(y)
+""",
+}
+
+
+def _lint(source: str, codes, unsafe: bool = False):
+    return lint_bytes(source.encode(), "t.py", LintOptions(tuple(codes), fix=True, unsafe_fixes=unsafe))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_merge_before_a_later_backward_is_unsafe_and_its_rewrite_raises(name):
+    source = CASES[name]
+    result = _lint(source, ["GF001", "GF003", "GF004"])
+    assert result.error is None
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", False)]
+    assert "may use a graph that `retain_graph=True` kept alive" in result.findings[0].message
+    assert result.fixed is None  # nothing safe to apply
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(source, ["GF001"], unsafe=True).fixed
+    assert rewritten is not None
+    report = harness.verify_pair(source, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gf005_does_not_report_a_retain_a_later_backward_needs(name):
+    # Without l2's backward, the helper's is the only later backward through l1's retained graph.
+    source = CASES[name].replace("    l2.backward()\n", "    l2.item()\n")
+    result = _lint(source, ["GF005"])
+    assert result.error is None
+    assert result.findings == []
+
+
+def test_a_method_of_the_file_that_does_not_backpropagate_is_not_suspect():
+    source = SETUP + """class Logger:
+    def log(self, value):
+        print(value)
+
+
+logger = Logger()
+
+
+def step():
+""" + PAIR + """    logger.log(l2.item())
+    opt.step()
+"""
+    result = _lint(source, ["GF001"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", True)]
