@@ -16,14 +16,21 @@ from typing import Dict, List, Optional
 # backslash continuations and comments. One character class plus a comment
 # that runs to its newline: unambiguous, so searching stays linear.
 GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
-_TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
 # `retain_graph=True` as a keyword argument, `(True)` included.
 RETAIN_TRUE = re.compile(rb"retain_graph" + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"True")
 # A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
-BACKWARD_RETAIN = re.compile(rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"retain_graph" + GAP + rb"=")
+BACKWARD_RETAIN = re.compile(
+    rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"retain_graph" + GAP + rb"="
+    # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`.
+    + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
+)
 # `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
 # (`scaler.scale(a - b).backward()`), so its text ends in `)`.
-BACKWARD_OF_CALL = re.compile(rb"\)" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\(")
+BACKWARD_OF_CALL = re.compile(
+    rb"\)" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
+    # or a spelling whose loss is an argument (`self.manual_backward(a + b)`)
+    + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
+)
 # `.detach()` with no arguments: GF001's stop-gradient marker.
 DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)")
 
@@ -104,18 +111,46 @@ def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bo
 
 
 def plain_backward(statement) -> Optional[bool]:
-    """None unless a plain `X.backward(...)` expression statement; then whether it passes `retain_graph=True`."""
+    """None unless a plain backward expression statement (`X.backward(...)`, `self.manual_backward(X, ...)`,
+    `torch.autograd.backward(X, ...)`, as `gradfix.analysis.backward.backward_call` reads them); then
+    whether it passes `retain_graph=True`."""
+    site = backward_site(statement)
+    return None if site is None else site[1]
+
+
+def backward_site(statement) -> Optional[tuple]:
+    """(the loss expression, whether `retain_graph=True`) of a plain backward expression statement,
+    else None. Plain: keyword arguments only, all `retain_graph` (`gradient=`, `inputs=`,
+    `create_graph=`, `**kwargs` or a second positional argument make it no site)."""
     import ast
 
     call = getattr(statement, "value", None) if type(statement) is ast.Expr else None
-    if type(call) is not ast.Call or call.args:
+    if type(call) is not ast.Call:
         return None
     func = call.func
-    if type(func) is not ast.Attribute or func.attr != "backward":
+    if type(func) is not ast.Attribute:
+        return None
+    if func.attr == "manual_backward" or (func.attr == "backward" and is_autograd(func.value)):
+        # The loss is the one positional argument (a list of tensors is one backward already).
+        if len(call.args) != 1 or type(call.args[0]) in (ast.Starred, ast.List, ast.Tuple):
+            return None
+        loss = call.args[0]
+    elif func.attr == "backward" and not call.args:
+        loss = func.value
+    else:
         return None
     retains = False
     for keyword in call.keywords:
         if keyword.arg != "retain_graph":
             return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
         retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
-    return retains
+    return loss, retains
+
+
+def is_autograd(node) -> bool:
+    """`torch.autograd` or `autograd`, as written."""
+    import ast
+
+    if type(node) is ast.Name:
+        return node.id == "autograd"
+    return type(node) is ast.Attribute and node.attr == "autograd" and type(node.value) is ast.Name and node.value.id == "torch"

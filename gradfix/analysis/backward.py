@@ -12,13 +12,15 @@ import libcst as cst
 
 from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.exprs import calls_within, code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import code_of, name_references, read_paths, same_expr, strip_parens
 from gradfix.analysis.functions import function_reasons
+from gradfix.analysis.vocabulary import GRADIENT_HOOKS
 
 
 @dataclass
 class BackwardCall:
-    """One `loss.backward(...)` or `scaler.scale(loss).backward(...)` statement."""
+    """One `loss.backward(...)`, `scaler.scale(loss).backward(...)`, `self.manual_backward(loss, ...)`
+    or `torch.autograd.backward(loss, ...)` statement."""
 
     index: int  # position of the statement in its block
     statement: cst.SimpleStatementLine
@@ -40,6 +42,12 @@ class BackwardCall:
         return not self.opaque_args and not set(self.keywords) - {"retain_graph"}
 
     @property
+    def loss_is_argument(self) -> bool:
+        """`self.manual_backward(loss, ...)` or `torch.autograd.backward(loss, ...)`, not `loss.backward(...)`."""
+        func = self.call.func
+        return isinstance(func, cst.Attribute) and (func.attr.value != "backward" or _is_autograd(func.value))
+
+    @property
     def loss_name(self) -> Optional[str]:
         loss = strip_parens(self.receiver)
         return loss.value if isinstance(loss, cst.Name) else None
@@ -53,16 +61,29 @@ def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[Ba
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return None
     call = small.value
-    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"):
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    args = list(call.args)
+    if func.attr.value == "manual_backward" or (func.attr.value == "backward" and _is_autograd(func.value)):
+        # Lightning's `self.manual_backward(loss, ...)` and `torch.autograd.backward(loss, ...)`:
+        # the loss is the first argument (a list or tuple of tensors is one backward already).
+        first = args[0] if args else None
+        if first is None or first.keyword is not None or first.star or isinstance(strip_parens(first.value), (cst.List, cst.Tuple)):
+            return None
+        receiver = first.value
+        args = args[1:]
+    elif func.attr.value == "backward":
+        receiver = func.value
+    else:
         return None
     keywords: Dict[str, cst.BaseExpression] = {}
     opaque = False
-    for arg in call.args:
+    for arg in args:
         if arg.keyword is None or arg.star:
-            opaque = True
+            opaque = True  # a `gradient` (or `grad_tensors`) or `**kwargs`
         else:
             keywords[arg.keyword.value] = arg.value
-    receiver = call.func.value
     scaler = None
     loss = strip_parens(receiver)  # for type checks only: children keep their identity
     if (
@@ -76,6 +97,12 @@ def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[Ba
         scaler = loss.func.value
         receiver = loss.args[0].value
     return BackwardCall(index, statement, call, receiver, scaler, keywords, opaque)
+
+
+def _is_autograd(node: cst.BaseExpression) -> bool:
+    """`torch.autograd` or `autograd`, as written."""
+    text = code_of(node).strip()
+    return text in ("torch.autograd", "autograd")
 
 
 def backward_calls(block: Sequence[cst.BaseStatement]) -> List[BackwardCall]:
@@ -197,28 +224,6 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-# Registrations of hooks that run once per backward pass on that pass's
-# gradients (torch 2.x: `Tensor.register_hook`, `Node.register_hook` /
-# `register_prehook`, `Tensor.register_post_accumulate_grad_hook`,
-# `torch.autograd.graph.register_multi_grad_hook`, `Module.register_*backward*_hook`,
-# `torch.nn.modules.module.register_module_*backward*_hook`, DDP's
-# `register_comm_hook`).
-GRADIENT_HOOKS = frozenset(
-    {
-        "register_hook",
-        "register_prehook",
-        "register_post_accumulate_grad_hook",
-        "register_multi_grad_hook",
-        "register_backward_hook",
-        "register_full_backward_hook",
-        "register_full_backward_pre_hook",
-        "register_module_backward_hook",
-        "register_module_full_backward_hook",
-        "register_module_full_backward_pre_hook",
-        "register_comm_hook",
-    }
-)
-
 _hook_cache: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
 
 
@@ -232,26 +237,7 @@ def gradient_hooks(scope: cst.CSTNode) -> List[cst.CSTNode]:
     cached = _hook_cache.get(id(scope))
     if cached is not None and cached[0] is scope:
         return cached[1]
-    found: List[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> bool:
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            return False
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if node.attr.value in GRADIENT_HOOKS:
-                found.append(node)
-            node.value.visit(self)
-            return False  # `attr` is no free name
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in GRADIENT_HOOKS:
-                found.append(node)
-
-    scope.visit(Collect())
+    found = name_references(scope, GRADIENT_HOOKS.__contains__)
     _hook_cache.clear()
     _hook_cache[id(scope)] = (scope, found)
     return found
@@ -276,12 +262,92 @@ def hook_reasons(scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
     ]
 
 
+def spelling_reasons(statements: Sequence[cst.CSTNode], module: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+    """Why a fix that changes `self.manual_backward(...)` calls (merges them, or drops their
+    `retain_graph=True`) is not proven exact in this file (empty: no such call, or nothing).
+
+    Lightning's `manual_backward` runs the strategy's backward: the precision plugin's loss
+    scaling, `LightningModule.backward` (`loss.backward(...)`), then its hooks; linear in the loss,
+    so the merge is exact (README, "What a safe fix assumes"). A `manual_backward` defined in the
+    file, or a `backward(self, ...)` method (LightningModule's hook, which `manual_backward`
+    calls), may do anything per call (clip gradients after each): unsafe, naming its line.
+    """
+    if not any(_is_manual(s) for s in statements):
+        return []
+    for node in _definitions(module):
+        name = node.name.value
+        params = node.params.params
+        if name == "manual_backward" or (name == "backward" and params and params[0].name.value == "self"):
+            return [
+                f"`{name}` is defined in the file (line {line(node)}): gradfix does not prove that `manual_backward` "
+                f"only backpropagates, linearly in the loss"
+            ]
+    return []
+
+
+def _is_manual(statement: cst.CSTNode) -> bool:
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "manual_backward"
+
+
+def _definitions(module: cst.CSTNode) -> List[cst.FunctionDef]:
+    found: List[cst.FunctionDef] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
+
+
 def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[str]:
     """What in the file keeps any merge of backward passes from being proven exact (empty: nothing).
 
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
     `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
     autograd Functions whose backward is not proven linear in its gradients and
+    stateless (`functions.function_reasons`). Shared by every rule whose rewrite
+    replaces two backward passes by one (GF001, GF003, GF004).
+    """
+    reasons = hook_reasons(module, line)
+    if isinstance(module, cst.Module):
+        reasons = reasons + function_reasons(module, line)
+    return reasons
+
+
+# What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
+# `torch.autograd.grad(...)`, Lightning's `self.manual_backward(loss)`, Accelerate's and Fabric's
+# `accelerator.backward(loss)`.
+BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
+
+
+def later_use_reasons(
+    after: int, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.CSTNode] = None
+) -> List[str]:
+    """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
+
+    The original's earlier backward kept its graph alive with `retain_graph=True`;
+    the merged call, which keeps only the last call's `retain_graph`, frees it.
+    A later call in `scope` (the function holding the merge) that may backpropagate
+    may go through it and raise: a `backward()`, `grad()` or `manual_backward()`
+    (a lambda's too), and a call of, or a reference to (`opt.step(closure)`), code
+    of the file (`module`) that may backpropagate (`Backpropagators`). Calls of
+    code outside the file are assumed not to backpropagate through a graph of
+    this function (README, "What a safe fix assumes"). Shared by GF001, GF003,
+    GF004 and GF005.
+    """
+    found = Backpropagators.of(module if module is not None else scope)
+    for node in found.uses(scope):
+        at = line(node)
+        if at > after:
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
+            return [f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive"]
+    return []
+
+
 _SELF = frozenset({"self", "cls"})
 _backprop_cache: Dict[int, Tuple[cst.CSTNode, "Backpropagators"]] = {}
 
@@ -384,46 +450,6 @@ class Backpropagators:
         return found
 
 
-    stateless (`functions.function_reasons`). Shared by every rule whose rewrite
-    replaces two backward passes by one (GF001, GF003, GF004).
-    """
-    reasons = hook_reasons(module, line)
-    if isinstance(module, cst.Module):
-        reasons = reasons + function_reasons(module, line)
-    return reasons
-
-
-# What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
-# `torch.autograd.grad(...)`, Lightning's `self.manual_backward(loss)`, Accelerate's and Fabric's
-# `accelerator.backward(loss)`.
-BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
-
-
-def later_use_reasons(
-    after: int, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.CSTNode] = None
-) -> List[str]:
-    """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
-
-    The original's earlier backward kept its graph alive with `retain_graph=True`;
-    the merged call, which keeps only the last call's `retain_graph`, frees it.
-    A later call in `scope` (the function holding the merge) that may backpropagate
-    may go through it and raise: a `backward()`, `grad()` or `manual_backward()`
-    (a lambda's too), and a call of, or a reference to (`opt.step(closure)`), code
-    of the file (`module`) that may backpropagate (`Backpropagators`). Calls of
-    code outside the file are assumed not to backpropagate through a graph of
-    this function (README, "What a safe fix assumes"). Shared by GF001, GF003,
-    GF004 and GF005.
-    """
-    found = Backpropagators.of(module if module is not None else scope)
-    for node in found.uses(scope):
-        at = line(node)
-        if at > after:
-            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
-            what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
-            return [f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive"]
-    return []
-
-
 def merge_reasons(
     run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.Module] = None
 ) -> List[str]:
@@ -447,6 +473,7 @@ def merge_reasons(
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, module))
         reasons.extend(loop_reasons(calls[-1].statement, scope, module if module is not None else scope, line))
     reasons.extend(file_merge_reasons(module if module is not None else scope, line))
+    reasons.extend(spelling_reasons([c.statement for c in calls], module if module is not None else scope, line))
     return reasons
 
 

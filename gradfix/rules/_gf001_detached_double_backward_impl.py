@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, later_use_reasons
+from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, later_use_reasons, spelling_reasons
 from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import loop_reasons
@@ -138,6 +138,7 @@ class Visitor(BlockVisitor):
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.scopes[0], self.line))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
+        reasons.extend(spelling_reasons([first.statement, second.statement], self.scopes[0], self.line))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
         fix = self._fix(block, first, second, match, reasons)

@@ -35,6 +35,9 @@ class Visitor(BlockVisitor):
         )
         lines = ", ".join(str(self.line(c.call)) for c in run[1:])
         message = (
+        first = run[0]
+        # As written where the loss is an argument (`self.manual_backward(loss, retain_graph=True)`).
+        shown = code_of(first.call).strip() if first.loss_is_argument else f"{code_of(first.receiver).strip()}.backward(retain_graph=True)"
             f"`{code_of(run[0].receiver).strip()}.backward(retain_graph=True)` keeps the graph for another "
             f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"
         )

@@ -9,8 +9,8 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
-from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons
-from gradfix.analysis.between import MUTATING_METHODS, harmless_call
+from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons, spelling_reasons
+from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import Replace
@@ -82,6 +82,7 @@ class Visitor(BlockVisitor):
             if why is not None:
                 reasons.append(why)
                 break
+        reasons.extend(spelling_reasons([backward.statement], self.scopes[0], self.line))
         escape = self._escape(function)
         if escape is not None:
             reasons.append(escape)

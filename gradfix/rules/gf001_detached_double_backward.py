@@ -110,7 +110,7 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b".detach(", b".backward(", b"retain_graph")
+REQUIRED_TOKENS = (b".detach(", b"backward(", b"retain_graph")
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:

@@ -125,7 +125,7 @@ SUMMARY = "Two losses of one backward run, or two accumulators of one loss, hold
 DEFAULT = True
 FIXABLE = "sometimes"
 # No `retain_graph`: one backward of a sum of losses (`(loss1 + loss2).backward()`) qualifies too.
-REQUIRED_TOKENS = (b".detach(", b".backward(")
+REQUIRED_TOKENS = (b".detach(", b"backward(")
 # Where both apply, GF001's rewrite (one forward and one backward) is the better one.
 SUPERSEDED_BY = ("GF001",)
 
@@ -144,7 +144,8 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
 
 
 def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
-    """Some function (or the module) holds a plain `(a + b).backward()` (or `scaler.scale(a - b).backward()`)
+    """Some function (or the module) holds a plain `(a + b).backward()` (`scaler.scale(a - b).backward()`,
+    `self.manual_backward(a + b)`)
     statement and two `.detach()` calls of its own. True when the file does not parse: the parser reports it.
 
     The `.detach()` calls are counted in the text of the function's lines, nested functions,
@@ -157,9 +158,10 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
         return True
     for block, scope in blocks:
         for statement in block:
-            if type(statement) is not ast.Expr or prechecks.plain_backward(statement) is None:
+            site = prechecks.backward_site(statement)
+            if site is None:
                 continue
-            receiver = statement.value.func.value  # type: ignore[attr-defined]
+            receiver = site[0]
             if type(receiver) is ast.Call and len(receiver.args) == 1 and type(receiver.func) is ast.Attribute and receiver.func.attr == "scale":
                 receiver = receiver.args[0]
             if type(receiver) is not ast.BinOp or type(receiver.op) not in (ast.Add, ast.Sub):

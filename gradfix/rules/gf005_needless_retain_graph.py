@@ -62,7 +62,7 @@ NAME = "needless-retain-graph"
 SUMMARY = "`backward(retain_graph=True)` with no later backward in the function: the graph is kept alive for nothing"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b".backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", b"retain_graph")
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` outside any
@@ -83,8 +83,8 @@ def _function_might_match(function) -> bool:
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
     later = [
         n.lineno for n in calls
-        if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad"))
-        or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad"))
+        if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad", "manual_backward"))
+        or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad", "manual_backward"))
     ]
     for call in _retaining_backwards_outside_loops(function.body):
         end = getattr(call, "end_lineno", call.lineno)
@@ -101,8 +101,10 @@ def _retaining_backwards_outside_loops(body):
             call = statement.value
             if (
                 isinstance(call.func, ast.Attribute)
-                and call.func.attr == "backward"
-                and not call.args  # positional arguments: a `gradient` (or `autograd.backward(...)`), not this rule's
+                and call.func.attr in ("backward", "manual_backward")
+                # A tensor's positional argument is a `gradient`, not this rule's; the spellings
+                # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`) take one.
+                and len(call.args) == (1 if call.func.attr == "manual_backward" or prechecks.is_autograd(call.func.value) else 0)
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
                 and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
