@@ -6,13 +6,22 @@
     result = api.fix_source(source, path="train.py")          # result.source, .applied, .remaining
     for path, file_result in api.check_paths(["src/"]).items():
         ...
+    run = api.lint_paths(["src/"], api.RunOptions(select=("GF",)), fix=True)   # what `gradfix fix` does
+    for outcome in run.outcomes:
+        if outcome.result.fixed is not None:
+            print(outcome.diff())                               # or outcome.write_fix()
 
 `Options` selects rules (codes, prefixes or "ALL", as `--select`), applies unsafe fixes or
-ignores `# noqa` on request, and names where rewritten code imports `grad_scale` from. Source
+ignores `# noqa` on request, and names where rewritten code imports `grad_scale` from; it builds
+the engine's `LintOptions` (`Options.lint_options`: the selected rule codes and the flags, the
+one options object of `gradfix.engine.lint_bytes`, worker tasks and the result cache). Source
 functions never read configuration files; `check_paths` walks directories and reads each file's
-`[tool.gradfix]` as `gradfix check` does, unless `isolated=True`. Nothing here imports torch or
-runs user code. Errors in a file (a syntax error) are in the result (`FileResult.error`), never
-raised; a bad selector raises `ValueError`.
+`[tool.gradfix]` as `gradfix check` does, unless `isolated=True`. `lint_paths` is the command
+line's run over paths (`RunOptions` holds its options: configuration, excludes, worker
+processes, the cache), returning a `Run` of `Outcome`s (see `gradfix.pipeline`). Nothing here
+imports torch or runs user code. Errors in a file (a syntax error) are in the result
+(`FileResult.error`), never raised; a bad selector raises `ValueError`, a bad configuration
+`gradfix.config.ConfigError` (the paths functions).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from typing import Dict, Iterable, List, Optional, Tuple, Union
 from gradfix.engine import FileResult, lint_bytes
 from gradfix.findings import Finding
 from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT, LintOptions
+from gradfix.pipeline import Outcome, Run, RunOptions, lint_paths
 
 Source = Union[str, bytes]
 
@@ -90,29 +100,39 @@ def fix_source(source: Source, path: str = "<string>", options: Options = Option
 def check_paths(
     paths: Iterable[Union[str, Path]], options: Options = Options(), *, isolated: bool = False
 ) -> Dict[str, FileResult]:
-    """Every Python file under `paths` (directories walked with the configured excludes and
-    `.gitignore`) mapped to its result; each file's rules from its nearest configuration (the
-    `Options` selection, when given, replaces it, as `--select` does). A path that does not exist
-    or cannot be read is a result with `error` set."""
-    from gradfix.config import SettingsResolver, discover_files
-
-    resolver = SettingsResolver(config=None, isolated=isolated, exclude=None, extend_exclude=())
-    files, problems = discover_files(list(paths), resolver)
-    out: Dict[str, FileResult] = {name: FileResult(name, error=message) for name, message in problems}
-    for file in files:
-        name = str(file)
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            out[name] = FileResult(name, error=f"cannot read: {exc.strerror or exc}")
-            continue
-        settings = resolver.for_path(file)
-        lint_options = settings.lint_options(
-            file, cli_select=options.select, cli_ignore=options.ignore,
-            ignore_noqa=options.ignore_noqa, grad_scale_import=options.grad_scale_import,
-        )
-        out[name] = lint_bytes(data, name, lint_options)
+    """Every Python file and notebook under `paths` (directories walked with the configured
+    excludes and `.gitignore`) mapped to its result; each file's rules from its nearest
+    configuration (the `Options` selection, when given, replaces it, as `--select` does). A path
+    that does not exist or cannot be read is a result with `error` set. In this process, without
+    the result cache (`lint_paths` has both)."""
+    run = lint_paths(
+        list(paths),
+        RunOptions(
+            select=options.select,
+            ignore=options.ignore,
+            isolated=isolated,
+            ignore_noqa=options.ignore_noqa,
+            unsafe_fixes=options.unsafe_fixes,
+            grad_scale_import=options.grad_scale_import,
+            jobs=1,
+            no_cache=True,
+        ),
+    )
+    out: Dict[str, FileResult] = {name: FileResult(name, error=message) for name, message in run.errors}
+    out.update((outcome.path, outcome.result) for outcome in run.outcomes)
     return dict(sorted(out.items()))
 
 
-__all__ = ["Options", "FixResult", "check_source", "lint_source", "fix_source", "check_paths"]
+__all__ = [
+    "Options",
+    "FixResult",
+    "check_source",
+    "lint_source",
+    "fix_source",
+    "check_paths",
+    "LintOptions",
+    "RunOptions",
+    "Run",
+    "Outcome",
+    "lint_paths",
+]

@@ -5,29 +5,26 @@ Exit codes (docs/design.md §4): 0 clean (or everything fixed), 1 findings remai
 
 Only `verify` imports torch, and only when it runs; `check` and `fix` never
 execute user code.
+
+This module parses options and prints: a run over paths (files walked,
+configuration read, the cached parallel lint, notebooks, fixes) is
+`gradfix.api.lint_paths` (`gradfix.pipeline`), the progress bar
+`gradfix.progress`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import functools
 import os
 import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, TextIO, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import click
 
 from gradfix import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-STDIN = "-"
-# A progress bar is worth drawing only for runs of this many files, and only
-# when stderr is a terminal (see _progress).
-PROGRESS_THRESHOLD = 200
+STDIN = "-"  # gradfix.pipeline.STDIN (not imported: `gradfix --help` stays light)
 
 
 class OutputProblem(click.ClickException):
@@ -88,54 +85,6 @@ def _split_codes(values: Sequence[str]) -> Optional[List[str]]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
-def _decode(data: bytes) -> str:
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        return data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError):
-        return data.decode("utf-8", errors="replace")
-
-
-def _diff(path: str, original: bytes, fixed: bytes) -> str:
-    from gradfix.files import lines_with_ends
-
-    before, after = _decode(original), _decode(fixed)
-    lines = difflib.unified_diff(lines_with_ends(before), lines_with_ends(after), fromfile=path, tofile=path)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-
-
-def _outcome_diff(outcome) -> str:
-    """The unified diff of an outcome's fix; a notebook's per changed cell (`--- nb.ipynb:cell 3`, as ruff)."""
-    notebook = outcome.notebook
-    if notebook is None:
-        return _diff(outcome.path, outcome.original, outcome.result.fixed)
-    from gradfix.files import lines_with_ends
-
-    out = []
-    for cell in notebook.cells:
-        if cell.changed and cell.text() != cell.original:
-            label = f"{outcome.path}:cell {cell.index}"
-            lines = difflib.unified_diff(lines_with_ends(cell.original), lines_with_ends(cell.text()), fromfile=label, tofile=label)
-            out.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n" for line in lines))
-    return "".join(out)
-
-
-def _sources(outcomes) -> dict:
-    """Source text per path for the renderers; a notebook's per cell, keyed `path:cell N`."""
-    sources = {}
-    for o in outcomes:
-        if not o.result.findings:
-            continue
-        if o.notebook is not None:
-            sources.update({f"{o.path}:cell {cell.index}": cell.original for cell in o.notebook.cells})
-        else:
-            sources[o.path] = _decode(o.original)
-    return sources
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -148,317 +97,23 @@ def _use_color(stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-# --- the shared run over files -------------------------------------------------
+# --- the run over files: gradfix.api ---------------------------------------------------------
 
 
-@dataclass
-class Options:
-    select: Optional[List[str]] = None
-    extend_select: Tuple[str, ...] = ()
-    ignore: Tuple[str, ...] = ()
-    config: Optional[str] = None
-    isolated: bool = False
-    force_exclude: bool = False
-    ignore_noqa: bool = False
-    stdin_filename: Optional[str] = None
-    unsafe_fixes: Optional[bool] = None  # None: from the configuration
-    jobs: Optional[int] = None  # worker processes; None: one per core (gradfix.parallel.default_jobs)
-    no_cache: bool = False
-    exclude: Optional[List[str]] = None  # --exclude: replaces the configured `exclude`
-    extend_exclude: Tuple[str, ...] = ()  # --extend-exclude
-    stdin_data: Optional[bytes] = None  # `-`'s bytes when the caller read them already
-
-
-@dataclass
-class Outcome:
-    path: str
-    original: bytes
-    result: object  # gradfix.engine.FileResult
-    unsafe_fixes: bool = False
-    notebook: object = None  # gradfix.notebook.Notebook for a .ipynb file (result positions are then per cell)
-
-
-@dataclass
-class Run:
-    outcomes: List[Outcome] = field(default_factory=list)
-    errors: List[Tuple[str, str]] = field(default_factory=list)
-
-
-def _run(paths: Sequence[str], options: Options, *, fix: bool, with_edits: bool = False) -> Run:
-    from gradfix.cache import Cache
-    from gradfix.config import ConfigError, SettingsResolver, discover_files
-    from gradfix.files import NotRegularFile, read_source, restore_final_cr
-    from gradfix.notebook import Notebook, NotebookError, is_notebook
-    from gradfix.parallel import lint_many
+def _lint(paths: Sequence[str], options, *, fix: bool, with_edits: bool = False, stdin: Optional[bytes] = None):
+    """`gradfix.api.lint_paths` with the progress bar; a bad selector is a usage error, a bad
+    configuration one line (both exit 2)."""
+    from gradfix import api
+    from gradfix.config import ConfigError
+    from gradfix.progress import tracked
     from gradfix.rules import SelectionError
 
-    run = Run()
-    # Bad selectors on the command line are usage errors, whatever the files.
     try:
-        from gradfix.rules import select as choose
-
-        choose(options.select, (*options.extend_select, *options.ignore))
+        return api.lint_paths(paths, options, fix=fix, with_edits=with_edits, stdin=stdin, progress=tracked)
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
-    try:
-        resolver = SettingsResolver(
-            config=Path(options.config) if options.config else None,
-            isolated=options.isolated,
-            exclude=options.exclude,
-            extend_exclude=options.extend_exclude,
-        )
     except ConfigError as exc:
         raise ConfigProblem(str(exc)) from None
-
-    # In file order: ("error", name, message) or ("task", name, data, unsafe).
-    entries: List[tuple] = []
-    tasks = []
-
-    def add(name: str, data: bytes, settings_path: Path) -> None:
-        try:
-            settings = resolver.for_path(settings_path)
-            rules = settings.rules_for(
-                settings_path,
-                cli_select=options.select,
-                cli_extend_select=options.extend_select,
-                cli_ignore=options.ignore,
-            )
-        except (ConfigError, SelectionError) as exc:
-            raise ConfigProblem(str(exc)) from None
-        unsafe = settings.unsafe_fixes if options.unsafe_fixes is None else options.unsafe_fixes
-        codes = [r.CODE for r in rules]
-        if is_notebook(name):
-            # A notebook is linted as its code cells' concatenation, always with each fix's edits:
-            # they say which cells a fix touches, and the fixes are applied cell by cell afterwards.
-            try:
-                notebook = Notebook.parse(data, name)
-            except NotebookError as exc:
-                entries.append(("error", name, f"not a valid notebook: {exc}"))
-                return
-            relint = functools.partial(
-                _relint, name, codes, ignore_noqa=options.ignore_noqa, grad_scale_import=settings.grad_scale_import
-            )
-            tasks.append(_task(
-                name, notebook.source(), codes, fix=False, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
-                with_edits=True, grad_scale_import=settings.grad_scale_import,
-            ))
-            entries.append(("notebook", name, data, unsafe, notebook, relint))
-            return
-        tasks.append(_task(
-            name, data, codes,
-            fix=fix, unsafe_fixes=unsafe, ignore_noqa=options.ignore_noqa,
-            with_edits=with_edits, grad_scale_import=settings.grad_scale_import,
-        ))
-        entries.append(("task", name, data, unsafe))
-
-    def finish() -> Run:
-        cache = None if options.no_cache else Cache(_cache_directory(resolver))
-        with _progress(lint_many(options.jobs, tasks, cache=cache), len(tasks)) as results:
-            for entry in entries:
-                if entry[0] == "error":
-                    run.errors.append((entry[1], entry[2]))
-                    continue
-                name, data, unsafe = entry[1:4]
-                result = next(results)
-                notebook = None
-                if entry[0] == "notebook":
-                    notebook, relint = entry[4:6]
-                    result = _notebook_result(notebook, name, result, fix=fix, unsafe_fixes=unsafe, relint=relint)
-                if result.error:
-                    run.errors.append((name, result.error))
-                elif result.fixed is not None and notebook is None:
-                    result.fixed = restore_final_cr(data, result.fixed)
-                run.outcomes.append(Outcome(name, data, result, unsafe, notebook))
-        return run
-
-    if list(paths) == [STDIN]:
-        data = options.stdin_data if options.stdin_data is not None else sys.stdin.buffer.read()
-        name = options.stdin_filename or STDIN
-        if options.stdin_filename:
-            try:
-                if resolver.for_path(Path(name)).is_excluded(Path(name)) and options.force_exclude:
-                    run.outcomes.append(Outcome(name, data, _empty_result(name)))
-                    return run
-            except ConfigError as exc:
-                raise ConfigProblem(str(exc)) from None
-        add(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
-        return finish()
-
-    try:
-        files, problems = discover_files(list(paths) or ["."], resolver, force_exclude=options.force_exclude)
-    except ConfigError as exc:
-        raise ConfigProblem(str(exc)) from None
-    for raw, message in problems:
-        run.errors.append((raw, message))
-    for path in files:
-        name = str(path)
-        try:
-            data = read_source(path)
-        except IsADirectoryError:
-            entries.append(("error", name, "is a directory"))
-            continue
-        except NotRegularFile:
-            entries.append(("error", name, "not a regular file"))
-            continue
-        except OSError as exc:
-            entries.append(("error", name, f"cannot read: {exc.strerror or exc}"))
-            continue
-        add(name, data, path)
-    return finish()
-
-
-def _cache_directory(resolver) -> Optional[Path]:
-    """`$GRADFIX_CACHE_DIR`, else the `cache-dir` of the configuration for the current directory
-    (or `--config`'s), else None (the default, `.gradfix_cache`), as ruff's RUFF_CACHE_DIR / cache-dir."""
-    from gradfix.cache import ENV_DIR
-    from gradfix.config import ConfigError
-
-    if os.environ.get(ENV_DIR):
-        return None  # gradfix.cache reads it
-    try:
-        return resolver.for_directory(Path.cwd()).cache_dir
-    except ConfigError:  # reported for the files it governs
-        return None
-
-
-def _relint(name: str, codes, source: bytes, *, ignore_noqa: bool, grad_scale_import: str):
-    """Lint a notebook's new concatenation in this process, with each fix's edits (never raises)."""
-    from gradfix.parallel import lint_task
-
-    return lint_task(_task(
-        name, source, codes, fix=False, ignore_noqa=ignore_noqa, with_edits=True, grad_scale_import=grad_scale_import,
-    ))
-
-
-def _task(name: str, data: bytes, codes, **flags):
-    from gradfix.options import LintOptions
-    from gradfix.parallel import Task
-
-    return Task(name, data, LintOptions(tuple(codes), **flags))
-
-
-def _notebook_result(notebook, name: str, result, *, fix: bool, unsafe_fixes: bool, relint):
-    """The engine's result on a notebook's concatenated cells, in cell positions; with `fix`, the fixed notebook."""
-    from gradfix.engine import FileResult
-
-    out = FileResult(name, suppressed=result.suppressed)
-    if result.error:
-        out.error = result.error if result.error.startswith("internal error") else notebook.map_error(result.error)
-        return out
-    out.findings = [notebook.map_finding(f) for f in result.findings]
-    out.remaining = list(out.findings)
-    if not fix:
-        return out
-    applied, last = notebook.fix(result, relint, unsafe_fixes=unsafe_fixes)
-    if last.error:  # pragma: no cover - a rewrite that does not parse is a gradfix bug
-        return FileResult(name, findings=out.findings, remaining=out.findings,
-                          error=f"internal error: the fixed cells do not parse ({notebook.map_error(last.error)}); file left unchanged")
-    if applied:
-        try:
-            out.fixed = notebook.dumps()
-        except (RuntimeError, ValueError, KeyError) as exc:  # pragma: no cover - a gradfix bug
-            return FileResult(name, findings=out.findings, remaining=out.findings,
-                              error=f"internal error: {exc}; file left unchanged")
-    out.applied = len(applied)
-    out.fixed_findings = applied
-    out.remaining = [notebook.map_finding(f) for f in last.findings]
-    return out
-
-
-def _empty_result(name: str):
-    from gradfix.engine import FileResult
-
-    return FileResult(name)
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
-
-
-class _ProgressBar:
-    """`gradfix [#####-----] 120/400 files` on one line of a terminal, redrawn in place.
-
-    Drawn when created, then at most every `interval` seconds and once more
-    when the count reaches the total; `close()` erases it, so what is
-    printed next (the summary, or the findings when stdout is the same
-    terminal) starts on a clean line and the bar leaves nothing behind.
-    Only carriage returns and spaces: no cursor or erase escapes that a
-    terminal might not know.
-    """
-
-    def __init__(self, total: int, stream: TextIO, *, label: str = "gradfix", interval: float = 0.1) -> None:
-        self.total, self.stream, self.label, self.interval = total, stream, label, interval
-        self.width = self._columns(stream) - 1  # never the last column: some terminals wrap there
-        self.drawn = 0  # length of the line on screen
-        self.last = 0.0
-        self.update(0, force=True)
-
-    @staticmethod
-    def _columns(stream) -> int:
-        try:
-            columns = os.get_terminal_size(stream.fileno()).columns
-        except (AttributeError, OSError, ValueError):
-            columns = 0
-        return columns if columns > 0 else 80
-
-    def update(self, done: int, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if not (force or done >= self.total or now - self.last >= self.interval):
-            return
-        self.last = now
-        count = f"{done}/{self.total} files"
-        room = self.width - len(self.label) - len(count) - 4
-        if room >= 10:
-            filled = room * done // max(self.total, 1)
-            line = f"{self.label} [{'#' * filled}{'-' * (room - filled)}] {count}"
-        else:
-            line = f"{self.label} {count}"[: self.width]
-        self._write("\r" + line + " " * max(0, self.drawn - len(line)))
-        self.drawn = len(line)
-
-    def close(self) -> None:
-        if self.drawn:
-            self._write("\r" + " " * self.drawn + "\r")
-            self.drawn = 0
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):  # a terminal gone away must not fail the run
-            pass
-
-
-@contextlib.contextmanager
-def _progress(results: Iterator, total: int) -> Iterator[Iterator]:
-    """`results`, counted on a progress bar on stderr when worth it (see PROGRESS_THRESHOLD).
-
-    Only stderr is written to, and only when it is a terminal: stdout (JSON,
-    SARIF, diffs, `fix -`'s source) never sees the bar. Each result counts
-    when it arrives; the bar is erased when the block ends, however it ends.
-    """
-    stream = sys.stderr
-    bar = _ProgressBar(total, stream) if total >= PROGRESS_THRESHOLD and _is_terminal(stream) else None
-
-    def counted() -> Iterator:
-        for done, item in enumerate(results, 1):
-            bar.update(done)
-            yield item
-
-    try:
-        yield iter(results) if bar is None else counted()
-    finally:
-        if bar is not None:
-            bar.close()
-        # The caller takes exactly one result per file and leaves `results`
-        # suspended at its last one: close it now (a worker pool shuts down
-        # there) rather than whenever it is garbage-collected.
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()
 
 
 def _report_errors(errors: Sequence[Tuple[str, str]]) -> None:
@@ -520,8 +175,11 @@ def _common(command):
     return click.argument("paths", nargs=-1, type=click.Path(readable=False))(command)
 
 
-def _options(kwargs) -> Options:
-    return Options(
+def _options(kwargs):
+    """The run's `gradfix.api.RunOptions` from the options of check and fix."""
+    from gradfix.api import RunOptions
+
+    return RunOptions(
         select=_split_codes(kwargs["select"]),
         extend_select=tuple(_split_codes(kwargs["extend_select"]) or ()),
         ignore=tuple(_split_codes(kwargs["ignore"]) or ()),
@@ -562,7 +220,7 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
 
     options = _options(kwargs)
     wants_edits = show_fixes or output_format in ("full", "json", "sarif")
-    run = _run(paths, options, fix=show_diff, with_edits=wants_edits)
+    run = _lint(list(paths) or ["."], options, fix=show_diff, with_edits=wants_edits)
     _report_errors(run.errors)
 
     findings = sorted(
@@ -572,16 +230,14 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
     # never changes what a fix is: it stays "unsafe", with its reason, in every format.
     unsafe_shown = any(o.unsafe_fixes for o in run.outcomes)
     if show_diff:
-        text = "".join(
-            _outcome_diff(o) for o in run.outcomes if o.result.fixed is not None
-        )
+        text = "".join(o.diff() for o in run.outcomes if o.result.fixed is not None)
         _emit(text, output_file)
         fixable = sum(o.result.applied for o in run.outcomes)
         remaining = sum(len(o.result.remaining) for o in run.outcomes)
         click.echo(f"Would fix {_plural(fixable, 'finding')}" + (f" ({remaining} not fixable)." if remaining else "."), err=True)
         status = EXIT_FINDINGS if findings else EXIT_CLEAN
     else:
-        sources = _sources(run.outcomes) if output_format == "full" or show_fixes else None
+        sources = run.sources() if output_format == "full" or show_fixes else None
         if statistics:
             text = render_statistics(findings, unsafe_fixes=unsafe_shown)
         else:
@@ -621,7 +277,6 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     With `-` the source is read from standard input and the fixed source is
     written to standard output.
     """
-    from gradfix.files import NotReplaced, replace_file
     from gradfix.output import location
 
     options = _options(kwargs)
@@ -629,16 +284,16 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
     if stdin_mode:
         # An editor replaces its buffer with what `fix -` prints: whatever goes wrong (a syntax
         # error, an invalid notebook, a bad option or configuration), the input comes back unchanged.
-        options.stdin_data = sys.stdin.buffer.read()
+        stdin = sys.stdin.buffer.read()
         try:
-            run = _run(paths, options, fix=True)
+            run = _lint(paths, options, fix=True, stdin=stdin)
         except click.ClickException:
-            _echo_bytes(options.stdin_data)
+            _echo_bytes(stdin)
             raise
         if not run.outcomes or any(o.result.error for o in run.outcomes):
-            _echo_bytes(options.stdin_data)
+            _echo_bytes(stdin)
     else:
-        run = _run(paths, options, fix=True)
+        run = _lint(list(paths) or ["."], options, fix=True)
     _report_errors(run.errors)
     errors = len(run.errors)
     applied = changed_files = 0
@@ -652,22 +307,14 @@ def fix(paths, apply_: bool, show_fixes: bool, **kwargs) -> None:
             _echo_bytes(result.fixed if result.fixed is not None else outcome.original)
         elif result.fixed is not None:
             if apply_:
-                # Re-checked right before the rename: a file edited since it was read, one the
-                # user could not write in place, or one with other hard links is left alone.
-                try:
-                    replace_file(Path(outcome.path), result.fixed, original=outcome.original)
-                except NotReplaced as exc:
+                problem = outcome.write_fix()
+                if problem is not None:
                     errors += 1
-                    click.echo(f"{outcome.path}: {exc}", err=True)
-                    remaining.extend(result.findings)
-                    continue
-                except OSError as exc:
-                    errors += 1
-                    click.echo(f"{outcome.path}: cannot write: {exc.strerror or exc}; file left unchanged", err=True)
+                    click.echo(problem, err=True)
                     remaining.extend(result.findings)
                     continue
             else:
-                _echo(_outcome_diff(outcome), nl=False)
+                _echo(outcome.diff(), nl=False)
         if result.fixed is not None:
             applied += result.applied
             changed_files += 1
@@ -749,7 +396,9 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
     except DeviceUnavailable as exc:
         click.echo(f"gradfix verify: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    options = Options(
+    from gradfix.api import RunOptions
+
+    options = RunOptions(
         select=_split_codes(select),
         extend_select=tuple(_split_codes(extend_select) or ()),
         ignore=tuple(_split_codes(ignore) or ()),
@@ -757,7 +406,7 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
         isolated=isolated,
         unsafe_fixes=True if unsafe_fixes else None,
     )
-    run = _run(list(snippets), options, fix=True)
+    run = _lint(list(snippets), options, fix=True)
     _report_errors(run.errors)
     status = EXIT_ERROR if run.errors else EXIT_CLEAN
     for outcome in run.outcomes:
@@ -771,10 +420,7 @@ def verify(snippets, device: str, unsafe_fixes: bool, repeat: int, threads: int,
             _echo(f"nothing to rewrite{hint}")
             continue
         _echo(f"rewrote {_plural(result.applied, 'finding')}")
-        if outcome.notebook is not None:  # the code cells, concatenated, IPython-only lines as `None`
-            original, rewritten = outcome.notebook.script(original=True), outcome.notebook.script()
-        else:
-            original, rewritten = _decode(outcome.original), _decode(result.fixed)
+        original, rewritten = outcome.texts()  # a notebook's code cells, concatenated
         report = verify_pair(
             original, rewritten,
             filename=outcome.path, device=chosen_device, repeat=repeat, seed=seed, threads=threads,

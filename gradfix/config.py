@@ -529,18 +529,17 @@ class Settings:
         self,
         path: PathLike,
         *,
-        cli_select: Optional[Iterable[str]] = None,
-        cli_extend_select: Iterable[str] = (),
-        cli_ignore: Iterable[str] = (),
         fix: bool = False,
         unsafe_fixes: Optional[bool] = None,
         ignore_noqa: bool = False,
         with_edits: bool = False,
         grad_scale_import: Optional[str] = None,
+        **selectors: Any,
     ) -> LintOptions:
-        """The engine's options for `path`: the codes of the rules `rules_for` selects, and the
-        flags as given; `unsafe_fixes` and `grad_scale_import` left None are this configuration's."""
-        rules = self.rules_for(path, cli_select=cli_select, cli_extend_select=cli_extend_select, cli_ignore=cli_ignore)
+        """The engine's options for `path`: the codes of the rules `rules_for(path, **selectors)`
+        selects (`cli_select`, `cli_extend_select`, `cli_ignore`), and the flags as given;
+        `unsafe_fixes` and `grad_scale_import` left None are this configuration's."""
+        rules = self.rules_for(path, **selectors)
         return LintOptions(
             tuple(r.CODE for r in rules),
             fix=fix,

@@ -57,3 +57,41 @@ def test_check_paths_walks_directories_with_configuration(tmp_path):
     assert [f.code for f in isolated[str(tmp_path / "train.py")].findings] == ["GF001"]
     assert results[str(tmp_path / "missing.py")].error == "No such file or directory"
     assert str(tmp_path / "notes.txt") not in results
+
+
+def test_options_build_the_engines_lint_options():
+    options = api.Options(select=("GF",), ignore=("GF002",), unsafe_fixes=True).lint_options(fix=True)
+    assert options == api.LintOptions(("GF001", "GF003", "GF004", "GF005"), fix=True, unsafe_fixes=True)
+    assert api.Options().lint_options().codes == ("GF001", "GF003", "GF004", "GF005")
+    import pickle
+
+    assert pickle.loads(pickle.dumps(options)) == options and hash(options) == hash(options)
+    with pytest.raises(TypeError):
+        api.LintOptions((object(),))
+
+
+def test_check_paths_reads_notebooks_as_their_code_cells(tmp_path):
+    import json
+
+    pytest.importorskip("nbformat")
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": part}
+             for part in EXAMPLE.split("\n\n\n")]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook))
+    findings = api.check_paths([tmp_path])[str(tmp_path / "train.ipynb")].findings
+    assert [(f.code, f.cell) for f in findings] == [("GF001", len(cells))]
+
+
+def test_lint_paths_is_the_command_lines_run(tmp_path):
+    target = tmp_path / "train.py"
+    target.write_text(EXAMPLE)
+    (tmp_path / "broken.py").write_text("l1 = f(x.detach(), y)\nl1.backward(retain_graph=True)\ndef (:\n")
+    run = api.lint_paths([tmp_path], api.RunOptions(jobs=1, no_cache=True), fix=True)
+    assert [path for path, _ in run.errors] == [str(tmp_path / "broken.py")]
+    (outcome,) = [o for o in run.outcomes if o.path == str(target)]
+    assert outcome.result.applied == 1 and "+from gradfix.autograd import grad_scale" in outcome.diff()
+    assert target.read_text() == EXAMPLE  # nothing written until asked
+    assert outcome.write_fix() is None and target.read_bytes() == outcome.result.fixed
+    assert outcome.write_fix() is not None  # the file no longer holds what was read: left alone
+    with pytest.raises(ValueError):
+        api.lint_paths([tmp_path], api.RunOptions(select=("GF999",)))

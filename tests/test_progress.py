@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradfix import cli
+from gradfix import progress
 from gradfix.cli import main
 
 ERASE = "\r" + " " * 10  # the start of the erasing write, enough to recognise it
@@ -63,8 +63,8 @@ def bar_segments(stderr: str):
 @pytest.fixture
 def terminal(monkeypatch):
     """Treat stderr as a terminal and draw the bar from 3 files on."""
-    monkeypatch.setattr(cli, "_is_terminal", lambda stream: stream is sys.stderr)
-    monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: stream is sys.stderr)
+    monkeypatch.setattr(progress, "PROGRESS_THRESHOLD", 3)
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +113,7 @@ def test_fix_diff_on_stdout_bar_on_stderr(tmp_path, terminal):
 
 
 def test_no_bar_when_stderr_is_not_a_terminal(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)  # long enough, but CliRunner's stderr is no tty
+    monkeypatch.setattr(progress, "PROGRESS_THRESHOLD", 3)  # long enough, but CliRunner's stderr is no tty
     tree = make_tree(tmp_path / "src", 5)
     result = invoke("check", "--no-cache", tree)
     assert result.exit_code == 0
@@ -121,9 +121,9 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path, monkeypatch):
 
 
 def test_no_bar_for_a_short_run_even_on_a_terminal(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: True)
     tree = make_tree(tmp_path / "src", 5)  # below the real threshold
-    assert cli.PROGRESS_THRESHOLD > 5
+    assert progress.PROGRESS_THRESHOLD > 5
     result = invoke("check", "--no-cache", tree)
     assert result.stderr == "All checks passed!\n"
 
@@ -153,7 +153,7 @@ def test_bar_is_erased_when_the_run_fails_midway(monkeypatch):
         raise RuntimeError("worker died")
 
     with pytest.raises(RuntimeError):
-        with cli._progress(results(), cli.PROGRESS_THRESHOLD) as items:
+        with progress.tracked(results(), progress.PROGRESS_THRESHOLD) as items:
             for _ in items:
                 pass
     text = stream.getvalue()
@@ -174,8 +174,8 @@ def test_bar_closes_the_results_it_was_given(monkeypatch):
     for stream in (FakeTerminal(), io.StringIO()):
         closed.clear()
         monkeypatch.setattr(sys, "stderr", stream)
-        monkeypatch.setattr(cli, "PROGRESS_THRESHOLD", 3)
-        with cli._progress(results(), 4) as items:
+        monkeypatch.setattr(progress, "PROGRESS_THRESHOLD", 3)
+        with progress.tracked(results(), 4) as items:
             assert [next(items) for _ in range(3)] == [0, 1, 2]
         assert closed == [True]
 
@@ -187,11 +187,11 @@ def test_bar_redraws_at_most_every_interval_and_fits_the_terminal(monkeypatch):
         clock[0] += 0.01  # each result arrives 10 ms after the last
         return clock[0]
 
-    monkeypatch.setattr(cli.time, "monotonic", tick)
+    monkeypatch.setattr(progress.time, "monotonic", tick)
     for columns, total in ((80, 1000), (30, 1000), (12, 1000)):
         stream = FakeTerminal()
-        monkeypatch.setattr(cli._ProgressBar, "_columns", staticmethod(lambda s, c=columns: c))
-        bar = cli._ProgressBar(total, stream, interval=0.1)
+        monkeypatch.setattr(progress.ProgressBar, "_columns", staticmethod(lambda s, c=columns: c))
+        bar = progress.ProgressBar(total, stream, interval=0.1)
         for done in range(1, total + 1):
             bar.update(done)
         drawn = bar_segments(stream.getvalue())
@@ -204,12 +204,12 @@ def test_bar_redraws_at_most_every_interval_and_fits_the_terminal(monkeypatch):
 
 
 def test_is_terminal_survives_odd_streams():
-    assert cli._is_terminal(None) is False
-    assert cli._is_terminal(object()) is False
+    assert progress.is_terminal(None) is False
+    assert progress.is_terminal(object()) is False
     closed = io.StringIO()
     closed.close()
-    assert cli._is_terminal(closed) is False
-    assert cli._is_terminal(FakeTerminal()) is True
+    assert progress.is_terminal(closed) is False
+    assert progress.is_terminal(FakeTerminal()) is True
 
 
 # --------------------------------------------------------------- real ttys
@@ -261,7 +261,7 @@ def run_with_pty(args, cwd: Path, *, tty: str, columns: int = 60):
 
 @pytestmark_pty
 def test_real_terminal_long_run_shows_and_erases_the_bar_json_stays_valid(tmp_path):
-    total = cli.PROGRESS_THRESHOLD + 10
+    total = progress.PROGRESS_THRESHOLD + 10
     make_tree(tmp_path / "src", total)
     stdout, stderr, code = run_with_pty(
         ["check", "--no-cache", "--output-format", "json", "src"], tmp_path, tty="stderr", columns=60
@@ -277,7 +277,7 @@ def test_real_terminal_long_run_shows_and_erases_the_bar_json_stays_valid(tmp_pa
 
 @pytestmark_pty
 def test_real_terminal_summary_follows_the_erased_bar(tmp_path):
-    make_tree(tmp_path / "src", cli.PROGRESS_THRESHOLD, with_finding=True)
+    make_tree(tmp_path / "src", progress.PROGRESS_THRESHOLD, with_finding=True)
     stdout, stderr, code = run_with_pty(["check", "--no-cache", "src"], tmp_path, tty="stderr")
     assert code == 1
     assert "GF001" in stdout and "\r" not in stdout
@@ -287,7 +287,7 @@ def test_real_terminal_summary_follows_the_erased_bar(tmp_path):
 
 @pytestmark_pty
 def test_real_terminal_on_stdout_only_draws_no_bar(tmp_path):
-    make_tree(tmp_path / "src", cli.PROGRESS_THRESHOLD + 10)
+    make_tree(tmp_path / "src", progress.PROGRESS_THRESHOLD + 10)
     stdout, stderr, code = run_with_pty(["check", "--no-cache", "src"], tmp_path, tty="stdout")
     assert code == 0
     assert stderr == "All checks passed!\n"
