@@ -51,6 +51,7 @@ parts involved and a part can be switched off (`steps(exclude=...)`).
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Tuple
@@ -467,6 +468,14 @@ LEAF_INPLACE = {"inplace_operand", "inplace_handle", "augassign_handle", "setite
                 "torch_fn_inplace", "relu_inplace_kw", "index_fill_"}
 
 
+_BACKWARD_STATEMENT = re.compile(r"^(\s*)([A-Za-z_][\w.]*)\.backward\((.*)\)$", re.MULTILINE)
+
+
+def _respell(statement: str, call: str) -> str:
+    """`loss.backward(kw)` statements (a name's, whole lines) as `call(loss, kw)`; the rest unchanged."""
+    return _BACKWARD_STATEMENT.sub(lambda m: f"{m.group(1)}{call}({m.group(2)}{', ' + m.group(3) if m.group(3) else ''})", statement)
+
+
 def _indent(text: str, pad: str) -> List[str]:
     return [pad + line if line else "" for line in text.splitlines()]
 
@@ -826,12 +835,21 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     else:
         parts["after"] = "none"
 
+    # ------------------------------------------------------------ backward spelling
+    # `loss.backward(...)` statements written as `torch.autograd.backward(loss, ...)`, or in a method as
+    # Lightning's `self.manual_backward(loss, ...)` (the Trainer stands in for a LightningModule).
+    spelling = pick("spelling", ["method", "autograd", "manual"] if method else ["method", "autograd"], prefer=["method"])
+    if spelling != "method":
+        call = "torch.autograd.backward" if spelling == "autograd" else "self.manual_backward"
+        body = [_respell(stmt, call) for stmt in body]
+
     # ------------------------------------------------------------ nesting
     if nesting.startswith("loop"):
         body[loop_from:] = ["for it in range(2):"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]]
     out = list(setup_lines)
     if method:
-        out += ["", "", "class Trainer:", "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
+        out += ["", "", "class Trainer:", "    manual_backward = staticmethod(torch.Tensor.backward)", "",
+                "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
         for stmt in body:
             out.extend(_indent(stmt, "        "))
         out += ["", "", "trainer = Trainer()", "", "", "def step():", "    return trainer.train_step()"]
