@@ -26,7 +26,6 @@ def test_every_reported_fixture_passes_the_prefilter(path):
     "body",
     [
         "    loss.backward(retain_graph=True)\n    other.backward()\n",  # a later backward
-        "    for _ in range(2):\n        loss.backward(retain_graph=True)\n",  # in a loop
         "    dist_autograd.backward(ctx, [loss], retain_graph=True)\n",  # positional arguments
         "    loss.backward(retain_graph=True, create_graph=True)\n",
         "    loss.backward(retain_graph=False)\n",
@@ -36,6 +35,21 @@ def test_the_precheck_rules_out_what_the_rule_never_reports(body):
     data = ("import torch\n\n\ndef step(loss, other, ctx, dist_autograd):\n" + body).encode()
     assert prefilter(data, [gf005]) == []
     assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []
+
+
+def test_a_loop_that_backpropagates_a_graph_from_before_it_again_is_not_reported():
+    # `loss` (a parameter) comes into the loop from outside it: the next iteration goes through its graph again.
+    data = b"import torch\n\n\ndef step(loss):\n    for _ in range(2):\n        loss.backward(retain_graph=True)\n"
+    assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []
+
+
+def test_in_a_loop_the_message_says_the_next_iteration_too():
+    data = FIXTURES.joinpath("positive", "p05_training_loop.py").read_bytes()
+    (finding,) = lint_bytes(data, "p05.py", LintOptions(("GF005",))).findings
+    assert finding.message.startswith(
+        "`retain_graph=True` keeps the graph of `loss` alive, but nothing later in this iteration or the next of `train` "
+        "backpropagates through it"
+    )
 
 
 def test_module_level_is_not_reported():

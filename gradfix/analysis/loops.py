@@ -24,19 +24,13 @@ from typing import Callable, Dict, List, Optional, Set
 import libcst as cst
 
 from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, GRAPH_FREE_FACTORIES, KEEPS_GRAPH_FREE
 
 _LOOPS = (cst.For, cst.While)
-# torch functions that make a new leaf (no graph), whatever their arguments.
-_FACTORIES = frozenset(
-    {
-        "randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "tensor", "as_tensor",
-        "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
-        "randn_like", "rand_like", "randint_like", "from_numpy", "manual_seed", "device", "Generator",
-    }
-)
-# Methods that keep a value graph-free (device moves, casts, `requires_grad_` on a leaf).
-_KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
-_BUILTINS_GRAPH_FREE = frozenset({"range", "len", "list", "dict", "tuple", "set", "zip", "enumerate", "int", "float", "str", "bool", "sorted", "print"})
+# Methods whose result holds no graph whatever they are called on (`loss.item()`, `h.detach()`),
+# and builtins that return Python values (`float(loss)`; not `round`, which returns a tensor).
+_DROPS_GRAPH = frozenset({"item", "tolist", "numpy", "detach"})
+_PYTHON_VALUES = frozenset({"float", "int", "bool", "str", "repr", "len"})
 
 
 def graph_free(value: cst.BaseExpression) -> bool:
@@ -51,16 +45,20 @@ def graph_free(value: cst.BaseExpression) -> bool:
         return graph_free(value.elt)
     if isinstance(value, cst.Call):
         func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _DROPS_GRAPH:
+            return True
+        if isinstance(func, cst.Name) and func.value in _PYTHON_VALUES:
+            return True
         text = code_of(func).strip()
         last = text.rsplit(".", 1)[-1]
-        if isinstance(func, cst.Name) and func.value in _BUILTINS_GRAPH_FREE:
+        if isinstance(func, cst.Name) and func.value in BUILTINS_GRAPH_FREE:
             return all(graph_free(a.value) for a in value.args)
-        if text.startswith("torch.") and last in _FACTORIES:
+        if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
             return True
         if last[:1].isupper() and (text.startswith(("torch.", "nn.", "optim.")) or "." not in text):
             # A class constructed: `nn.Linear(...)`, `torch.optim.SGD(...)`, `GradScaler(...)`.
             return text.startswith(("torch.", "nn.", "optim."))
-        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_GRAPH_FREE:
+        if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
             return graph_free(func.value)
     return False
 
@@ -81,6 +79,15 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
             ]
     outside = _bindings_outside(scope, loop)
     inside = _bindings_outside(loop.body, None)
+    # A container or object from before the loop that the loop stores values into (`outs.append(out)`,
+    # `cache[k] = h`) hands them to the next iteration.
+    for name, value in stores_into_objects(loop.body):
+        if name in bound_inside or name in ("self", "cls") or graph_free(value):
+            continue
+        return [
+            f"`{name}` collects `{code_of(value).strip()}` (line {line(value)}) across iterations: the next "
+            f"iteration may backpropagate through its graph again, which the one backward frees"
+        ]
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
     params = _parameters(scope)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
@@ -140,7 +147,7 @@ def _names_in(node: cst.CSTNode) -> List[str]:
             return False
 
     node.visit(Walk())
-    return [n for n in names if n not in _BUILTINS_GRAPH_FREE]
+    return [n for n in names if n not in BUILTINS_GRAPH_FREE]
 
 
 def _only_builtin_calls(node: cst.BaseExpression) -> bool:
@@ -148,7 +155,7 @@ def _only_builtin_calls(node: cst.BaseExpression) -> bool:
 
     class Walk(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> None:
-            if not (isinstance(n.func, cst.Name) and n.func.value in _BUILTINS_GRAPH_FREE):
+            if not (isinstance(n.func, cst.Name) and n.func.value in BUILTINS_GRAPH_FREE):
                 ok[0] = False
 
     node.visit(Walk())
@@ -176,6 +183,54 @@ def _innermost_loop(scope: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.CST
 
     scope.visit(Find())
     return found[0]
+
+
+# Methods that store their arguments into the object they are called on.
+_COLLECTING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft", "put"})
+
+
+def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
+    """(root name, stored value) for every store into an object in `body`, in source order:
+    `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`."""
+    found: List[tuple] = []
+
+    def root(node: cst.BaseExpression) -> Optional[str]:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) else None
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _COLLECTING:
+                name = root(func.value)
+                if name is not None:
+                    found.extend((name, arg.value) for arg in node.args)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, (cst.Attribute, cst.Subscript)):
+                    name = root(target.target)
+                    if name is not None:
+                        found.append((name, node.value))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Attribute, cst.Subscript)):
+                name = root(node.target)
+                if name is not None:
+                    found.append((name, node.value))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    body.visit(Walk())
+    return found
+
+
+def assignments(scope: cst.CSTNode) -> List[tuple]:
+    """(name, value) for every binding of a name in `scope` outside nested functions and classes
+    (value None for a binding form with no plain value: a loop target, an import)."""
+    return [(name, value) for name, values in _bindings_outside(scope, None).items() for value in values]
 
 
 def _reads_and_binds(body: cst.CSTNode):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf005_needless_retain_graph import CODE
+from gradfix.reasons import Reasons
 
 from typing import List, Optional, Sequence
 
@@ -13,16 +14,12 @@ from gradfix.analysis.backward import BackwardCall, backward_call, later_use_rea
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
+from gradfix.analysis.loops import assignments, graph_free, loop_reasons, stores_into_objects
 from gradfix.analysis.merge import Replace
-from gradfix.analysis.objective import VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
-# Optimizer, scheduler and GradScaler calls of a training step: they read `.grad` and update
-# parameters in place, but never backpropagate (`step(closure)` can: not listed).
-_STEP_METHODS = frozenset({"step", "zero_grad", "update"})
-# Module methods that hand out leaves or switch modes, whatever their arguments.
-_MODULE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "train", "eval"})
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -40,12 +37,17 @@ class Visitor(BlockVisitor):
             arg = _retain_arg(call)
             if arg is None or "create_graph" in call.keywords or call.opaque_args:
                 continue
-            if self._in_loop(call.statement, function):
-                continue  # the next iteration runs this backward (or another) again
             end = self.line(call.statement, end=True)
             if later_use_reasons(end, function, self.line, self.scopes[0]):
                 continue  # a later backward may need the graph: retaining it is the point
-            self.findings.append(self._finding(call, arg, function))
+            # In a loop the next iteration runs this backward (and the loop's others) again: on a
+            # fresh graph, unless the loop reads a value from before the loop or carried from an
+            # earlier iteration that `loop_reasons` does not prove graph-free (`h = net(x)` above
+            # the loop; a function parameter): then retaining may be the point, not reported.
+            in_loop = self._in_loop(call.statement, function)
+            if in_loop and loop_reasons(call.statement, function, self.scopes[0], self.line):
+                continue
+            self.findings.append(self._finding(call, arg, function, in_loop))
 
     def _in_loop(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
@@ -55,38 +57,39 @@ class Visitor(BlockVisitor):
             parent = self.get_metadata(ParentNodeProvider, parent, None)
         return False
 
-    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef) -> Finding:
+    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef, in_loop: bool) -> Finding:
         reasons = self._unproven(call, function)
         loss = code_of(call.receiver).strip()
         fix = Fix(
             safe=not reasons,
             replacements={call.statement: [call.statement.visit(Replace({call.call: _without(call.call, arg)}))]},
             description="Remove `retain_graph=True`",
-            unsafe_reason="; ".join(reasons),
+            unsafe_reason=reasons.text(),
         )
+        later = "later in this iteration or the next of" if in_loop else "later in"
         message = (
-            f"`retain_graph=True` keeps the graph of `{loss}` alive, but nothing later in "
+            f"`retain_graph=True` keeps the graph of `{loss}` alive, but nothing {later} "
             f"`{function.name.value}` backpropagates through it: its saved activations stay in memory until "
             f"the graph is freed"
         )
         return self.report(arg, message, fix, reasons)
 
     # -- fix safety -------------------------------------------------------------------
-    def _unproven(self, backward: BackwardCall, function: cst.FunctionDef) -> List[str]:
+    def _unproven(self, backward: BackwardCall, function: cst.FunctionDef) -> Reasons:
         """What could keep a tensor of the graph for a later backward (empty: a safe fix)."""
-        reasons: List[str] = []
+        reasons = Reasons()
         for call in calls_within(function):
             if call is backward.call:
                 continue
             why = self._call_keeps(call, backward)
             if why is not None:
-                reasons.append(why)
+                reasons.add(why)
                 break
-        reasons.extend(spelling_reasons([backward.statement], self.scopes[0], self.line))
         escape = self._escape(function)
         if escape is not None:
-            reasons.append(escape)
+            reasons.add(escape)
         reasons.extend(introspection_reasons(function, self.line))
+        reasons.extend(spelling_reasons([backward.statement], self.scopes[0], self.line))
         return reasons
 
     def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
@@ -94,7 +97,7 @@ class Visitor(BlockVisitor):
         at = self.line(call)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if (method in _STEP_METHODS and not call.args) or method in _MODULE_METHODS:
+            if (method in STEP_METHODS and not call.args) or method in MODULE_LEAF_METHODS:
                 return None
             if method == "step" and backward.scaler is not None and same_expr(func.value, backward.scaler) and len(call.args) == 1:
                 return None  # `scaler.step(opt)`
@@ -102,6 +105,8 @@ class Visitor(BlockVisitor):
                 return None  # `scaler.scale(loss)` of the backward itself
             if method in MUTATING_METHODS and not all(self._value(a.value) for a in call.args):
                 return f"`{code_of(func).strip()}()` (line {at}) stores a tensor in a container that may outlive the call"
+        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in self.classifier.qualified(func)):
+            return None  # an optimizer or scheduler built: it holds parameters, never a graph's tensors
         if harmless_call(call, self.classifier):
             return None
         return (
@@ -116,7 +121,7 @@ class Visitor(BlockVisitor):
 
         class Find(cst.CSTVisitor):
             def visit_Return(self, node: cst.Return) -> None:
-                if node.value is not None and not visitor._value(node.value):
+                if node.value is not None and not visitor._value(node.value) and not visitor._holds_values(node.value, function):
                     found.append(f"`return {code_of(node.value).strip()}` (line {visitor.line(node)}) may hand a tensor of the graph to the caller")
 
             def visit_Yield(self, node: cst.Yield) -> None:
@@ -158,6 +163,15 @@ class Visitor(BlockVisitor):
 
         function.visit(Find())
         return found[0] if found else None
+
+    def _holds_values(self, node: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+        """A name of the function bound only to values and filled only with values (`history = []`,
+        `history.append(loss.item())`): returning it hands no tensor to the caller."""
+        if not isinstance(node, cst.Name):
+            return False
+        bindings = [v for name, v in assignments(function) if name == node.value]
+        stores = [v for name, v in stores_into_objects(function) if name == node.value]
+        return bool(bindings) and all(v is not None and (graph_free(v) or self._value(v)) for v in bindings + stores)
 
     def _value(self, node: cst.BaseExpression) -> bool:
         """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string."""

@@ -1,10 +1,15 @@
 """GF005 needless-retain-graph: `backward(retain_graph=True)` where nothing later in the function backpropagates again.
 
 ## What it does
-Finds `loss.backward(retain_graph=True)` (also `scaler.scale(loss).backward(...)`)
-inside a function where no later statement of that function calls
-`backward`, `torch.autograd.grad` or `torch.autograd.backward`, and the call
-is not inside a loop of the function (a loop would run it again):
+Finds `loss.backward(retain_graph=True)` (also `scaler.scale(loss).backward(...)`,
+`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`)
+inside a function where no later statement of that function backpropagates
+(`backward`, `torch.autograd.grad`, `manual_backward`, or code of the file
+that may call them). Inside a loop of the function, the next iteration runs
+the loop's backward calls again: reported only when the loop reads no value
+from before it, or carried from an earlier iteration, that is not proven
+free of a graph (`h = cell(x, h)`, `outs.append(out)`, a function parameter
+keep it quiet):
 
     def train_step(x, y):
         opt.zero_grad()
@@ -30,7 +35,8 @@ unchanged (retaining the graph does not change what one backward computes).
 
 ## Not reported
 When a later `backward`/`grad` call stands anywhere in the function after
-this one, when the call is inside a loop of the function, at module level,
+this one, when the call is inside a loop that reads a value from before it
+(or from an earlier iteration) not proven graph-free, at module level,
 when `retain_graph` is not the literal `True`, and when the call passes
 `create_graph=True` (higher-order gradients keep the graph on purpose).
 
@@ -65,8 +71,8 @@ FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b"backward(", b"retain_graph")
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
-    """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` outside any
-    loop of it and no `backward`/`grad` call after it. (Files that use `retain_graph=True` are
+    """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` and no
+    `backward`/`grad` call after it. (Files that use `retain_graph=True` are
     mostly the ones that backpropagate twice: without this, torch's own sources would all be
     parsed by libcst for nothing.)"""
     if prechecks.RETAIN_TRUE.search(text) is None:
@@ -86,17 +92,17 @@ def _function_might_match(function) -> bool:
         if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad", "manual_backward"))
         or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad", "manual_backward"))
     ]
-    for call in _retaining_backwards_outside_loops(function.body):
+    for call in _retaining_backwards(function.body):
         end = getattr(call, "end_lineno", call.lineno)
         if not any(line > end for line in later):
             return True
     return False
 
 
-def _retaining_backwards_outside_loops(body):
+def _retaining_backwards(body):
     for statement in body:
-        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # a function of its own (the caller walks every function)
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             call = statement.value
             if (
@@ -112,10 +118,10 @@ def _retaining_backwards_outside_loops(body):
         for field in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list):
-                yield from _retaining_backwards_outside_loops(inner)
+                yield from _retaining_backwards(inner)
         if isinstance(statement, ast.Match):
             for case in statement.cases:
-                yield from _retaining_backwards_outside_loops(case.body)
+                yield from _retaining_backwards(case.body)
 
 # The visitor, named here and imported by the registry only for a file that passes the precheck:
 # it needs libcst, which a run where no file is parsed never imports.
