@@ -566,11 +566,14 @@ FORMS = {
     "GF003": ["computed_first", "computed_between"],
     "GF004": ["straight", "loop", "loop_sum", "loop_one_loss", "straight_sum", "helper"],
 }
+# GF005 (a needless retain) rides along: where a step's last backward retains the graph and
+# nothing after it backpropagates, its fix is executed with the others.
+ALL_CODES = ["GF001", "GF002", "GF003", "GF004", "GF005"]
 CODE_SETS = {
-    "GF001": [["GF001"], ["GF001", "GF003", "GF004"], ["GF001", "GF002", "GF003", "GF004"]],
-    "GF002": [["GF002"], ["GF001", "GF002", "GF003", "GF004"]],
-    "GF003": [["GF003"], ["GF001", "GF003", "GF004"]],
-    "GF004": [["GF004"], ["GF001", "GF003", "GF004"], ["GF001", "GF002", "GF003", "GF004"]],
+    "GF001": [["GF001"], ["GF001", "GF003", "GF004"], ALL_CODES],
+    "GF002": [["GF002"], ALL_CODES],
+    "GF003": [["GF003"], ["GF003", "GF005"], ["GF001", "GF003", "GF004"]],
+    "GF004": [["GF004"], ["GF001", "GF003", "GF004"], ALL_CODES],
 }
 
 # Parts drawn more often: the clean instance, so that many steps get a safe fix.
