@@ -39,57 +39,23 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
-from gradfix.analysis.purity import PURE_TENSOR_METHODS
-
-# objective.py imports this module: its value lists are spelled here too (a test checks they agree).
-_VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
-_VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "str", "repr", "print", "format", "len", "round"})
-
-# Methods whose call between the two passes changes what the second pass sees.
-_GRADIENT_METHODS = frozenset({"step", "zero_grad", "backward"})
-
-# Calls that only read values or log them: harmless between the two passes.
-_HARMLESS_FUNCTIONS = frozenset(
-    {
-        "print", "len", "float", "int", "str", "bool", "round", "abs", "min", "max", "sum",
-        "isinstance", "repr", "format", "list", "tuple", "dict", "range", "enumerate", "zip",
-        "sorted", "any", "all",
-    }
+from gradfix.analysis.vocabulary import (
+    APPENDING_METHODS,
+    FRESH_FUNCTIONS,
+    FRESH_METHODS,
+    GRADIENT_METHODS,
+    HARMLESS_CONTEXTS,
+    HARMLESS_DECORATORS,
+    HARMLESS_FUNCTIONS,
+    HARMLESS_METHODS,
+    HARMLESS_QUALIFIED,
+    MODULE_MUTATORS,
+    MUTATING_METHODS,
+    VALUE_FUNCTIONS,
+    VALUE_METHODS,
+    VIEW_METHODS,
+    is_inplace_name,
 )
-# Methods that change their receiver (a container's contents, a list's length): harmless
-# between the passes only where the receiver is not an operand (`history.append(l1.item())`,
-# not `xs.append(...)` when an operand reads `xs[-1]`).
-MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard", "sort", "reverse"}
-)
-_APPENDING = frozenset({"append", "extend"})
-# Tensor methods returning a new tensor that, called on an `nn.Module`, change it in place.
-_MODULE_MUTATORS = frozenset({"to", "half", "float", "double", "bfloat16", "cpu", "cuda", "type"})
-HARMLESS_METHODS = frozenset(
-    {
-        "item", "tolist", "numpy", "cpu", "log", "info", "debug",
-        "warning", "add_scalar", "add_scalars", "add_histogram", "set_postfix",
-        "set_description", "format", "get", "keys", "values", "items",
-    }
-) | PURE_TENSOR_METHODS
-
-# Functions of other modules that only log or read values.
-HARMLESS_QUALIFIED = frozenset(
-    {f"logging.{n}" for n in ("debug", "info", "warning", "error", "critical", "exception", "log")}
-    | {"wandb.log", "math.isfinite", "math.isnan", "time.time", "time.perf_counter", "time.monotonic"}
-)
-
-# Context managers whose `__enter__`/`__exit__` only switch grad mode, autocast or profiling
-# for their own body, or do nothing: a `with` on anything else runs code gradfix has not seen.
-HARMLESS_CONTEXTS = frozenset(
-    {
-        "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast",
-        "torch.cuda.amp.autocast", "torch.cpu.amp.autocast", "contextlib.nullcontext",
-        "torch.profiler.record_function", "torch.autograd.profiler.record_function",
-    }
-)
-# Decorators that only wrap or mark a function (a decorator is a call of its expression).
-HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
 
 
 def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, ...]] = ()) -> bool:
@@ -111,15 +77,15 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # `pop`, ... on an object the file does not show may be anything (`ema.update(model)`
             # writes parameters).
             path = access_path(func.value)
-            return name in _APPENDING and path is not None and not any(paths_overlap(path, w) for w in watched)
-        if name in _MODULE_MUTATORS:
+            return name in APPENDING_METHODS and path is not None and not any(paths_overlap(path, w) for w in watched)
+        if name in MODULE_MUTATORS:
             # `x.to(...)`, `x.half()` give a new tensor, but on a module they convert its
             # parameters in place: harmless only on a receiver that is no operand or callee.
             path = access_path(func.value)
             return path is not None and not any(paths_overlap(path, w) for w in watched)
-        if name in HARMLESS_METHODS or name in _VALUE_METHODS:
+        if name in HARMLESS_METHODS or name in VALUE_METHODS:
             return True
-    if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in _HARMLESS_FUNCTIONS | _VALUE_FUNCTIONS:
+    if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
         return True
     if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
         return True
@@ -374,13 +340,13 @@ class _Scanner(cst.CSTVisitor):
             return
         if isinstance(func, cst.Attribute):
             name = func.attr.value
-            if name in _GRADIENT_METHODS:
+            if name in GRADIENT_METHODS:
                 self._barrier(f"`{code_of(func)}()` runs between the two passes")
                 return
             if name == "update" and not node.args:
                 self._barrier(f"`{code_of(func)}()` (a GradScaler update) runs between the two passes")
                 return
-            if _is_inplace(name):
+            if is_inplace_name(name):
                 self._barrier(f"`{code_of(func)}()` modifies a tensor in place between the two passes")
                 return
             if name in MUTATING_METHODS:
@@ -390,7 +356,7 @@ class _Scanner(cst.CSTVisitor):
                     return
         elif isinstance(func, cst.Name):
             name = func.value
-            if _is_inplace(name):
+            if is_inplace_name(name):
                 self._barrier(f"`{name}()` modifies a tensor in place between the two passes")
                 return
             if name in ("set_grad_enabled",):
@@ -404,12 +370,6 @@ class _Scanner(cst.CSTVisitor):
         if harmless_call(node, self.policy.classifier if self.policy else None, self.watched):
             return
         self._unknown_call(func)
-
-
-def _is_inplace(name: str) -> bool:
-    # PyTorch's convention: a trailing underscore marks an in-place operation
-    # (`add_`, `zero_`, `clip_grad_norm_`, `requires_grad_`, `unscale_`).
-    return name.endswith("_") and not name.endswith("__") and len(name) > 1
 
 
 def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
@@ -446,17 +406,6 @@ def scan_between(
         if verdict.barrier is not None:
             break
     return verdict
-
-
-# Tensor methods and torch functions whose result may share the storage of their first operand.
-_VIEW_METHODS = frozenset(
-    {
-        "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand", "expand_as",
-        "narrow", "squeeze", "unsqueeze", "flatten", "unflatten", "select", "split", "chunk", "unbind",
-        "detach", "as_strided", "diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "unfold",
-        "tensor_split", "split_with_sizes", "view_as_real", "view_as_complex", "real", "imag", "values",
-    }
-)
 
 
 def with_aliases(
@@ -547,15 +496,7 @@ def _alias_targets(target: cst.CSTNode) -> List[Tuple[str, ...]]:
 def _keeps_no_arguments(method: str) -> bool:
     """Methods known not to store their arguments in their receiver (value reads, logging,
     tensor ops returning new tensors); any other method may (`append`, `update`, user methods)."""
-    return method in HARMLESS_METHODS or method in _VALUE_METHODS
-
-
-# Tensor methods and functions of `torch` whose result is a new tensor or a Python value: they do
-# not alias their operands. Views (`_VIEW_METHODS`) and calls not listed may.
-_FRESH_METHODS = (PURE_TENSOR_METHODS | _VALUE_METHODS | {"clone"}) - _VIEW_METHODS - {
-    "to", "float", "double", "half", "bfloat16", "contiguous", "type_as", "detach", "values",
-}
-_FRESH_FUNCTIONS = frozenset({"len", "float", "int", "bool", "str", "repr", "round", "abs", "print", "range", "isinstance"})
+    return method in HARMLESS_METHODS or method in VALUE_METHODS
 
 
 def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fresh: Optional["_FreshFunctions"] = None) -> bool:
@@ -606,16 +547,16 @@ def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fres
             name = func.attr.value
             module = code_of(func.value).strip()
             if module in ("torch", "F", "torch.nn.functional", "nn.functional"):
-                if name in _VIEW_METHODS or name not in _FRESH_METHODS | {"cat", "stack", "mse_loss", "l1_loss"}:
+                if name in VIEW_METHODS or name not in FRESH_METHODS | {"cat", "stack", "mse_loss", "l1_loss"}:
                     return any(_may_alias(arg.value, paths, fresh) for arg in value.args)
                 return False
-            if name in _FRESH_METHODS:
+            if name in FRESH_METHODS:
                 return False  # `y * 2`-like tensor method: a new tensor (`y.sum()`, `y.clone()`)
-            if name in _VIEW_METHODS:
+            if name in VIEW_METHODS:
                 return _may_alias(func.value, paths, fresh)
             # Anything else may return its receiver or an argument (`d.get("k")`, `make(fs)`).
             return _may_alias(func.value, paths, fresh) or any(_may_alias(arg.value, paths, fresh) for arg in value.args)
-        if isinstance(func, cst.Name) and func.value in _FRESH_FUNCTIONS:
+        if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
             return False
         if isinstance(func, cst.Name) and fresh is not None and fresh.returns_fresh(func.value):
             return False

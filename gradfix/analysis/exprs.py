@@ -12,6 +12,8 @@ from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 import libcst.matchers as m
 
+from gradfix.analysis.vocabulary import INPLACE_KEYWORDS, is_inplace_name
+
 _EMPTY = cst.Module(body=[])
 
 
@@ -407,7 +409,7 @@ def is_inplace_call(call: cst.Call) -> bool:
     `torch.clamp(x, 0, 1, out=x)`. (`inplace=False` spelled out is not.)"""
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    if name.endswith("_") and not name.endswith("__") and len(name) > 1:
+    if is_inplace_name(name):
         return True  # PyTorch's convention for in-place operations: `add_`, `zero_`
     for arg in call.args:
         if arg.keyword is None:
@@ -423,9 +425,41 @@ def is_inplace_call(call: cst.Call) -> bool:
 def inplace_keyword(call: cst.Call) -> str:
     """The keyword that makes a call in place, as written: `inplace=True`, `out=y` ("" if none)."""
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("inplace", "out"):
+        if arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS:
             return f"{arg.keyword.value}={code_of(arg.value).strip()}"
     return ""
+
+
+def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings: bool = False) -> List[cst.CSTNode]:
+    """The names and attribute names in `scope` that `matches` (with `strings`, string literals too,
+    quotes included), in source order, an attribute before what it is taken from. Import statements
+    are skipped: the use of an imported name is found where it is used. (Hook registrations:
+    `backward.gradient_hooks`, `bindings_index.forward_hooks`.)"""
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if matches(node.attr.value):
+                found.append(node)
+            node.value.visit(self)
+            return False  # `attr` is no free name
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if matches(node.value):
+                found.append(node)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if strings and matches(node.value):
+                found.append(node)  # `getattr(D, "register_forward_hook")`
+
+    scope.visit(Collect())
+    return found
 
 
 # --- every form that binds a name ---------------------------------------------

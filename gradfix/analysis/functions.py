@@ -41,58 +41,35 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from gradfix.analysis.exprs import code_of, strip_parens
-from gradfix.analysis.purity import PURE_TENSOR_METHODS
+from gradfix.analysis.vocabulary import (
+    ADDITIVE_METHODS,
+    BACKWARD_BUILTINS,
+    BACKWARD_DECORATORS,
+    BACKWARD_NAMES,
+    CALLED_BACKWARD_DECORATORS,
+    CONST_FACTOR_PRODUCTS,
+    CONST_METHODS,
+    DIVISION_METHODS,
+    GRAD_LINEAR_ATTRIBUTES,
+    GRAD_SHAPE_METHODS,
+    GRAD_VALUE_ATTRIBUTES,
+    INPLACE_KEYWORDS,
+    LINEAR_METHODS,
+    LINEAR_TORCH_PRODUCTS,
+    LINEAR_TORCH_SUMS,
+    PRODUCT_METHODS,
+    SHAPE_STAR_METHODS,
+    TORCH_ADDITIONS,
+    TORCH_DIVISIONS,
+    ZERO_FACTORIES,
+    ZERO_METHODS,
+    ZEROING_METHODS,
+)
 
 # What an expression is with respect to the gradient arguments.
 CONST = "const"  # does not depend on any gradient
 LINEAR = "linear"  # linear in the gradients (zero included)
 ZERO = "zero"  # None, 0 or zeros: the zero gradient, which is linear
-
-# `g.method(...)` on a linear receiver whose other arguments are CONST: linear.
-_LINEAR_METHODS = frozenset(
-    {
-        "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "squeeze", "unsqueeze",
-        "flatten", "unflatten", "expand", "expand_as", "contiguous", "clone", "sum", "mean", "neg", "negative",
-        "mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm", "mv", "narrow", "select",
-        "index_select", "gather", "diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "repeat",
-        "tile", "roll", "flip", "chunk", "split", "unbind", "cumsum", "float", "double", "detach",
-        "conj", "real", "tril", "triu", "squeeze_", "unsqueeze_", "t_", "transpose_",
-        # in place, on a gradient: as linear as their out-of-place forms
-        "mul_", "div_", "neg_",
-    }
-)
-# `g.method(h)`: linear when receiver and argument are both linear (or zero).
-_ADDITIVE_METHODS = frozenset({"add", "sub", "subtract", "add_", "sub_"})
-# `g.masked_fill(mask, 0)`, `g.index_fill(dim, idx, 0)`, `g.zero_()`: zero some elements.
-_ZEROING_METHODS = frozenset({"masked_fill", "masked_fill_", "index_fill", "index_fill_"})
-# `torch.f(...)` / `F.f(...)` linear in their tensor arguments when exactly one factor is a gradient
-# (products) or when all tensor arguments are linear (sums, reshapes).
-_LINEAR_TORCH_SUMS = frozenset(
-    {
-        "torch.sum", "torch.mean", "torch.reshape", "torch.transpose", "torch.permute", "torch.squeeze",
-        "torch.unsqueeze", "torch.flatten", "torch.cat", "torch.concat", "torch.stack", "torch.neg",
-        "torch.negative", "torch.diagonal", "torch.movedim",
-        "torch.narrow", "torch.select", "torch.index_select", "torch.gather", "torch.chunk", "torch.split",
-        "torch.unbind", "torch.flip", "torch.roll", "torch.cumsum", "torch.tril", "torch.triu", "torch.t",
-    }
-)
-_LINEAR_TORCH_PRODUCTS = frozenset(
-    {"torch.mul", "torch.multiply", "torch.matmul", "torch.mm", "torch.bmm", "torch.mv", "torch.einsum",
-     "torch.outer", "torch.div", "torch.divide", "torch.true_divide"}
-)
-# Zeros of the shape of anything: the zero gradient.
-_ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
-_ZERO_METHODS = frozenset({"new_zeros", "zero_"})
-# Attributes of a gradient that are values (its shape is fixed by the graph, not by its values).
-_GRAD_VALUE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
-_GRAD_LINEAR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real"})
-# Methods of a gradient that give its shape, not a value computed from it.
-_GRAD_SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "is_contiguous"})
-# Methods that compute a value from their receiver without changing it.
-_CONST_METHODS = PURE_TENSOR_METHODS | frozenset({"new_zeros", "new_ones", "new_full", "new_tensor", "item", "tolist", "ne", "eq", "gt", "lt", "ge", "le", "logical_not", "bool"})
-# Calls that may compute CONST values in a backward (none of them touching a gradient).
-_PURE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max", "abs", "isinstance", "tuple", "list", "zip", "enumerate"})
-
 
 class _NotLinear(Exception):
     def __init__(self, node: cst.CSTNode, why: str) -> None:
@@ -331,9 +308,9 @@ class _Linearity:
             receiver = self.kind(node.value)
             if receiver == CONST:
                 return CONST
-            if node.attr.value in _GRAD_VALUE_ATTRIBUTES:
+            if node.attr.value in GRAD_VALUE_ATTRIBUTES:
                 return CONST
-            if node.attr.value in _GRAD_LINEAR_ATTRIBUTES:
+            if node.attr.value in GRAD_LINEAR_ATTRIBUTES:
                 return LINEAR
             raise _NotLinear(node, f"reads `{code_of(node).strip()}`")
         if isinstance(node, cst.UnaryOperation):
@@ -418,7 +395,7 @@ class _Linearity:
         for arg in args:
             if arg.star:
                 if self._mentions_grad(arg.value):
-                    if arg.star == "*" and isinstance(func, cst.Attribute) and func.attr.value in ("view", "reshape", "permute", "expand", "repeat"):
+                    if arg.star == "*" and isinstance(func, cst.Attribute) and func.attr.value in SHAPE_STAR_METHODS:
                         self._const(arg.value, "passes")
                     else:
                         raise _NotLinear(node, f"passes a gradient through `{code_of(arg).strip()}`")
@@ -435,65 +412,65 @@ class _Linearity:
                 if all(k == CONST for k in kinds):
                     # A tensor method that reads its receiver (`x.sign()` of a saved input); anything else
                     # (`seen.append(1)`, `x.mul_(2)` on a saved tensor) may keep state across backward calls.
-                    if method in _CONST_METHODS and not any(_inplace_keyword(a) for a in args):
+                    if method in CONST_METHODS and not any(_inplace_keyword(a) for a in args):
                         return CONST
                     raise _NotLinear(node, f"calls `{code_of(func).strip()}()`, which may keep state across backward calls")
                 # `W.t().mm(g)`, `mask.mul(g)`: a product with one gradient factor.
-                if method in ("mul", "multiply", "matmul", "mm", "bmm", "mv", "outer") and len(args) == 1 and kinds[0] in (LINEAR, ZERO):
+                if method in CONST_FACTOR_PRODUCTS and len(args) == 1 and kinds[0] in (LINEAR, ZERO):
                     return LINEAR
                 raise _NotLinear(node, f"passes a gradient to `{code_of(func).strip()}()`")
             kinds = [self.kind(a.value) for a in args]
-            if method in _GRAD_SHAPE_METHODS and all(k == CONST for k in kinds):
+            if method in GRAD_SHAPE_METHODS and all(k == CONST for k in kinds):
                 return CONST
             if any(a.keyword is not None and a.keyword.value == "dtype" for a in args):
                 raise _NotLinear(node, f"`{code_of(node).strip()}` may cast a gradient to another type")
-            if method in _ZERO_METHODS:
+            if method in ZERO_METHODS:
                 return ZERO
-            if method in _LINEAR_METHODS:
-                if method in ("mul", "multiply", "mul_", "matmul", "mm", "bmm", "mv") and any(k in (LINEAR, ZERO) for k in kinds):
+            if method in LINEAR_METHODS:
+                if method in PRODUCT_METHODS and any(k in (LINEAR, ZERO) for k in kinds):
                     raise _NotLinear(node, f"`{code_of(node).strip()}` multiplies a gradient by a gradient")
-                if method in ("div", "divide", "true_divide", "div_") and any(k != CONST for k in kinds):
+                if method in DIVISION_METHODS and any(k != CONST for k in kinds):
                     raise _NotLinear(node, f"`{code_of(node).strip()}` divides by a gradient")
-                if any(k != CONST for k in kinds) and method not in ("mul", "multiply", "mul_", "matmul", "mm", "bmm", "mv", "div", "divide", "true_divide", "div_"):
+                if any(k != CONST for k in kinds) and method not in PRODUCT_METHODS | DIVISION_METHODS:
                     raise _NotLinear(node, f"`{code_of(node).strip()}` takes a gradient as an argument")
                 return receiver
-            if method in _ADDITIVE_METHODS:
+            if method in ADDITIVE_METHODS:
                 if len(kinds) >= 1 and kinds[0] in (LINEAR, ZERO) and all(k == CONST for k in kinds[1:]):
                     return LINEAR
                 raise _NotLinear(node, f"`{code_of(node).strip()}` adds a value to a gradient")
-            if method in _ZEROING_METHODS:
+            if method in ZEROING_METHODS:
                 if all(k == CONST for k in kinds) and len(args) >= 2 and _is_zero_literal(args[-1].value):
                     return receiver
                 raise _NotLinear(node, f"`{code_of(node).strip()}` fills a gradient with a value other than 0")
             raise _NotLinear(node, f"calls `.{method}()` on a gradient, which is not known to be linear")
         kinds = [self.kind(a.value) for a in args]
         if all(k == CONST for k in kinds):
-            if names & _ZEROS:
+            if names & ZERO_FACTORIES:
                 return ZERO
             if any(n == "torch" or n.startswith("torch.") or n.startswith("math.") for n in names):
                 if not any(_inplace_keyword(a) for a in args):
                     return CONST
-            if names & {f"builtins.{n}" for n in _PURE_BUILTINS}:
+            if names & {f"builtins.{n}" for n in BACKWARD_BUILTINS}:
                 return CONST
             raise _NotLinear(node, f"calls `{code_of(func).strip()}()`, which may keep state across backward calls")
-        if names & _ZEROS:
+        if names & ZERO_FACTORIES:
             return ZERO
         if any(_inplace_keyword(a) for a in args):
             raise _NotLinear(node, f"`{code_of(node).strip()}` writes into a tensor")
         if any(a.keyword is not None and a.keyword.value == "dtype" for a in args):
             raise _NotLinear(node, f"`{code_of(node).strip()}` may cast a gradient to another type")
-        if names & _LINEAR_TORCH_SUMS:
+        if names & LINEAR_TORCH_SUMS:
             if len(args) >= 1 and kinds[0] == LINEAR and all(k == CONST for k in kinds[1:]) or self._linear_sequence(args):
                 return LINEAR
             raise _NotLinear(node, f"`{code_of(node).strip()}` is not linear in the gradient")
-        if names & {"torch.add", "torch.sub", "torch.subtract"}:
+        if names & TORCH_ADDITIONS:
             # `torch.add(g, h, alpha=c)`: two gradients; `torch.add(g, 1)` adds a constant.
             if len(args) >= 2 and all(k in (LINEAR, ZERO) for k in kinds[:2]) and all(k == CONST for k in kinds[2:]):
                 return LINEAR
             raise _NotLinear(node, f"`{code_of(node).strip()}` is not linear in the gradient")
-        if names & _LINEAR_TORCH_PRODUCTS:
+        if names & LINEAR_TORCH_PRODUCTS:
             factors = [k for k in kinds if k in (LINEAR, ZERO)]
-            divides = names & {"torch.div", "torch.divide", "torch.true_divide"}
+            divides = names & TORCH_DIVISIONS
             if len(factors) == 1 and (not divides or kinds[0] in (LINEAR, ZERO)):
                 return LINEAR
             raise _NotLinear(node, f"`{code_of(node).strip()}` is not linear in the gradient")
@@ -512,10 +489,7 @@ class _Linearity:
 
 
 def _inplace_keyword(arg: cst.Arg) -> bool:
-    return arg.keyword is not None and arg.keyword.value in ("out", "inplace")
-
-
-_BACKWARD_NAMES = ("backward", "vjp")
+    return arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS
 
 
 def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optional[cst.FunctionDef]]]:
@@ -532,7 +506,7 @@ def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optiona
         def visit_ClassDef(self, node: cst.ClassDef) -> None:
             self.classes.append(node)
             for statement in node.body.body:  # type: ignore[union-attr]
-                if isinstance(statement, cst.FunctionDef) and statement.name.value in _BACKWARD_NAMES:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value in BACKWARD_NAMES:
                     found.append((f"{node.name.value}.{statement.name.value}", statement.name, statement))
                 elif isinstance(statement, cst.SimpleStatementLine):
                     for small in statement.body:
@@ -542,14 +516,14 @@ def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optiona
                         )
                         for target in targets:
                             for t in _targets(target):
-                                if isinstance(t, cst.Name) and t.value in _BACKWARD_NAMES:
+                                if isinstance(t, cst.Name) and t.value in BACKWARD_NAMES:
                                     found.append((f"{node.name.value}.{t.value}", small, None))
 
         def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
             self.classes.pop()
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in _BACKWARD_NAMES and self._stored(node):
+            if node.attr.value in BACKWARD_NAMES and self._stored(node):
                 found.append((code_of(node).strip(), node, None))
 
         def _stored(self, node: cst.Attribute) -> bool:
@@ -559,7 +533,7 @@ def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optiona
             func = node.func
             if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 2:
                 name = node.args[1].value
-                if not isinstance(name, cst.SimpleString) or name.evaluated_value in _BACKWARD_NAMES:
+                if not isinstance(name, cst.SimpleString) or name.evaluated_value in BACKWARD_NAMES:
                     found.append((f"{code_of(node.args[0].value).strip()}.backward", node, None))
 
     stores: Set[int] = set()
@@ -579,24 +553,14 @@ def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optiona
     return found
 
 
-# Decorators that leave a backward the function its body describes: `staticmethod`,
-# `once_differentiable` (refuses double backward), AMP's `custom_bwd` (runs it under the
-# forward's autocast state: the same operations, in another precision).
-_DECORATORS = frozenset(
-    {"builtins.staticmethod", "torch.autograd.function.once_differentiable", "torch.amp.custom_bwd",
-     "torch.cuda.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"}
-)
-_CALLED_DECORATORS = frozenset({"torch.amp.custom_bwd", "torch.cuda.amp.custom_bwd", "torch.amp.autocast_mode.custom_bwd"})
-
-
 def nonlinear_backward(func: cst.FunctionDef, qualify: Qualify) -> Optional[Tuple[cst.CSTNode, str]]:
     """Why `func` (a Function's backward) is not proven linear in its gradients and stateless; None if it is."""
     for decorator in func.decorators:
         applied = decorator.decorator
         names = qualify(applied.func if isinstance(applied, cst.Call) else applied)
-        if isinstance(applied, cst.Call) and names & _CALLED_DECORATORS:
+        if isinstance(applied, cst.Call) and names & CALLED_BACKWARD_DECORATORS:
             continue
-        if not names & _DECORATORS:
+        if not names & BACKWARD_DECORATORS:
             return decorator, f"is decorated with `@{code_of(applied).strip()}`"
     try:
         _Linearity(func, qualify).prove()
@@ -687,7 +651,7 @@ def _import_resolver(module: cst.Module) -> Qualify:
         head = node.value
         if head in aliases and head not in bound:
             return {".".join([aliases[head], *reversed(parts)])}
-        if not parts and head in _PURE_BUILTINS | {"staticmethod"} and head not in bound:
+        if not parts and head in BACKWARD_BUILTINS | {"staticmethod"} and head not in bound:
             return {f"builtins.{head}"}
         return set()
 

@@ -16,11 +16,7 @@ from typing import Callable, List
 
 import libcst as cst
 
-# Read every name of the scope they run in; `vars`/`dir` only without arguments.
-_LOCAL_READERS = frozenset({"locals", "eval", "exec"})
-_NO_ARGUMENT_READERS = frozenset({"vars", "dir"})
-# Reads every module-level name, from anywhere in the module.
-_GLOBAL_READERS = frozenset({"globals"})
+from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
 
 
 def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
@@ -44,9 +40,9 @@ def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
                 self.depth += 1
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
                 name = node.func.value
-                if name in _GLOBAL_READERS:
+                if name in GLOBAL_READERS:
                     found.append(node)
-                elif self.depth == 0 and (name in _LOCAL_READERS or (name in _NO_ARGUMENT_READERS and not node.args)):
+                elif self.depth == 0 and (name in LOCAL_READERS or (name in NO_ARGUMENT_READERS and not node.args)):
                     found.append(node)
             return True
 

@@ -46,14 +46,10 @@ from typing import AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, 
 import libcst as cst
 
 from gradfix.analysis.backward import backward_call
-from gradfix.analysis.between import MUTATING_METHODS, stores_into
+from gradfix.analysis.between import stores_into
 from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.linear import Coef, ONE, _literal
-from gradfix.analysis.purity import PURE_TENSOR_METHODS
-
-# Methods and functions whose result carries the value but no gradient.
-VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
-VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "str", "repr", "print", "format", "len", "round"})
+from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
 
 @dataclass(eq=False)
@@ -208,7 +204,7 @@ class Expansion:
                 changes.append((True, code_of(node).strip(), node))
             for receiver, method in _method_calls(node, skip=self.inlined_sites):
                 if receiver in roots:
-                    known = method in MUTATING_METHODS or (method.endswith("_") and not method.endswith("__"))
+                    known = method in MUTATING_METHODS or has_inplace_suffix(method)
                     changes.append((known, f"{receiver}.{method}", node))
         return changes
 

@@ -3,10 +3,11 @@
 The rewrite evaluates the callee once instead of twice. That is exact only if
 the callee draws no random numbers, updates no state, and owns no trainable
 tensors (their gradients cancel to (a+b)·∂f/∂θ in the original). gradfix
-proves this from explicit allowlists, never from names that merely look right:
+proves this from explicit allowlists (`vocabulary.py`), never from names that
+merely look right:
 
-- functions of `torch` and `torch.nn.functional` listed below;
-- loss-module instances built from the classes listed below, in the same file;
+- functions of `torch` and `torch.nn.functional` listed there;
+- loss-module instances built from the classes listed there, in the same file;
 - lambdas and functions of the same file whose bodies use only the above,
   pure tensor methods, arithmetic, their own parameters and locals, and whose
   default argument values are constants (a default is evaluated once, where
@@ -26,7 +27,6 @@ report).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable, Collection, Dict, Optional, Set
 
@@ -41,108 +41,25 @@ from libcst.metadata import (
 )
 
 from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call
-
-_F = "torch.nn.functional."
-
-PURE_FUNCTIONS = frozenset(
-    {
-        f"torch.{n}"
-        for n in (
-            "abs", "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "log1p", "sqrt", "rsqrt",
-            "square", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "sign", "clamp", "clip",
-            "mean", "sum", "prod", "norm", "dist", "var", "std", "logsumexp", "amax", "amin",
-            "max", "min", "maximum", "minimum", "where", "cat", "stack", "matmul", "mm", "bmm",
-            "einsum", "outer", "softmax", "log_softmax", "flatten", "reshape", "transpose",
-            "permute", "squeeze", "unsqueeze", "diagonal", "trace", "cdist", "cosine_similarity",
-            "pairwise_distance", "linalg.norm", "linalg.vector_norm", "cumsum", "exp2", "atan2",
-        )
-    }
-    | {
-        _F + n
-        for n in (
-            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
-            "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "cosine_similarity",
-            "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
-            "soft_margin_loss", "triplet_margin_loss", "pairwise_distance", "normalize", "softmax",
-            "log_softmax", "logsigmoid", "softplus", "relu", "gelu", "silu", "tanh", "sigmoid",
-            "leaky_relu", "elu", "one_hot", "poisson_nll_loss", "gaussian_nll_loss", "linear",
-            "softmin", "hardtanh", "mish", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-            "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
-            "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
-            "pad", "unfold", "fold", "layer_norm", "group_norm", "embedding", "pixel_shuffle",
-            "interpolate", "bilinear", "glu", "hardswish", "selu", "celu", "softsign",
-        )
-    }
-)
-
-RANDOM_FUNCTIONS = frozenset(
-    {_F + n for n in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                      "feature_alpha_dropout", "gumbel_softmax", "rrelu")}
-    | {f"torch.{n}" for n in ("rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
-                              "bernoulli", "multinomial", "normal", "poisson", "dropout", "randperm")}
-)
-
-# Loss modules hold no trainable parameters (a `weight=` argument is a buffer).
-_LOSS_CLASSES = (
-    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss", "BCEWithLogitsLoss",
-    "CrossEntropyLoss", "NLLLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-    "HingeEmbeddingLoss", "SoftMarginLoss", "TripletMarginLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "CosineSimilarity", "PairwiseDistance",
-)
-LOSS_MODULES = frozenset(
-    {f"torch.nn.{n}" for n in _LOSS_CLASSES} | {f"torch.nn.modules.loss.{n}" for n in _LOSS_CLASSES}
-)
-_RANDOM_CLASSES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
-RANDOM_MODULES = frozenset({f"torch.nn.{n}" for n in _RANDOM_CLASSES})
-
-# Layers whose forward is deterministic and updates no state (no dropout, no
-# BatchNorm running statistics): a module built only from these computes the
-# same thing every call.
-_DETERMINISTIC_LAYERS = (
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus", "ELU",
-    "Hardtanh", "Mish", "Softmax", "LogSoftmax", "LayerNorm", "GroupNorm", "Flatten", "Unflatten",
-    "Identity", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d", "PReLU", "Softsign", "Tanhshrink",
-)
-DETERMINISTIC_LAYERS = frozenset({f"torch.nn.{n}" for n in _DETERMINISTIC_LAYERS})
-_CONTAINERS = frozenset({"torch.nn.Sequential"})
-# Decorators that leave a function the plain function its body describes: `torch.compile`
-# computes the same values and gradients (as a call, `@torch.compile(mode=...)`, too). Not
-# `torch.no_grad` and its kin: they change what the body computes.
-_TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod", "torch.compile"})
-
-# Symmetric in value and gradient when called with exactly two positional
-# tensors (docs/design.md §1, E9): argument order may differ between the two calls.
-SYMMETRIC = frozenset(
-    {_F + n for n in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cosine_similarity")}
-    | {"torch.cosine_similarity"}
-    | {f"torch.nn.{n}" for n in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CosineSimilarity")}
-    | {f"torch.nn.modules.loss.{n}" for n in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss")}
-)
-
-# Tensor methods that read their receiver and allocate a result.
-PURE_TENSOR_METHODS = frozenset(
-    {
-        "mean", "sum", "prod", "abs", "pow", "exp", "log", "log1p", "sqrt", "rsqrt", "square",
-        "norm", "clamp", "clip", "view", "view_as", "reshape", "reshape_as", "transpose",
-        "permute", "t", "squeeze", "unsqueeze", "flatten", "softmax", "log_softmax", "sigmoid",
-        "tanh", "relu", "detach", "max", "min", "amax", "amin", "var", "std", "float", "double",
-        "half", "bfloat16", "to", "contiguous", "expand", "expand_as", "matmul", "mm", "bmm",
-        "mul", "add", "sub", "div", "neg", "sign", "logsumexp", "gather", "index_select",
-        "masked_fill", "chunk", "split", "narrow", "diagonal", "repeat", "type_as", "cumsum",
-        "argmax", "argmin", "size", "dim", "numel", "clone", "erf", "sin", "cos", "exp2",
-        "maximum", "minimum", "where", "dot", "outer", "trace",
-    }
-)
-
-_PURE_BUILTINS = frozenset({"len", "range", "float", "int", "min", "max", "abs", "sum", "zip", "enumerate", "isinstance", "tuple", "list"})
-
-# Building a torch.nn module (`nn.Linear(...)`, `nn.modules.loss.MSELoss()`): a class, not `nn.utils.*`.
-_NN_CLASS = re.compile(r"^torch\.nn\.(?:modules\.\w+\.)?[A-Z]\w*$")
-# Context managers that change grad mode or precision only inside their block.
-_GRAD_MODE_CONTEXTS = frozenset(
-    {"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast"}
+from gradfix.analysis.vocabulary import (
+    CALLEE_BUILTINS,
+    DETERMINISTIC_LAYERS,
+    GRAD_MODE_CONTEXTS,
+    LAYER_HOLDERS,
+    LOSS_MODULES,
+    MODULE_PASS_THROUGH,
+    MODULE_READS,
+    NN_CONTAINERS,
+    PURE_FUNCTIONS,
+    PURE_TENSOR_METHODS,
+    RANDOM_FUNCTIONS,
+    RANDOM_MODULES,
+    SYMMETRIC,
+    TRANSPARENT_DECORATORS,
+    WHOLE_OBJECT_ATTRIBUTES,
+    has_inplace_suffix,
+    is_nn_class,
+    names_forward_hook,
 )
 
 PURE = "pure"
@@ -225,7 +142,7 @@ class CalleeClassifier:
         (In-place calls, `step`, `zero_grad` and the like never get here: the
         scanner stops at them first.)"""
         names = self.qualified(func)
-        if names & _GRAD_MODE_CONTEXTS or any(_NN_CLASS.match(n) or n.startswith("gradfix.autograd.") for n in names):
+        if names & GRAD_MODE_CONTEXTS or any(is_nn_class(n) or n.startswith("gradfix.autograd.") for n in names):
             return True
         return self.classify(func).kind in (PURE, RANDOM, MODULE)
 
@@ -461,7 +378,7 @@ class CalleeClassifier:
         """Why a module `text` proven from its construction at `node` may be another module when
         called: a use anywhere in the file that may change it (`crit.append(nn.Dropout())`,
         `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`); empty when every use is a call of
-        it, a read, or an allowlisted method (`_MODULE_READS`). Matched by text, so a shadowing
+        it, a read, or an allowlisted method (`MODULE_READS`). Matched by text, so a shadowing
         name counts too."""
         module: Optional[cst.CSTNode] = node
         while module is not None and not isinstance(module, cst.Module):
@@ -522,7 +439,7 @@ class CalleeClassifier:
             names = self.qualified(node.func)
             if names & RANDOM_MODULES:
                 return code_of(node).strip()
-            if any(n.startswith("torch.nn.") for n in names) or names & {"collections.OrderedDict", "builtins.dict", "builtins.list", "builtins.tuple"}:
+            if any(n.startswith("torch.nn.") for n in names) or names & LAYER_HOLDERS:
                 for arg in node.args:
                     found = self._random_layer(arg.value, seen)
                     if found is not None:
@@ -558,7 +475,7 @@ class CalleeClassifier:
         names = self.qualified(construction.func)
         if names & DETERMINISTIC_LAYERS:
             return True
-        if names & _CONTAINERS:
+        if names & NN_CONTAINERS:
             return bool(construction.args) and all(
                 arg.keyword is None and not arg.star and isinstance(arg.value, cst.Call) and self._deterministic_module(arg.value)
                 for arg in construction.args
@@ -650,7 +567,7 @@ class CalleeClassifier:
                 applied = decorator.decorator
                 if isinstance(applied, cst.Call):
                     applied = applied.func
-                if not self.qualified(applied) & _TRANSPARENT_DECORATORS:
+                if not self.qualified(applied) & TRANSPARENT_DECORATORS:
                     return Callee(UNKNOWN, reason=f"is decorated with `@{code_of(decorator.decorator).strip()}`")
         if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
             return Callee(UNKNOWN, reason="is not a function")
@@ -839,7 +756,7 @@ class _BodyChecker(cst.CSTVisitor):
             return
         if name in self.params or name in self.locals or name in ("True", "False", "None"):
             return
-        if name in _PURE_BUILTINS:
+        if name in CALLEE_BUILTINS:
             return
         qualified = self.c.qualified(node)
         if any(q == "torch" or q.startswith("torch.") or q == "math" or q.startswith("math.") for q in qualified):
@@ -893,13 +810,13 @@ class _BodyChecker(cst.CSTVisitor):
             return False
         if isinstance(func, cst.Attribute) and not names:
             method = func.attr.value
-            if method.endswith("_") and not method.endswith("__"):
+            if has_inplace_suffix(method):
                 self._fail(UNKNOWN, f"modifies a tensor in place (`.{method}()`)")
             elif method not in PURE_TENSOR_METHODS:
                 self._fail(UNKNOWN, f"calls `.{method}()`, which is not a known pure tensor method")
             return True
         if names and all(n.startswith("builtins.") for n in names):
-            if isinstance(func, cst.Name) and func.value in _PURE_BUILTINS:
+            if isinstance(func, cst.Name) and func.value in CALLEE_BUILTINS:
                 for arg in node.args:
                     arg.visit(self)
                 return False
@@ -938,11 +855,6 @@ class _DefaultChecker(_BodyChecker):
         return False
 
 
-# Registrations of hooks that run at every call of a module (torch 2.x: `Module.register_forward_hook`,
-# `register_forward_pre_hook`, `torch.nn.modules.module.register_module_forward_hook` and
-# `register_module_forward_pre_hook`), and the dicts they fill (`_forward_hooks`,
-# `_global_forward_pre_hooks`, ...): any name holding `forward_hook` or `forward_pre_hook`.
-_FORWARD_HOOK = re.compile(r"forward(?:_pre)?_hook")
 _forward_hook_cache: Dict[int, tuple] = {}
 
 
@@ -961,17 +873,17 @@ def forward_hooks(module: cst.CSTNode) -> list:
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if _FORWARD_HOOK.search(node.attr.value):
+            if names_forward_hook(node.attr.value):
                 found.append(node)
             node.value.visit(self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if _FORWARD_HOOK.search(node.value):
+            if names_forward_hook(node.value):
                 found.append(node)
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if _FORWARD_HOOK.search(node.value):
+            if names_forward_hook(node.value):
                 found.append(node)  # `getattr(D, "register_forward_hook")`
 
     module.visit(Collect())
@@ -1110,9 +1022,6 @@ class _Binding:
     dynamic: bool
 
 
-_WHOLE_OBJECT_ATTRIBUTES = frozenset({"__class__", "__dict__"})
-
-
 class _Bindings(cst.CSTVisitor):
     """Every class of a module, and every store into an attribute in it."""
 
@@ -1154,7 +1063,7 @@ class _Bindings(cst.CSTVisitor):
 
     # -- stores -------------------------------------------------------------------------------
     def _add(self, obj: cst.CSTNode, attr: Optional[str], node: cst.CSTNode, text: str, dynamic: bool) -> None:
-        if attr in _WHOLE_OBJECT_ATTRIBUTES:
+        if attr in WHOLE_OBJECT_ATTRIBUTES:
             attr, dynamic = None, True
         self.bindings.append(_Binding(attr, node, text, self._owner(obj), dynamic))
 
@@ -1294,22 +1203,11 @@ class _ModuleIndex:
         return f"related to `{name}`"
 
 
-# Methods of an nn.Module that read it or switch modes, or move, cast or load its parameters:
-# none changes which layers it runs. Anything else called on it (`append`, `insert`,
-# `add_module`, `register_module`, `apply`, ...) may.
-_MODULE_READS = frozenset(
-    {
-        "parameters", "named_parameters", "buffers", "named_buffers", "state_dict", "load_state_dict", "to",
-        "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "zero_grad", "requires_grad_",
-        "modules", "named_modules", "children", "named_children", "forward", "extra_repr",
-    }
-)
-_PASS_THROUGH = frozenset({"print", "isinstance", "len", "repr", "str", "id", "type", "list", "sum"})
 
 
 def _module_changes(module: cst.Module, text: str) -> list:
     """Nodes of `module` that may change the object spelled `text` (or a part of it: `text[0]`,
-    `text.layer`): a store into it, a method not in `_MODULE_READS` called on it, or it passed to
+    `text.layer`): a store into it, a method not in `MODULE_READS` called on it, or it passed to
     a function (which may change it)."""
     found: list = []
 
@@ -1320,10 +1218,10 @@ def _module_changes(module: cst.Module, text: str) -> list:
     class Find(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            if isinstance(func, cst.Attribute) and rooted(func.value) and func.attr.value not in _MODULE_READS:
+            if isinstance(func, cst.Attribute) and rooted(func.value) and func.attr.value not in MODULE_READS:
                 found.append(node)
                 return
-            if isinstance(func, cst.Name) and func.value in _PASS_THROUGH:
+            if isinstance(func, cst.Name) and func.value in MODULE_PASS_THROUGH:
                 return
             for arg in node.args:
                 value = arg.value

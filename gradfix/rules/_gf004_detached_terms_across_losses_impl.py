@@ -36,12 +36,9 @@ from gradfix.analysis.merge import (
 )
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.objective import Expansion, Lin, Term, expand
+from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
-
-# Reductions a term may wrap its computation in; the message and the new
-# name use the function inside (`kl`, not `torch.mean`).
-_REDUCTIONS = frozenset({"mean", "sum"})
 
 
 class Visitor(BlockVisitor):
@@ -535,7 +532,7 @@ def _inner_callee(call: cst.Call) -> str:
     while True:
         text = code_of(core.func).strip()
         inner = [a.value for a in core.args if contains_detach(a.value)]
-        if text.rsplit(".", 1)[-1] in _REDUCTIONS and len(inner) == 1:
+        if text.rsplit(".", 1)[-1] in REDUCTIONS and len(inner) == 1:
             value = strip_parens(inner[0])
             if isinstance(value, cst.Call) and detach_receiver(value) is None:
                 core, _ = core_call(value)
