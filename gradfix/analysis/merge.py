@@ -33,7 +33,9 @@ from gradfix.analysis.exprs import (
     swap_first_two,
 )
 from gradfix.analysis.linear import Coef, parse_coef
-from gradfix.analysis.purity import MODULE, PURE, PURE_TENSOR_METHODS, RANDOM, Callee, CalleeClassifier
+from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
+from gradfix.analysis.callees import CalleeClassifier
+from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS
 
 
 @dataclass

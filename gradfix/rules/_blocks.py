@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from gradfix.analysis.exprs import ends_in_value
-from gradfix.analysis.purity import CalleeClassifier
+from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
 

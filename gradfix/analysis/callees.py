@@ -1,0 +1,498 @@
+"""Is a callee provably parameter-free and deterministic? (docs/design.md §1, E1 and E2)
+
+The rewrite evaluates the callee once instead of twice. That is exact only if
+the callee draws no random numbers, updates no state, and owns no trainable
+tensors (their gradients cancel to (a+b)·∂f/∂θ in the original). gradfix
+proves this from explicit allowlists (`vocabulary.py`), never from names that
+merely look right:
+
+- functions of `torch` and `torch.nn.functional` listed there;
+- loss-module instances built from the classes listed there, in the same file;
+- lambdas and functions of the same file whose bodies use only the above,
+  pure tensor methods, arithmetic, their own parameters and locals, and whose
+  default argument values are constants (a default is evaluated once, where
+  the function is defined, and read by the body through its parameter: a
+  trainable tensor there is as much a global read as one in the body);
+  the body checks are `bodies.py`;
+- methods of the enclosing class called on `self`, under the same conditions;
+  inside them, `self.name(...)` is such a method or a loss module, and a
+  plain read `self.name` only a number assigned once; and nothing else in
+  the file may bind the name (subclasses, mixins, `Class.name = ...`,
+  `obj.name = ...`, `setattr`: `CalleeClassifier.bound_elsewhere`, over the
+  file's class and attribute binding index, `bindings_index.py`).
+
+Anything else is *unknown* (the fix is unsafe and says why), or *random*
+(dropout and friends, and torch.nn containers or wrappers built with them:
+the two evaluations are not the same computation, so there is no pattern to
+report). The verdict is a `Callee` (`callee_kinds.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Collection, Dict, Optional, Set
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
+
+from gradfix.analysis.bindings_index import (
+    ModuleIndex,
+    class_members,
+    find_binding,
+    forward_hooks,
+    index_module,
+    module_changes,
+    self_attribute_values,
+)
+from gradfix.analysis.bodies import BodyChecker, DefaultChecker
+from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
+from gradfix.analysis.exprs import code_of
+from gradfix.analysis.vocabulary import (
+    DETERMINISTIC_LAYERS,
+    GRAD_MODE_CONTEXTS,
+    LAYER_HOLDERS,
+    LOSS_MODULES,
+    NN_CONTAINERS,
+    PURE_FUNCTIONS,
+    RANDOM_FUNCTIONS,
+    RANDOM_MODULES,
+    SYMMETRIC,
+    TRANSPARENT_DECORATORS,
+    is_nn_class,
+)
+
+GetMeta = Callable[..., object]
+
+
+class CalleeClassifier:
+    """Classifies callees of one module; `get_metadata` is the rule visitor's."""
+
+    def __init__(self, get_metadata: GetMeta) -> None:
+        self.meta = get_metadata
+        self._function_cache: Dict[tuple, Callee] = {}
+        self._bound_cache: Dict[tuple, Optional[str]] = {}
+        self._index: Optional[tuple] = None
+        # GF004: helper defs inlined although their name may be bound elsewhere -> why.
+        self._rebound_inlined: Dict[int, str] = {}
+
+    # -- metadata helpers ----------------------------------------------------------
+    def qualified(self, node: cst.CSTNode) -> Set[str]:
+        """Import-resolved names of a dotted name (`F.mse_loss` -> torch.nn.functional.mse_loss).
+
+        Only plain dotted chains: libcst also names `f(x).mean` or `(u - v).pow`
+        (as `f.mean`, `builtins.None`), which would be wrong here.
+        """
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return set()
+        names: Collection[QualifiedName] = self.meta(QualifiedNameProvider, node, set())  # type: ignore[assignment]
+        return {q.name for q in names if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
+
+    def _assigned_values(self, name: cst.Name) -> Optional[list]:
+        """The nodes bound to `name` in its scope: Assign values, defs, or None if unresolvable."""
+        scope = self.meta(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        values = []
+        for assignment in scope[name.value]:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                values.append(node)
+                continue
+            if isinstance(node, cst.Name):
+                parent = self.meta(ParentNodeProvider, node, None)
+                if isinstance(parent, cst.AssignTarget):
+                    statement = self.meta(ParentNodeProvider, parent, None)
+                    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+                        values.append(statement.value)
+                        continue
+                if isinstance(parent, cst.AnnAssign) and parent.value is not None:
+                    values.append(parent.value)
+                    continue
+            return None  # imports, parameters, loop targets, tuple unpacking ...
+        return values
+
+    def harmless(self, func: cst.BaseExpression) -> bool:
+        """A call that cannot step, zero or read gradients: a proven-pure or random
+        function, building or running a torch.nn module of this file, or gradfix's op.
+
+        (In-place calls, `step`, `zero_grad` and the like never get here: the
+        scanner stops at them first.)"""
+        names = self.qualified(func)
+        if names & GRAD_MODE_CONTEXTS or any(is_nn_class(n) or n.startswith("gradfix.autograd.") for n in names):
+            return True
+        return self.classify(func).kind in (PURE, RANDOM, MODULE)
+
+    # -- classification ---------------------------------------------------------------
+    def classify(self, func: cst.BaseExpression) -> Callee:
+        text = code_of(func).strip()
+        inlined = self._inlined_from_rebound(func)
+        if inlined is not None:
+            return Callee(UNKNOWN, reason=f"`{text}`: {inlined}")
+        names = self.qualified(func)
+        if names:
+            return self._classify_qualified(text, names)
+        if isinstance(func, cst.Name):
+            values = self._assigned_values(func)
+            if values is None or len(values) != 1:
+                return Callee(UNKNOWN, reason=f"`{text}` is not bound once in this file to something gradfix can prove parameter-free and deterministic")
+            return self._classify_value(text, values[0])
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            return self._classify_self_member(text, func)
+        return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}`")
+
+    def _classify_self_member(self, text: str, func: cst.Attribute) -> Callee:
+        """`self.name`: a value assigned once on `self` in the class, or a method defined once in it."""
+        found = self._self_member(text, func)
+        if isinstance(found, Callee):
+            return found
+        return self._classify_value(text, found)
+
+    def _self_member(self, text: str, func: cst.Attribute):
+        """What `self.name` is bound to (an assigned value or a method's def), or why that is unknown."""
+        cls = self.enclosing_class(func)
+        if cls is None:
+            return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}` outside a class")
+        values = self._self_attribute_values(func)
+        members = class_members(cls, func.attr.value)
+        if members and values:
+            return Callee(UNKNOWN, reason=f"`{text}` is both defined in its class and assigned on `self`")
+        if values:
+            if len(values) != 1:
+                return Callee(UNKNOWN, reason=f"`{text}` is not assigned exactly once in its class")
+            elsewhere = self.bound_elsewhere(cls, func.attr.value, own_def=False)
+            if elsewhere is not None:
+                return Callee(UNKNOWN, reason=f"`{text}` {elsewhere}")
+            return values[0]
+        if not members:
+            return Callee(
+                UNKNOWN,
+                reason=f"`{text}` is neither a method of its class nor assigned on `self` in it (inherited or set elsewhere)",
+            )
+        if len(members) != 1:
+            return Callee(UNKNOWN, reason=f"`{text}` is defined more than once in its class")
+        method = members[0]
+        if not isinstance(method, cst.FunctionDef):
+            return Callee(UNKNOWN, reason=f"`{text}` is bound in its class body to something gradfix cannot prove parameter-free and deterministic")
+        elsewhere = self.bound_elsewhere(cls, func.attr.value, own_def=True)
+        if elsewhere is not None:
+            return Callee(UNKNOWN, reason=f"`{text}` {elsewhere}")
+        return method
+
+    def inlined_method(self, func: cst.Attribute) -> Optional[cst.FunctionDef]:
+        """The def of the enclosing class that `self.name` names, for GF004 to inline.
+
+        None unless the class body defines `name` with exactly one def. When
+        `self.name` is not proven to be that def (`_self_member`: also assigned on
+        `self`, bound again in the class body, or bound elsewhere in the file), the
+        def is still returned, so the pattern is reported, but every call inside
+        the inlined expression classifies as unknown with that reason: the fix is
+        unsafe and says why.
+        """
+        cls = self.enclosing_class(func)
+        if cls is None:
+            return None
+        defs = [
+            s for s in cls.body.body  # type: ignore[union-attr]
+            if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value
+        ]
+        if len(defs) != 1:
+            return None
+        text = code_of(func).strip()
+        member = self._self_member(text, func)
+        if member is not defs[0]:
+            reason = member.reason if isinstance(member, Callee) else f"`{text}` is also assigned on `self`"
+            self._rebound_inlined[id(defs[0])] = f"it is inlined from `{text}`, but {reason}"
+        return defs[0]
+
+    def _inlined_from_rebound(self, node: cst.CSTNode) -> Optional[str]:
+        """The reason recorded by `inlined_method` when `node` lies in a def inlined although rebound."""
+        if not self._rebound_inlined:
+            return None
+        parent: Optional[cst.CSTNode] = node
+        while parent is not None and not isinstance(parent, cst.Module):
+            if isinstance(parent, cst.FunctionDef) and id(parent) in self._rebound_inlined:
+                return self._rebound_inlined[id(parent)]
+            parent = self.meta(ParentNodeProvider, parent, None)
+        return None
+
+    # -- where else a member of `self` may be bound ---------------------------------------
+    def bound_elsewhere(self, cls: cst.ClassDef, attr: str, own_def: bool) -> Optional[str]:
+        """Why `self.attr`, as `cls` binds it, may be something else at run time; None if nothing in this file can.
+
+        `own_def`: `cls`'s own body binds `attr` (a method); otherwise `attr` is assigned on
+        `self` in its methods. The rule, for the whole file:
+
+        (a) Classes. Only a class that can share an instance's MRO with `cls` matters: one a
+            class of this file derives from together with `cls` ("related": `cls`'s
+            subclasses, mixins listed beside it in their bases, its own bases). Any of them
+            that binds `attr` in its body or assigns `self.attr` in its methods may win,
+            except a base of `cls` binding `attr` in its body when `cls`'s own body does too
+            (C3 puts a class before all its bases, so `cls`'s own entry comes first in every
+            MRO that holds it). Instance assignments win over class bodies wherever they
+            are, and a class-body descriptor (a property) catches `self.attr = ...`, so for
+            an attribute assigned on `self` every related class counts. A related class
+            that is not a base of `cls` and derives from a class not defined in this file
+            may inherit `attr` from it (it can come before `cls` in the MRO); one defining
+            `__setattr__` or `__getattribute__` may change any attribute.
+        (b) Stores from outside: `X.attr = ...`, `del X.attr`, `setattr(X, "attr", ...)`
+            (and `delattr`, `__setattr__`, `X.__dict__[...] = ...`) anywhere in the file,
+            and the same with a name gradfix cannot read (`setattr(X, name, ...)`),
+            except `self.attr = ...` in a method of a class: that is the class's own
+            binding, judged by (a) (and, for `cls` itself, by `_self_attribute_values`,
+            which sees all but `setattr` and `del`).
+        (c) Attributes a member reads (`self.scale` in `dist`) are checked the same way
+            where they are read (`BodyChecker._self_read`).
+
+        Subclasses and patches in other files are not seen: gradfix checks one file.
+        """
+        key = (id(cls), attr, own_def)
+        if key not in self._bound_cache:
+            self._bound_cache[key] = self._find_binding(cls, attr, own_def)
+        return self._bound_cache[key]
+
+    def _module_index(self, cls: cst.ClassDef) -> Optional[ModuleIndex]:
+        module = self._module_of(cls)
+        if module is None:
+            return None
+        if self._index is None or self._index[0] is not module:
+            self._index = (module, index_module(module))
+        return self._index[1]
+
+    def _module_of(self, node: cst.CSTNode) -> Optional[cst.Module]:
+        """The module (the file) holding `node`, through the parent links; None if not found."""
+        module: Optional[cst.CSTNode] = node
+        while module is not None and not isinstance(module, cst.Module):
+            module = self.meta(ParentNodeProvider, module, None)
+        return module  # type: ignore[return-value]
+
+    def _line(self, node: cst.CSTNode) -> str:
+        position = self.meta(PositionProvider, node, None)
+        return f"line {position.start.line}" if position is not None else "another line"
+
+    def _find_binding(self, cls: cst.ClassDef, attr: str, own_def: bool) -> Optional[str]:
+        index = self._module_index(cls)
+        if index is None:
+            return f"gradfix cannot find the module of `{cls.name.value}`"
+        return find_binding(index, cls, attr, own_def, self._line)
+
+    def _classify_qualified(self, text: str, names: Set[str]) -> Callee:
+        if names & RANDOM_FUNCTIONS:
+            return Callee(RANDOM, reason=f"`{text}` draws random numbers")
+        if names & PURE_FUNCTIONS:
+            return Callee(PURE, symmetric=bool(names & SYMMETRIC))
+        return Callee(UNKNOWN, reason=f"`{text}` is not on gradfix's list of deterministic parameter-free functions")
+
+    def _forward_hook(self, text: str, node: cst.CSTNode) -> str:
+        """Why a module `text` (built at `node`) may not run the same once as twice: a forward
+        hook registered anywhere in the file (on it, on another module, or on every module);
+        empty when the file registers none (`forward_hooks`)."""
+        module = self._module_of(node)
+        if module is None:
+            return f"gradfix cannot find the file of `{text}` to look for forward hooks"
+        hooks = forward_hooks(module)
+        if not hooks:
+            return ""
+        hook = hooks[0]
+        return (
+            f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self._line(hook)}) registers a forward hook, "
+            f"which runs at every call of a module: twice in the original, once after the rewrite"
+        )
+
+    def _classify_value(self, text: str, value: cst.CSTNode) -> Callee:
+        if isinstance(value, cst.Call):
+            callee = self._classify_construction(text, value)
+            if callee.kind in (PURE, MODULE) and self.qualified(value.func):
+                why = self._forward_hook(text, value) or self._changed_after_construction(text, value)
+                if why:
+                    return Callee(callee.kind, callee.symmetric, callee.reason, callee.deterministic, unproven=why)
+            return callee
+        return self._classify_definition(text, value)
+
+    def _changed_after_construction(self, text: str, node: cst.CSTNode) -> str:
+        """Why a module `text` proven from its construction at `node` may be another module when
+        called: a use anywhere in the file that may change it (`crit.append(nn.Dropout())`,
+        `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`); empty when every use is a call of
+        it, a read, or an allowlisted method (`MODULE_READS`). Matched by text, so a shadowing
+        name counts too."""
+        module = self._module_of(node)
+        if module is None:
+            return f"gradfix cannot find the file of `{text}` to look for changes to it"
+        found = module_changes(module, text)
+        if not found:
+            return ""
+        use = found[0]
+        return (
+            f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self._line(use)}) may make it another "
+            f"(random or stateful) module than its construction shows"
+        )
+
+    def _classify_construction(self, text: str, value: cst.Call) -> Callee:
+        names = self.qualified(value.func)
+        if names & LOSS_MODULES:
+            return Callee(PURE, symmetric=bool(names & SYMMETRIC))
+        if names & RANDOM_MODULES:
+            return Callee(RANDOM, reason=f"`{text}` is a dropout module")
+        if any(n.startswith("torch.nn.") for n in names):
+            layer = self._random_layer(value, set())
+            if layer is not None:
+                return Callee(RANDOM, reason=f"`{text}` is built with a random layer (`{layer}`)")
+            cls = code_of(value.func).strip()
+            if self._deterministic_module(value):
+                return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
+            return Callee(
+                MODULE,
+                reason=f"`{text}` is an nn.Module (`{cls}`) that gradfix cannot prove deterministic and stateless "
+                f"(dropout, batch statistics) and that may own trainable parameters",
+            )
+        return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+
+    def _classify_definition(self, text: str, value: cst.CSTNode) -> Callee:
+        if isinstance(value, (cst.Lambda, cst.FunctionDef)):
+            verdict = self._function(value)
+            if verdict.kind == PURE:
+                return Callee(PURE)
+            return Callee(verdict.kind, reason=f"`{text}`: {verdict.reason}")
+        return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
+
+    def _random_layer(self, node: cst.CSTNode, seen: Set[int]) -> Optional[str]:
+        """The dropout-like layer a torch.nn construction is built with, or None.
+
+        Looks through the arguments of torch.nn containers and wrappers
+        (`nn.Sequential(..., nn.Dropout(0.3))`, `nn.ModuleList([...])`,
+        `nn.ModuleDict({...})`, `nn.Sequential(OrderedDict([...]))`,
+        `nn.Sequential(*layers)`, `spectral_norm(...)`), through list, tuple,
+        dict and comprehension literals, and through names bound once in this
+        file to such values.
+        """
+        if id(node) in seen:
+            return None
+        seen.add(id(node))
+        if isinstance(node, cst.Call):
+            names = self.qualified(node.func)
+            if names & RANDOM_MODULES:
+                return code_of(node).strip()
+            if any(n.startswith("torch.nn.") for n in names) or names & LAYER_HOLDERS:
+                for arg in node.args:
+                    found = self._random_layer(arg.value, seen)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for element in node.elements:
+                found = self._random_layer(element.value, seen)
+                if found is not None:
+                    return found
+            return None
+        if isinstance(node, cst.Dict):
+            for element in node.elements:
+                found = self._random_layer(element.value, seen)  # `key: value` or `**other`
+                if found is not None:
+                    return found
+            return None
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._random_layer(node.elt, seen)
+        if isinstance(node, cst.DictComp):
+            return self._random_layer(node.value, seen)
+        if isinstance(node, cst.Name):
+            values = self._assigned_values(node)
+            for value in values or ():
+                found = self._random_layer(value, seen)
+                if found is not None:
+                    return found
+            return None
+        return None
+
+    def _deterministic_module(self, construction: cst.Call) -> bool:
+        """`nn.Linear(...)`, or `nn.Sequential(...)` of such layers, spelled out in the call."""
+        names = self.qualified(construction.func)
+        if names & DETERMINISTIC_LAYERS:
+            return True
+        if names & NN_CONTAINERS:
+            return bool(construction.args) and all(
+                arg.keyword is None and not arg.star and isinstance(arg.value, cst.Call) and self._deterministic_module(arg.value)
+                for arg in construction.args
+            )
+        return False
+
+    def enclosing_class(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
+        """The class whose body (at any depth) holds `node`, or None."""
+        cls: Optional[cst.CSTNode] = node
+        while cls is not None and not isinstance(cls, cst.ClassDef):
+            cls = self.meta(ParentNodeProvider, cls, None)
+        return cls  # type: ignore[return-value]
+
+    def _self_attribute_values(self, func: cst.Attribute) -> list:
+        cls = self.enclosing_class(func)
+        if cls is None:
+            return []
+        return self_attribute_values(cls, func.attr.value)
+
+    def pure_function(self, node: cst.FunctionDef) -> bool:
+        """A helper of this file that can be replaced by its returned expression (GF004's inlining).
+
+        Its body is deterministic, changes nothing and reads no global that may
+        be a trainable tensor. A method may read `self.name` freely here: the
+        inlined expression reads the same attribute of the same object, and
+        the rule then judges every call in it on its own (`classify`). Calls
+        `self.m(...)` must be to such methods of the class (or loss modules).
+        """
+        return self._function(node, inline=True).kind == PURE
+
+    def _function(self, node: cst.CSTNode, inline: bool = False) -> Callee:
+        """A lambda's or def's verdict; `inline`: see `pure_function` (a callee needs the strict one)."""
+        key = (id(node), inline)
+        if key in self._function_cache:
+            return self._function_cache[key]
+        # Provisional answer breaks recursion: a recursive helper is judged by the rest of its body.
+        self._function_cache[key] = Callee(PURE)
+        result = self._judge(node, inline)
+        self._function_cache[key] = result
+        return result
+
+    def _judge(self, node: cst.CSTNode, inline: bool) -> Callee:
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                applied = decorator.decorator
+                if isinstance(applied, cst.Call):
+                    applied = applied.func
+                if not self.qualified(applied) & TRANSPARENT_DECORATORS:
+                    return Callee(UNKNOWN, reason=f"is decorated with `@{code_of(decorator.decorator).strip()}`")
+        if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            return Callee(UNKNOWN, reason="is not a function")
+        checker = BodyChecker(self, node, self_name=self._self_parameter(node), inline=inline)
+        node.body.visit(checker)
+        if checker.verdict is not None and checker.verdict.kind == RANDOM:
+            return checker.verdict
+        # Default values are evaluated once, where the function is defined, and
+        # read by the body through their parameters: a trainable tensor there
+        # is a global read like one in the body (docs/design.md §1, E2).
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is None:
+                continue
+            defaults = DefaultChecker(self, param)
+            param.default.visit(defaults)
+            if defaults.verdict is not None:
+                return defaults.verdict
+        return checker.verdict or Callee(PURE)
+
+    def _self_parameter(self, node: cst.CSTNode) -> Optional[str]:
+        """`self` when `node` is a plain method (defined in a class body, first parameter `self`)."""
+        if not isinstance(node, cst.FunctionDef) or node.decorators:
+            return None
+        block = self.meta(ParentNodeProvider, node, None)
+        if not isinstance(block, cst.IndentedBlock) or not isinstance(self.meta(ParentNodeProvider, block, None), cst.ClassDef):
+            return None
+        positional = (*node.params.posonly_params, *node.params.params)
+        if positional and positional[0].name.value == "self":
+            return "self"
+        return None
