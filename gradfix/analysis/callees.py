@@ -267,12 +267,16 @@ class CalleeClassifier:
             self._index = (module, index_module(module))
         return self._index[1]
 
+    def _nearest(self, node: cst.CSTNode, kind: type) -> Optional[cst.CSTNode]:
+        """`node` or its nearest ancestor that is a `kind`, through the parent links; None if none is."""
+        found: Optional[cst.CSTNode] = node
+        while found is not None and not isinstance(found, kind):
+            found = self.meta(ParentNodeProvider, found, None)
+        return found
+
     def _module_of(self, node: cst.CSTNode) -> Optional[cst.Module]:
-        """The module (the file) holding `node`, through the parent links; None if not found."""
-        module: Optional[cst.CSTNode] = node
-        while module is not None and not isinstance(module, cst.Module):
-            module = self.meta(ParentNodeProvider, module, None)
-        return module  # type: ignore[return-value]
+        """The module (the file) holding `node`; None if not found."""
+        return self._nearest(node, cst.Module)  # type: ignore[return-value]
 
     def _line(self, node: cst.CSTNode) -> str:
         position = self.meta(PositionProvider, node, None)
@@ -291,49 +295,42 @@ class CalleeClassifier:
             return Callee(PURE, symmetric=bool(names & SYMMETRIC))
         return Callee(UNKNOWN, reason=f"`{text}` is not on gradfix's list of deterministic parameter-free functions")
 
-    def _forward_hook(self, text: str, node: cst.CSTNode) -> str:
-        """Why a module `text` (built at `node`) may not run the same once as twice: a forward
-        hook registered anywhere in the file (on it, on another module, or on every module);
-        empty when the file registers none (`forward_hooks`)."""
-        module = self._module_of(node)
-        if module is None:
-            return f"gradfix cannot find the file of `{text}` to look for forward hooks"
-        hooks = forward_hooks(module)
-        if not hooks:
-            return ""
-        hook = hooks[0]
-        return (
-            f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self._line(hook)}) registers a forward hook, "
-            f"which runs at every call of a module: twice in the original, once after the rewrite"
-        )
-
     def _classify_value(self, text: str, value: cst.CSTNode) -> Callee:
         if isinstance(value, cst.Call):
             callee = self._classify_construction(text, value)
             if callee.kind in (PURE, MODULE) and self.qualified(value.func):
-                why = self._forward_hook(text, value) or self._changed_after_construction(text, value)
+                why = self._used_unlike_built(text, value)
                 if why:
                     return Callee(callee.kind, callee.symmetric, callee.reason, callee.deterministic, unproven=why)
             return callee
         return self._classify_definition(text, value)
 
-    def _changed_after_construction(self, text: str, node: cst.CSTNode) -> str:
-        """Why a module `text` proven from its construction at `node` may be another module when
-        called: a use anywhere in the file that may change it (`crit.append(nn.Dropout())`,
-        `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`); empty when every use is a call of
-        it, a read, or an allowlisted method (`MODULE_READS`). Matched by text, so a shadowing
-        name counts too."""
+    def _used_unlike_built(self, text: str, node: cst.CSTNode) -> str:
+        """Why a module `text` proven from its construction at `node` may not compute, called once, what
+        it computed called twice; empty when nothing in the file says so. First a forward hook
+        registered anywhere in the file (on it, on another module, or on every module: it runs at
+        every call, `forward_hooks`); then a use anywhere in the file that may change the module
+        (`crit.append(nn.Dropout())`, `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`): any use
+        but a call of it, a read, or an allowlisted method (`MODULE_READS`), matched by text, so a
+        shadowing name counts too (`module_changes`)."""
         module = self._module_of(node)
         if module is None:
-            return f"gradfix cannot find the file of `{text}` to look for changes to it"
-        found = module_changes(module, text)
-        if not found:
-            return ""
-        use = found[0]
-        return (
-            f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self._line(use)}) may make it another "
-            f"(random or stateful) module than its construction shows"
-        )
+            return f"gradfix cannot find the file of `{text}` to look for forward hooks"
+        hooks = forward_hooks(module)
+        if hooks:
+            hook = hooks[0]
+            return (
+                f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self._line(hook)}) registers a forward hook, "
+                f"which runs at every call of a module: twice in the original, once after the rewrite"
+            )
+        changes = module_changes(module, text)
+        if changes:
+            use = changes[0]
+            return (
+                f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self._line(use)}) may make it another "
+                f"(random or stateful) module than its construction shows"
+            )
+        return ""
 
     def _classify_construction(self, text: str, value: cst.Call) -> Callee:
         names = self.qualified(value.func)
@@ -425,10 +422,7 @@ class CalleeClassifier:
 
     def enclosing_class(self, node: cst.CSTNode) -> Optional[cst.ClassDef]:
         """The class whose body (at any depth) holds `node`, or None."""
-        cls: Optional[cst.CSTNode] = node
-        while cls is not None and not isinstance(cls, cst.ClassDef):
-            cls = self.meta(ParentNodeProvider, cls, None)
-        return cls  # type: ignore[return-value]
+        return self._nearest(node, cst.ClassDef)  # type: ignore[return-value]
 
     def _self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)
