@@ -26,6 +26,8 @@ def test_every_reported_fixture_passes_the_prefilter(path):
     "body",
     [
         "    loss.backward(retain_graph=True)\n    other.backward()\n",  # a later backward
+        "    for _ in range(2):\n        loss.backward(retain_graph=True)\n",  # a loop reading a parameter
+        "    for out in leaves():\n        out.sum().backward(retain_graph=True)\n",  # a loop over what a call returns
         "    dist_autograd.backward(ctx, [loss], retain_graph=True)\n",  # positional arguments
         "    loss.backward(retain_graph=True, create_graph=True)\n",
         "    loss.backward(retain_graph=False)\n",

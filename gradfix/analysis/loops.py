@@ -24,13 +24,9 @@ from typing import Callable, Dict, List, Optional, Set
 import libcst as cst
 
 from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, GRAPH_FREE_FACTORIES, KEEPS_GRAPH_FREE
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, DROPS_GRAPH, GRAPH_FREE_FACTORIES, KEEPS_GRAPH_FREE, PYTHON_VALUES
 
 _LOOPS = (cst.For, cst.While)
-# Methods whose result holds no graph whatever they are called on (`loss.item()`, `h.detach()`),
-# and builtins that return Python values (`float(loss)`; not `round`, which returns a tensor).
-_DROPS_GRAPH = frozenset({"item", "tolist", "numpy", "detach"})
-_PYTHON_VALUES = frozenset({"float", "int", "bool", "str", "repr", "len"})
 
 
 def graph_free(value: cst.BaseExpression) -> bool:
@@ -43,11 +39,15 @@ def graph_free(value: cst.BaseExpression) -> bool:
         return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return graph_free(value.elt)
+    if isinstance(value, cst.BinaryOperation):  # `loss_a.item() + loss_b.item()`
+        return graph_free(value.left) and graph_free(value.right)
+    if isinstance(value, cst.UnaryOperation):
+        return graph_free(value.expression)
     if isinstance(value, cst.Call):
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _DROPS_GRAPH:
+        if isinstance(func, cst.Attribute) and func.attr.value in DROPS_GRAPH:
             return True
-        if isinstance(func, cst.Name) and func.value in _PYTHON_VALUES:
+        if isinstance(func, cst.Name) and func.value in PYTHON_VALUES:
             return True
         text = code_of(func).strip()
         last = text.rsplit(".", 1)[-1]

@@ -36,6 +36,7 @@ from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS
+from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 
 @dataclass
@@ -89,20 +90,20 @@ class MergeSafety:
         self.classifier = classifier
         self.constants = module_constants(module)
 
-    def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[List[str]]:
+    def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[Reasons]:
         """Unproven conditions, or None when the arguments draw random numbers (no pattern)."""
         c1 = match.core
-        reasons: List[str] = []
+        reasons = Reasons()
         callee = match.callee
         cancel = " = 0" if (a + b).is_zero() else ""
         if callee.kind == MODULE:
             if not callee.deterministic:
-                reasons.append(f"{callee.reason}: they receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
+                reasons.add(f"{callee.reason}: they receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
             # else: the module form (scaled_params_call) gives them exactly (a+b)·∂f/∂θ.
         elif callee.kind != PURE:
-            reasons.append(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
+            reasons.add(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
         if callee.unproven:
-            reasons.append(callee.unproven)
+            reasons.add(callee.unproven)
         for inner in calls_in(c1.args):
             if detach_receiver(inner) is not None:
                 continue
@@ -114,7 +115,7 @@ class MergeSafety:
             if kind == RANDOM:
                 return None
             if kind != PURE or inner_callee.unproven:
-                reasons.append(
+                reasons.add(
                     f"`{code_of(inner).strip()}` in the arguments runs twice in the original and once after the "
                     f"rewrite; gradfix cannot prove it deterministic"
                 )
@@ -122,14 +123,15 @@ class MergeSafety:
         for link in match.chain:
             method = link.func.attr.value  # type: ignore[attr-defined]
             if method not in PURE_TENSOR_METHODS:
-                reasons.append(f"`.{method}()` after the call is not a known pure tensor method")
+                reasons.add(f"`.{method}()` after the call is not a known pure tensor method")
                 break
         for coef in (a, b):
             for factor in coef.symbols():
                 if not (factor.isidentifier() and self.constants.get(factor) is not None):
-                    reasons.append(f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost")
+                    text = f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost"
+                    reasons.add(Reason(text, COEFFICIENT, factor))
                     break
-        return list(dict.fromkeys(reasons))
+        return reasons
 
 
 def merged_call(

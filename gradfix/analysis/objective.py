@@ -48,7 +48,7 @@ import libcst as cst
 from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import stores_into
 from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
-from gradfix.analysis.linear import Coef, ONE, _literal
+from gradfix.analysis.linear import Coef, LoopCount, ONE, _literal
 from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
 
@@ -124,9 +124,9 @@ def _all_terms(value: Value) -> FrozenSet[int]:
     return value.element.all_terms() if isinstance(value, ListValue) else value.all_terms()
 
 
-def loop_count(loop: cst.For) -> str:
+def loop_count(loop: cst.For) -> LoopCount:
     """The symbol for a loop's number of iterations: not Python, so it is never rendered."""
-    return f"#iterations@{id(loop)}"
+    return LoopCount(loop)
 
 
 @dataclass

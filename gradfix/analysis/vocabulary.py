@@ -394,6 +394,10 @@ GRAPH_FREE_FACTORIES = frozenset(
 KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
 # Builtins whose result holds a graph only if an argument does.
 BUILTINS_GRAPH_FREE = frozenset({"range", "len", "list", "dict", "tuple", "set", "zip", "enumerate", "int", "float", "str", "bool", "sorted", "print"})
+# Methods whose result holds no graph whatever they are called on (`loss.item()`, `h.detach()`),
+# and builtins that return Python values (`float(loss)`; not `round`, which returns a tensor).
+DROPS_GRAPH = frozenset({"item", "tolist", "numpy", "detach"})
+PYTHON_VALUES = frozenset({"float", "int", "bool", "str", "repr", "len"})
 
 # -- introspection: reads of names by their strings ---------------------------------------------
 

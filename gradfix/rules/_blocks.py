@@ -17,6 +17,7 @@ from gradfix.analysis.exprs import ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
+from gradfix.reasons import Reasons
 
 
 class BlockVisitor(cst.CSTVisitor):
@@ -63,10 +64,10 @@ class BlockVisitor(cst.CSTVisitor):
                 return f"`{name}` is also read as a tensor (line {self.line(node)}): {consequence}"
         return None
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Sequence[str] = ()) -> Finding:
+    def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Reasons = Reasons()) -> Finding:
         """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""
         if reasons:
-            message += f" [unsafe fix: {'; '.join(reasons)}]"
+            message += f" [unsafe fix: {reasons.text()}]"
         position = self.get_metadata(PositionProvider, node)
         return Finding(
             path=self.ctx.path,

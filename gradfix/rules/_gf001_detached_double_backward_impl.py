@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf001_detached_double_backward import CODE
+from gradfix.reasons import Reasons
 
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set
@@ -131,14 +132,14 @@ class Visitor(BlockVisitor):
         if reasons is None:
             return None  # random calls in the arguments: two different computations
         if verdict.unknown:
-            reasons.append(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
+            reasons.add(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.scopes[0]))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.scopes[0], self.line))
-        # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(spelling_reasons([first.statement, second.statement], self.scopes[0], self.line))
+        # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
         fix = self._fix(block, first, second, match, reasons)
@@ -159,7 +160,7 @@ class Visitor(BlockVisitor):
         first: _Site,
         second: _Site,
         match: PairMatch,
-        reasons: List[str],
+        reasons: Reasons,
     ) -> Fix:
         merged, ops = merged_call(
             first.call, match, first.coef, second.coef, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names)
@@ -204,12 +205,12 @@ class Visitor(BlockVisitor):
             safe=not reasons,
             replacements=replacements,
             description=f"Evaluate `{callee}` once with `grad_scale` and backpropagate once",
-            unsafe_reason="; ".join(reasons),
+            unsafe_reason=reasons.text(),
             imports=imports,
         )
 
     def _read_elsewhere(
-        self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement], reasons: List[str]
+        self, site: _Site, partner: _Site, block: Sequence[cst.BaseStatement], reasons: Reasons
     ) -> bool:
         """Is this binding of the loss name read anywhere but by the pair's own `backward` calls?
 
@@ -228,7 +229,7 @@ class Visitor(BlockVisitor):
             return True
         scope = self.get_metadata(ScopeProvider, target, None)
         if scope is None:
-            reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")
+            reasons.add(f"gradfix cannot resolve the reads of `{target.value}`")
             return True
         same_name = partner.target is not None and partner.target.value == target.value
         own = [site.statement] + ([partner.statement] if same_name else [])
@@ -250,10 +251,10 @@ class Visitor(BlockVisitor):
                 elsewhere.append(access.node)
             read = self.tensor_read(target.value, elsewhere, "after the rewrite it is a detached value without gradient")
             if read is not None:
-                reasons.append(read)
+                reasons.add(read)
             # A module global is visible to importers: keep its value.
             return bool(elsewhere) or isinstance(scope, GlobalScope)
-        reasons.append(f"gradfix cannot resolve the reads of `{target.value}`")
+        reasons.add(f"gradfix cannot resolve the reads of `{target.value}`")
         return True
 
     def _fresh_name(self, named: List[_Site]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf002_detached_sum import CODE
+from gradfix.reasons import Reasons
 
 from dataclasses import dataclass
 from fractions import Fraction
@@ -147,7 +148,7 @@ class Visitor(BlockVisitor):
             ]
             if others:
                 names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
-                reasons.append(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
+                reasons.add(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
             name = self._names.fresh(self._term_name(statement, call1), self.scopes)
             value = _value_expression(name, correction)
             if not _leftmost(_remove_term(root, node2), node1):
@@ -161,7 +162,7 @@ class Visitor(BlockVisitor):
             safe=not reasons,
             replacements=lines_by_statement,
             description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",
-            unsafe_reason="; ".join(reasons),
+            unsafe_reason=reasons.text(),
             imports=self.ctx.imports_for(*ops),
         )
         line2 = self.get_metadata(PositionProvider, call2).start.line
@@ -175,7 +176,7 @@ class Visitor(BlockVisitor):
             message += " (arguments swapped; the callee is symmetric)"
         return self.report(call2, message, fix, reasons)
 
-    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: List[str]):
+    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons):
         """Both terms are names defined above: the one evaluation replaces the earlier definition.
 
         Returns the statement replacements, or None when something between the
@@ -192,7 +193,7 @@ class Visitor(BlockVisitor):
         if verdict.barrier is not None:
             return None
         if verdict.unknown:
-            reasons.append(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
+            reasons.add(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
         host_term = first if first.def_index == host else second
         reads = {id(t): self._read_elsewhere(t, (first.node, second.node), reasons) for t in (first, second)}
         if reads[id(host_term)]:
@@ -219,7 +220,7 @@ class Visitor(BlockVisitor):
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
-    def _read_elsewhere(self, term: Term, in_sum: Sequence[cst.CSTNode], reasons: List[str]) -> bool:
+    def _read_elsewhere(self, term: Term, in_sum: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
         """Is the term's name read anywhere but as the term of the sum (`in_sum`: the two terms)?
 
         After the rewrite the name is rebuilt as a detached value of the one
@@ -238,12 +239,12 @@ class Visitor(BlockVisitor):
                     references = [access.node for access in assignment.references]
                     break
         if references is None:
-            reasons.append(f"gradfix cannot resolve the reads of `{name}`")
+            reasons.add(f"gradfix cannot resolve the reads of `{name}`")
             return True
         elsewhere = [node for node in references if not any(contains_node(t, node) for t in in_sum)]
         read = self.tensor_read(name, elsewhere, "it carries different gradients after the rewrite")
         if read is not None:
-            reasons.append(read)
+            reasons.add(read)
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
 

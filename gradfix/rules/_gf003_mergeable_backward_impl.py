@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf003_mergeable_backward import CODE
+from gradfix.reasons import Reasons
 
 from typing import List, Sequence
 
@@ -21,24 +22,24 @@ class Visitor(BlockVisitor):
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for run in backward_runs(block, HarmlessCalls(self.classifier)):
-            reasons = merge_reasons(run, self.scopes[-1], self.line, self.scopes[0])
+            reasons = Reasons(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
             self.findings.append(self._finding(run.calls, reasons))
 
-    def _finding(self, run: List[BackwardCall], reasons: List[str]) -> Finding:
+    def _finding(self, run: List[BackwardCall], reasons: Reasons) -> Finding:
         replacements = merged_backward(run)
         rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run)
         fix = Fix(
             safe=not reasons,
             replacements=replacements,
             description=f"Backpropagate `{rendered}` once",
-            unsafe_reason="; ".join(reasons),
+            unsafe_reason=reasons.text(),
         )
         lines = ", ".join(str(self.line(c.call)) for c in run[1:])
-        message = (
         first = run[0]
         # As written where the loss is an argument (`self.manual_backward(loss, retain_graph=True)`).
         shown = code_of(first.call).strip() if first.loss_is_argument else f"{code_of(first.receiver).strip()}.backward(retain_graph=True)"
-            f"`{code_of(run[0].receiver).strip()}.backward(retain_graph=True)` keeps the graph for another "
+        message = (
+            f"`{shown}` keeps the graph for another "
             f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"
         )
         return self.report(run[0].call, message, fix, reasons)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf004_detached_terms_across_losses import CODE
+from gradfix.reasons import COEFFICIENT, Reasons
 
 from typing import Dict, List, Optional, Sequence, Set
 
@@ -21,7 +22,7 @@ from gradfix.analysis.exprs import (
     read_paths,
     strip_parens,
 )
-from gradfix.analysis.linear import ONE, Coef
+from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import (
     FreshNames,
     MergeSafety,
@@ -215,9 +216,9 @@ class Visitor(BlockVisitor):
         if inverse is None:
             return None
         ratio = b * inverse
-        if ratio * a != b or any(s.startswith("#") for s in ratio.symbols()):
+        if ratio * a != b or has_loop_count(ratio.symbols()):
             return None
-        symbols = [symbol for symbol in dict.fromkeys(a.symbols() + b.symbols()) if not symbol.startswith("#")]
+        symbols = [symbol for symbol in dict.fromkeys(a.symbols() + b.symbols()) if not isinstance(symbol, LoopCount)]
         if not all(expansion.symbol_invariant(symbol) for symbol in symbols):
             return None  # the symbols cancel in the ratio only if they hold one value wherever they were used
         # The one evaluation may be either term's: by default the first's, scaled by b/a; the
@@ -239,7 +240,7 @@ class Visitor(BlockVisitor):
         self._coefficients_bound(expansion, first, ratio, reasons)
         if divisors:
             names = " and ".join(f"`{d}`" for d in divisors)
-            reasons.append(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
+            reasons.add(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
         # The carrying term's own coefficient multiplies both operands' gradients: if it divides by
         # a module constant bound to zero (`p_loss / z`, `z = 0.0`), the operand it scales by the
         # ratio gets inf * 0 = NaN where the original gave it a finite gradient. (A divisor that
@@ -248,7 +249,7 @@ class Visitor(BlockVisitor):
         zeros = [d for d in self._zero_divisors(carrier_coef) if self.safety.constants.get(d) == 0]
         if zeros:
             names = " and ".join(f"`{d}`" for d in zeros)
-            reasons.append(
+            reasons.add(
                 f"the evaluation's coefficient `{carrier_coef.render()}` divides by {names}, bound to zero: "
                 f"the other operand's gradient would be inf * 0"
             )
@@ -256,7 +257,7 @@ class Visitor(BlockVisitor):
             calls = expansion.symbol_maybe_changed(symbol)
             if calls:
                 names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
-                reasons.append(f"{names} may change `{symbol}` between its uses as a coefficient")
+                reasons.add(f"{names} may change `{symbol}` between its uses as a coefficient")
         watched = read_paths(first.call) + read_paths(second.call)
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
@@ -266,11 +267,11 @@ class Visitor(BlockVisitor):
         if verdict.barrier is not None:
             return None
         if verdict.unknown:
-            reasons.append(f"{verdict.unknown_text()} between the two evaluations may modify an operand")
+            reasons.add(f"{verdict.unknown_text()} between the two evaluations may modify an operand")
         others = self._unproven_calls(first, second, watched)
         if others:
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
-            reasons.append(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
+            reasons.add(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(run, expansion, first, second))
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
@@ -300,13 +301,13 @@ class Visitor(BlockVisitor):
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
 
-    def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: List[str]) -> None:
+    def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: Reasons) -> None:
         """The one evaluation reads the ratio's symbols where the first term was evaluated: each must
         be bound there, to the value its uses as a coefficient read (`lam = 3.0` after the loop
         would raise UnboundLocalError in the rewrite, a rebinding would scale by the old value)."""
         since = expansion.step_of(first.statement)
         if since is None:
-            reasons.append("gradfix cannot place the one evaluation among the statements")
+            reasons.add("gradfix cannot place the one evaluation among the statements")
             return
         hoisted = self.line(first.statement)
         scope = self.get_metadata(ScopeProvider, first.anchor, None)
@@ -319,16 +320,16 @@ class Visitor(BlockVisitor):
             bound = scope is not None and all(self._bound_before(root, scope, hoisted) for root in roots)
             if bound:
                 # Bound more than once, hence not a module constant: the binding read is what matters.
-                reasons[:] = [r for r in reasons if not r.startswith(f"coefficient `{symbol}` is not a number")]
+                reasons.discard(COEFFICIENT, symbol)
             if line <= hoisted:
-                reasons.append(
+                reasons.add(
                     f"`{symbol}` is assigned in the loop around the terms (line {line}): the one evaluation "
                     f"may read another value than its use as a coefficient"
                 )
             elif bound:
-                reasons.append(f"`{symbol}` is rebound after the terms (line {line}): the one evaluation would read its earlier value")
+                reasons.add(f"`{symbol}` is rebound after the terms (line {line}): the one evaluation would read its earlier value")
             else:
-                reasons.append(f"`{symbol}` is assigned after the terms (line {line}): the one evaluation would read it before")
+                reasons.add(f"`{symbol}` is assigned after the terms (line {line}): the one evaluation would read it before")
 
     def _bound_before(self, name: str, scope, line: int) -> bool:
         """`name` has a binding before `line` in the function, or one outside it (a global, a parameter, a builtin)."""
@@ -395,7 +396,7 @@ class Visitor(BlockVisitor):
                 ]
         return []
 
-    def _tensor_reads(self, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> List[str]:
+    def _tensor_reads(self, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> Reasons:
         """Reads of a name that carries the terms, other than the ones the expansion followed or value-only ones.
 
         After the rewrite the first term carries both gradients and the second
@@ -409,20 +410,20 @@ class Visitor(BlockVisitor):
         if scope is None:
             return ["gradfix cannot resolve the scope of the losses"]
         receivers = [c.receiver for c in run.calls]
-        reasons: List[str] = []
+        reasons = Reasons()
         declared = _declared_elsewhere(self.scopes[-1])
         for name in carriers:
             # A carrier stored in another scope (`global G`, `nonlocal G`) is read where this
             # function's scope does not record it (another function, after the call returns).
             if name in declared:
                 keyword, node = declared[name]
-                reasons.append(
+                reasons.add(
                     f"`{name}` is declared `{keyword}` (line {self.line(node)}): gradfix cannot resolve its reads "
                     f"in other scopes, and it carries different gradients after the rewrite"
                 )
                 continue
             if not scope.assignments[name] or any(a.scope is not scope for a in scope[name]):
-                reasons.append(f"gradfix cannot resolve the reads of `{name}`: it carries different gradients after the rewrite")
+                reasons.add(f"gradfix cannot resolve the reads of `{name}`: it carries different gradients after the rewrite")
                 continue
             others = (
                 access.node
@@ -432,7 +433,7 @@ class Visitor(BlockVisitor):
             )
             read = self.tensor_read(name, others, "it carries different gradients after the rewrite")
             if read is not None:
-                reasons.append(read)
+                reasons.add(read)
         return reasons
 
     # -- the rewrite ----------------------------------------------------------------
@@ -443,7 +444,7 @@ class Visitor(BlockVisitor):
         second: Term,
         match: PairMatch,
         ratio: Coef,
-        reasons: List[str],
+        reasons: Reasons,
         carried_by_second: bool = False,
     ) -> Fix:
         """One evaluation before the first term's statement; the term that carries it takes its
@@ -476,7 +477,7 @@ class Visitor(BlockVisitor):
             safe=not reasons,
             replacements=replacements,
             description=description,
-            unsafe_reason="; ".join(reasons),
+            unsafe_reason=reasons.text(),
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )

@@ -62,6 +62,7 @@ from __future__ import annotations
 import ast
 
 from gradfix import prechecks
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, DROPS_GRAPH, KEEPS_GRAPH_FREE, PYTHON_VALUES
 
 CODE = "GF005"
 NAME = "needless-retain-graph"
@@ -92,14 +93,36 @@ def _function_might_match(function) -> bool:
         if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad", "manual_backward"))
         or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad", "manual_backward"))
     ]
-    for call in _retaining_backwards(function.body):
+    params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} - {"self", "cls"}
+    params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    for call, loop in _retaining_backwards(function.body, None):
         end = getattr(call, "end_lineno", call.lineno)
-        if not any(line > end for line in later):
+        if not any(line > end for line in later) and (loop is None or _loop_might_match(loop, params)):
             return True
     return False
 
 
-def _retaining_backwards(body):
+def _loop_might_match(loop, params) -> bool:
+    """What `analysis.loops.loop_reasons` lets through, necessarily: the loop reads no parameter of
+    the function, and a `for` loop's iterable calls only builtins, `torch.` functions and methods
+    that keep or drop a graph (`range(n)`, `zip(xs, ys)`, `torch.randn(...)`, `x.detach()`; `graph_free`)."""
+    if any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(loop)):
+        return False
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        for node in ast.walk(loop.iter):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id not in BUILTINS_GRAPH_FREE and func.id not in PYTHON_VALUES:
+                return False
+            if isinstance(func, ast.Attribute) and func.attr not in KEEPS_GRAPH_FREE and func.attr not in DROPS_GRAPH:
+                if not ast.unparse(func).startswith(("torch.", "nn.", "optim.")):
+                    return False
+    return True
+
+
+def _retaining_backwards(body, loop):
+    """(call, its innermost loop or None) for every retaining backward statement of `body`."""
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # a function of its own (the caller walks every function)
@@ -114,14 +137,15 @@ def _retaining_backwards(body):
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
                 and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
-                yield call
+                yield call, loop
+        inner_loop = statement if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) else loop
         for field in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list):
-                yield from _retaining_backwards(inner)
+                yield from _retaining_backwards(inner, inner_loop if field == "body" else loop)
         if isinstance(statement, ast.Match):
             for case in statement.cases:
-                yield from _retaining_backwards(case.body)
+                yield from _retaining_backwards(case.body, loop)
 
 # The visitor, named here and imported by the registry only for a file that passes the precheck:
 # it needs libcst, which a run where no file is parsed never imports.
