@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import ModuleType
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradfix import prechecks
 from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
@@ -343,12 +343,13 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
 def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT):
     from libcst.metadata import MetadataWrapper
 
+    from gradfix.fixes.apply import op_names
     from gradfix.rules import RuleContext, visitor
 
     wrapper = MetadataWrapper(module)
     ctx = RuleContext(
         path=path,
-        op_names=_op_names(wrapper.module, grad_scale_import),
+        op_names=op_names(wrapper.module, grad_scale_import),
         grad_scale_module=grad_scale_import,
     )
     by_code = {}
@@ -367,61 +368,8 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     return findings, wrapper.module
 
 
-def _op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT) -> Dict[str, str]:
-    """The names rewritten code calls gradfix's runtime ops by in this file.
-
-    For each op (`grad_scale`, `scaled_params_call`): the name it is already
-    bound to (imported from `source`, or defined inline by an earlier fix),
-    else its own name unless the file uses that for something else, else a
-    fresh `gradfix_<op>[_N]`.
-    """
-    import libcst as cst
-
-    from gradfix.rewrite import INLINE_MARKER, OPS, dotted
-
-    names: Set[str] = set()
-    bound: Dict[str, str] = {}
-
-    class Collect(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
-            if node.module is not None and dotted(node.module) == source and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    if alias.name.value in OPS:
-                        bound.setdefault(alias.name.value, alias.asname.name.value if alias.asname else alias.name.value)  # type: ignore[union-attr]
-            return True
-
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            if source != "inline":
-                return
-            for op in OPS:
-                if f"{INLINE_MARKER} {op} " in _leading_comments(node) + " ":
-                    bound.setdefault(op, node.name.value)
-
-    module.visit(Collect())
-    result: Dict[str, str] = {}
-    for op in OPS:
-        if op in bound:
-            result[op] = bound[op]
-        elif op not in names:
-            result[op] = op
-        else:
-            candidate, n = f"gradfix_{op}", 1
-            while candidate in names:
-                n += 1
-                candidate = f"gradfix_{op}_{n}"
-            result[op] = candidate
-    return result
-
-
-def _leading_comments(node) -> str:
-    return "".join(line.comment.value for line in node.leading_lines if line.comment is not None)
-
-
 def apply_fixes(module, findings: Iterable[Finding]):
     """Apply the fixes whose statements do not overlap an earlier one's; return (module, the findings applied)."""
-    from gradfix.rewrite import apply_fixes as apply
+    from gradfix.fixes.apply import apply_fixes as apply
 
     return apply(module, findings)

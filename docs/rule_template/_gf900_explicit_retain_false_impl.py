@@ -7,7 +7,7 @@ from typing import Sequence
 import libcst as cst
 
 from gradfix.analysis.backward import backward_call
-from gradfix.analysis.merge import Replace
+from gradfix.fixes.build import Replace
 from gradfix.findings import Fix
 from gradfix.rules._blocks import BlockVisitor
 from gradfix.rules.gf900_explicit_retain_false import CODE

@@ -1,23 +1,21 @@
 """Merging two evaluations of one callee that differ only by complementary `.detach()`.
 
 Shared by GF001 (two backpropagated losses) and GF002 (two terms of one sum):
-matching the pair, judging whether the merge is provably exact, and building
-the one call `f(grad_scale(x, b), grad_scale(y, a))`.
+matching the pair and judging whether the merge is provably exact. The one
+call `f(grad_scale(x, b), grad_scale(y, a))` is built by `gradfix.fixes.build`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
 
 from gradfix.analysis.exprs import (
-    DETACHED_IN_BOTH,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
-    LIVE_IN_BOTH,
     Point,
     align_calls,
     binding_counts,
@@ -26,10 +24,8 @@ from gradfix.analysis.exprs import (
     contains_detach,
     core_call,
     detach_receiver,
-    is_literal,
     same_chain,
     same_expr,
-    strip_parens,
     swap_first_two,
 )
 from gradfix.analysis.linear import Coef, parse_coef
@@ -134,90 +130,6 @@ class MergeSafety:
         return reasons
 
 
-def merged_call(
-    first: cst.Call,
-    match: PairMatch,
-    a: Coef,
-    b: Coef,
-    grad_scale_name: str,
-    module_op: Optional[str] = None,
-) -> Tuple[cst.Call, Tuple[str, ...]]:
-    """`f(grad_scale(x, b), grad_scale(y, a))` built from the first call; and the runtime ops it uses.
-
-    An operand detached in the first call gets the second's coefficient and
-    the other way round; one live in both gets a+b (0 gives zeros, not None);
-    a coefficient of 1 needs no op; one detached in both stays detached.
-
-    With `module_op` (the local name of `scaled_params_call`), the callee is
-    a deterministic nn.Module whose parameters took part in both
-    evaluations: it is called as `scaled_params_call(f, a + b, ...)` so they
-    receive (a+b)·∂f/∂θ, as in the original (docs/design.md §2).
-    """
-    points = match.points
-    uses_op = False
-    replace: Dict[cst.CSTNode, cst.BaseExpression] = {}
-    for point in points:
-        if point.kind == DETACHED_IN_BOTH:
-            continue
-        if point.kind == LIVE_IN_BOTH and is_literal(point.operand):
-            continue
-        coef = {DETACHED_IN_FIRST: b, DETACHED_IN_SECOND: a, LIVE_IN_BOTH: a + b}[point.kind]
-        operand = point.operand
-        if coef.is_one():
-            new: cst.BaseExpression = operand
-        else:
-            uses_op = True
-            new = cst.Call(
-                func=cst.Name(grad_scale_name),
-                args=[
-                    cst.Arg(strip_parens(operand), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                    cst.Arg(cst.parse_expression(coef.render())),
-                ],
-            )
-        if new is not point.first:
-            replace[point.first] = new
-    ops: Tuple[str, ...] = ("grad_scale",) if uses_op else ()
-    wrap: Optional[Callable[[cst.Call], cst.Call]] = None
-    if module_op is not None:
-        total = cst.parse_expression((a + b).render())
-
-        def wrap_core(core: cst.Call) -> cst.Call:
-            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            head = [
-                cst.Arg(strip_parens(core.func), comma=comma),
-                cst.Arg(total, comma=comma if core.args else cst.MaybeSentinel.DEFAULT),
-            ]
-            return cst.Call(func=cst.Name(module_op), args=[*head, *core.args])
-
-        wrap = wrap_core
-        # The inline copy of scaled_params_call calls grad_scale: both come along.
-        ops = ("grad_scale", "scaled_params_call")
-    result = first.visit(_MergeTransformer(replace, match.core, wrap))
-    assert isinstance(result, cst.Call)
-    return result, ops
-
-
-class _MergeTransformer(cst.CSTTransformer):
-    """Replace the aligned points; wrap the core call (the module form) once its arguments are done."""
-
-    def __init__(self, mapping, core: cst.Call, wrap) -> None:
-        super().__init__()
-        self.replace = Replace(mapping)
-        self.core, self.wrap = core, wrap
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        updated = self.replace.on_leave(original_node, updated_node)
-        if original_node is self.core and self.wrap is not None:
-            return self.wrap(updated)
-        return updated
-
-
-def module_op(match: PairMatch, op_names: Mapping[str, str]) -> Optional[str]:
-    """`scaled_params_call`'s local name when the callee is a deterministic module (docs/design.md §2), else None."""
-    callee = match.callee
-    return op_names["scaled_params_call"] if callee.kind == MODULE and callee.deterministic else None
-
-
 def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
     return [call for arg in args for call in calls_within(arg)]
 
@@ -269,97 +181,3 @@ def _rebinds_dynamically(module: cst.Module) -> bool:
     return found
 
 
-def names_in(node: cst.CSTNode) -> Set[str]:
-    names: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-    node.visit(Collect())
-    return names
-
-
-def fresh_name(base: str, taken: Set[str]) -> str:
-    """`base`, or `base_2`, `base_3`, ...: the first not in `taken` (which it joins)."""
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    taken.add(name)
-    return name
-
-
-class FreshNames:
-    """New names for what fixes assign, unique where each is visible.
-
-    A name assigned inside a function is local to it: it must differ from
-    every name that function uses (its nested functions included) and from
-    every name used outside functions (module-level names it could read), but
-    not from other functions' locals, so two functions of a file each get
-    `kl_shared` rather than `kl_shared` and `kl_shared_2`. At module level a
-    new name differs from every name of the file.
-    """
-
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self._taken: Dict[int, Set[str]] = {}
-
-    def fresh(self, base: str, scopes: Sequence[cst.CSTNode]) -> str:
-        """`base` or `base_N`, for a name assigned in the innermost of `scopes` (module first, as `BlockVisitor.scopes`)."""
-        # Nested functions share their outermost function's set: they see its locals.
-        function = next((s for s in scopes if isinstance(s, cst.FunctionDef)), None)
-        key = id(function)
-        taken = self._taken.get(key)
-        if taken is None:
-            taken = names_in(self.module) if function is None else names_in(function) | self._outside_functions()
-            self._taken[key] = taken
-        return fresh_name(base, taken)
-
-    def _outside_functions(self) -> Set[str]:
-        if -1 not in self._taken:
-            names: Set[str] = set()
-
-            class Collect(cst.CSTVisitor):
-                def visit_Name(self, n: cst.Name) -> None:
-                    names.add(n.value)
-
-                def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-                    names.add(n.name.value)
-                    for decorator in n.decorators:
-                        decorator.visit(self)
-                    return False  # its parameters and body are its own scope
-
-            self.module.visit(Collect())
-            self._taken[-1] = names
-        return self._taken[-1]
-
-
-class Replace(cst.CSTTransformer):
-    """Replace nodes by identity, keeping the parentheses the original had (unless told not to)."""
-
-    def __init__(self, mapping: Dict[cst.CSTNode, cst.BaseExpression], keep_parens: bool = True) -> None:
-        super().__init__()
-        self.mapping = mapping
-        self.keep_parens = keep_parens
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        replacement = self.mapping.get(original_node)
-        if replacement is None:
-            return updated_node
-        if self.keep_parens and getattr(original_node, "lpar", None) and hasattr(replacement, "lpar") and not replacement.lpar:
-            replacement = replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
-        return replacement
-
-
-def hoisted_assign(template: cst.SimpleStatementLine, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    """`name = value` to go just before `template`: it takes the template's leading lines
-    (blank lines, comments), not its trailing comment, which stays with the template."""
-    return template.with_changes(
-        body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)],
-        trailing_whitespace=cst.TrailingWhitespace(),
-    )
-
-
-def detached(name: str) -> cst.Call:
-    return cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("detach")))

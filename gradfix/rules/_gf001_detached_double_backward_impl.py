@@ -23,16 +23,8 @@ from gradfix.analysis.exprs import (
     strip_parens,
 )
 from gradfix.analysis.linear import Coef, split_linear
-from gradfix.analysis.merge import (
-    FreshNames,
-    MergeSafety,
-    PairMatch,
-    Replace,
-    detached,
-    match_pair,
-    merged_call,
-    module_op,
-)
+from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
+from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, module_op
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 

@@ -25,12 +25,13 @@ from gradfix.analysis.linear import Coef, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.merge import FreshNames, MergeSafety, Replace, detached, hoisted_assign, match_pair, merged_call, module_op
+from gradfix.analysis.merge import MergeSafety, match_pair
+from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op
+from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor
 
 
-_SUM_OPS = (cst.Add, cst.Subtract)
 
 @dataclass
 class Term:
@@ -134,7 +135,7 @@ class Visitor(BlockVisitor):
         elif correction.is_zero():
             # The merged call alone has the value of both terms: no name needed,
             # and it is evaluated where the first term was.
-            new_statement, orphans = _sum_without(statement, root, node2, (node1, merged))
+            new_statement, orphans = sum_without(statement, root, node2, (node1, merged))
             lines = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         else:  # inline terms: hoist the one evaluation before the statement
             # The one evaluation is hoisted before the statement: every other
@@ -151,9 +152,9 @@ class Visitor(BlockVisitor):
                 reasons.add(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
             name = self._names.fresh(self._term_name(statement, call1), self.scopes)
             value = _value_expression(name, correction)
-            if not _leftmost(_remove_term(root, node2), node1):
+            if not _leftmost(remove_term(root, node2), node1):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            new_statement, orphans = _sum_without(statement, root, node2, (node1, value))
+            new_statement, orphans = sum_without(statement, root, node2, (node1, value))
             hoisted = hoisted_assign(statement, name, merged)
             lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
         if first.def_index is None:
@@ -214,9 +215,9 @@ class Visitor(BlockVisitor):
                 lines.append(rebuilt.with_changes(leading_lines=[]) if lines else rebuilt)
             replacements[original] = lines
         value = cst.Name(name) if correction.is_zero() else _value_expression(name, correction)
-        if not correction.is_zero() and not _leftmost(_remove_term(root, second.node), first.node):
+        if not correction.is_zero() and not _leftmost(remove_term(root, second.node), first.node):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        new_statement, orphans = _sum_without(statement, root, second.node, (first.node, value))
+        new_statement, orphans = sum_without(statement, root, second.node, (first.node, value))
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
@@ -307,7 +308,7 @@ def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, _CONDITIONAL):
                 return False
-            is_sum = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _SUM_OPS)
+            is_sum = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, SUM_OPS)
             if is_sum and not self.in_sum[-1]:
                 roots.append(node)  # type: ignore[arg-type]
             self.in_sum.append(is_sum)
@@ -323,252 +324,21 @@ def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
 
 def _flatten(node: cst.BaseExpression, sign: int) -> List[Tuple[cst.BaseExpression, int]]:
     bare = strip_parens(node)
-    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, _SUM_OPS):
+    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, SUM_OPS):
         right_sign = sign if isinstance(bare.operator, cst.Add) else -sign
         # `bare` may be a copy (parentheses stripped): its children are the tree's own.
         return _flatten(bare.left, sign) + _flatten(bare.right, right_sign)
     return [(node, sign)]
 
 
-def _remove_term(
-    root: cst.BaseExpression,
-    term: cst.BaseExpression,
-    substitute: Optional[Tuple[cst.BaseExpression, cst.BaseExpression]] = None,
-    holds: Optional[cst.CSTNode] = None,
-) -> cst.BaseExpression:
-    """The sum without `term` (one of its flattened terms).
-
-    A parenthesised sub-sum that shrinks to one operand keeps its parentheses,
-    so `rec - (aux + t)` without `t` stays `rec - (aux)`. `substitute` (old,
-    new) replaces the operand that takes the sub-sum's place, where identity
-    would otherwise be lost in the copy that carries the parentheses. The
-    whitespace inside the parentheses goes along with them (by identity), so
-    the sub-sum's own parentheses are dropped for an operand that has its own
-    only when they hold no comment and not `holds` (the whitespace that takes
-    in the comments of the removed text, see `_sum_without`).
-    """
-
-    def keep(child: cst.BaseExpression) -> cst.BaseExpression:
-        if substitute is not None and child is substitute[0]:
-            child = substitute[1]
-        if not root.lpar:
-            return child
-        if child.lpar:
-            spaces = [p.whitespace_after for p in root.lpar] + [p.whitespace_before for p in root.rpar]
-            if not any(w is holds or _comments_in(w) for w in spaces):
-                return child
-        return child.with_changes(lpar=[*root.lpar, *child.lpar], rpar=[*child.rpar, *root.rpar])
-
-    if isinstance(root, cst.BinaryOperation) and isinstance(root.operator, _SUM_OPS):
-        if root.right is term:
-            return keep(root.left)
-        if root.left is term:
-            if isinstance(root.operator, cst.Subtract):
-                return keep(cst.UnaryOperation(operator=cst.Minus(), expression=_parens(root.right)))
-            return keep(root.right)
-        if contains_node(root.left, term):
-            return root.with_changes(left=_remove_term(root.left, term, substitute, holds))
-        return root.with_changes(right=_remove_term(root.right, term, substitute, holds))
-    return root
-
-
-# Removing a term from a sum written over several lines must keep the comments
-# in the removed text. libcst keeps them in the whitespace around the tokens:
-# the comment ending a line sits in the whitespace *after* that line's last
-# token (the next operator's `whitespace_before` in `a  # c\n+ b`, the closing
-# parenthesis' `whitespace_before` after the last term). Dropping the removed
-# operator with its whitespace therefore lost the comment of the line *before*
-# the removed term and moved the removed term's own comment up onto that line.
-_REMOVED = object()  # code removed between two pieces of whitespace of a gap
-
-
-def _sum_without(
-    statement: cst.BaseStatement,
-    root: cst.BinaryOperation,
-    term: cst.BaseExpression,
-    substitute: Tuple[cst.BaseExpression, cst.BaseExpression],
-) -> Tuple[cst.BaseStatement, List[cst.EmptyLine]]:
-    """`statement` with `term` removed from its sum `root` and `substitute` (old, new) applied.
-
-    The text removed (the term, its operator and the whitespace around them)
-    and the whitespace that stays next to it (`kept`) become one gap; every
-    comment of the removed text stays in that gap (`_merge_gap`): the comment
-    ending the line before the removed term stays on that line, the removed
-    lines' comments become comment lines of their own where the term was.
-    Comments that cannot stay in the expression (a sum outside brackets, where
-    a line cannot break) are returned as comment lines to put before the
-    statement.
-    """
-    old, new = substitute
-    replace: Dict[cst.CSTNode, cst.CSTNode] = {}
-    orphans: List[cst.EmptyLine] = []
-    kept = None
-    site = _removal_site(root, term)
-    comments = [c for item in site[0] for c in _comments_in(item)] if site is not None else []
-    if site is not None and comments:
-        items, kept, kept_first, bracketed, next_operator = site
-        if kept is None and not kept_first:
-            kept = _next_whitespace(statement, root)
-        pieces = [item for item in [*items, kept] if isinstance(item, cst.BaseParenthesizableWhitespace)]
-        can_break = bracketed or any(isinstance(w, cst.ParenthesizedWhitespace) for w in pieces)
-        if next_operator is not None and _breaks_after(items[0], items[2]):
-            # Lines broken after the operators (`a +  # c\n b +  # d\n e`,
-            # removing `b`): the next operator moves up to where the removed
-            # one was, so the lines still end with an operator and a comment.
-            replace[kept] = items[0]
-            after = next_operator.whitespace_after
-            replace[after] = _merge_gap([*items[2:], kept, _REMOVED, after])
-        elif isinstance(kept, cst.BaseParenthesizableWhitespace) and can_break:
-            replace[kept] = _merge_gap([kept, *items] if kept_first else [*items, kept])
-        else:
-            orphans = [cst.EmptyLine(comment=c) for c in comments]
-    holds = kept if kept in replace else None
-    new_root = _remove_term(root, term, substitute, holds).visit(Replace({old: new, **replace}))
-    return statement.visit(Replace({root: new_root, **replace})), orphans
-
-
-def _removal_site(root: cst.BaseExpression, term: cst.BaseExpression):
-    """What removing `term` (as `_remove_term` does) takes out of the text, and what stays next to it.
-
-    Returns (items, kept, kept_first, bracketed, next_operator): the removed
-    text in order, as its whitespace nodes, `_REMOVED` for its code and the
-    comments inside the term; the whitespace just after it (`kept_first`
-    False: the term is a right operand, removed with the operator before it)
-    or just before it (True: a left operand, removed with the operator after
-    it), None when that lies outside `root`; whether the sum is inside
-    parentheses of its own; and the operator just after the removed text
-    when `kept` is its `whitespace_before`.
-    """
-    precede: Optional[cst.CSTNode] = None
-    follow: Optional[cst.CSTNode] = None
-    follow_operator: Optional[cst.BaseBinaryOp] = None
-    bracketed = False
-    node = root
-    inside: List[object] = [_REMOVED]
-    for comment in _comments_in(term):
-        inside += [comment, _REMOVED]
-    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _SUM_OPS):
-        if node.lpar:
-            precede, follow, bracketed = node.lpar[-1].whitespace_after, node.rpar[0].whitespace_before, True
-            follow_operator = None
-        operator = [node.operator.whitespace_before, _REMOVED, node.operator.whitespace_after]
-        if node.right is term:
-            return [*operator, *inside], follow, False, bracketed, follow_operator
-        if node.left is term:
-            return [*inside, *operator], precede, True, bracketed, None
-        if contains_node(node.left, term):
-            node, follow, follow_operator = node.left, node.operator.whitespace_before, node.operator
-        else:
-            node, precede = node.right, node.operator.whitespace_after
-    return None
-
-
-
-def _breaks_after(before: object, after: object) -> bool:
-    """The whitespace around an operator breaks the line after it, not before it."""
-    return isinstance(after, cst.ParenthesizedWhitespace) and not isinstance(before, cst.ParenthesizedWhitespace)
-
-
-def _next_whitespace(statement: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    """The whitespace node just after `node` in `statement` (libcst lists children in source order)."""
-    passed = False
-
-    def walk(current: cst.CSTNode) -> Optional[cst.CSTNode]:
-        nonlocal passed
-        whitespace = isinstance(current, (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace))
-        if passed and whitespace:
-            return current
-        if current is node:
-            passed = True
-            return None
-        if whitespace:
-            return None
-        for child in current.children:
-            found = walk(child)
-            if found is not None:
-                return found
-        return None
-
-    return walk(statement)
-
-
-def _comments_in(item: object) -> List[cst.Comment]:
-    if isinstance(item, cst.Comment):
-        return [item]
-    if not isinstance(item, cst.CSTNode):
-        return []  # _REMOVED
-    found: List[cst.Comment] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Comment(self, node: cst.Comment) -> None:
-            found.append(node)
-
-    item.visit(Collect())
-    return found
-
-
-def _merge_gap(items: List[object]) -> cst.ParenthesizedWhitespace:
-    """One whitespace node for a gap (see `_sum_without`), keeping every comment in it.
-
-    The gap is read as lines: the first goes on after the code before the gap
-    and keeps its comment as a trailing one; a later line keeps its comment as
-    a comment line of its own, at the indentation that line had (a line inside
-    the removed term: that of the line before, else of the last), and is dropped when it has
-    none (it held only removed code); blank and comment lines of the
-    whitespace stay as they were; the last line's indentation is that of the
-    code after the gap. Spaces that end up inside a line (around removed
-    code) are dropped.
-    """
-    first: Optional[cst.TrailingWhitespace] = None
-    lines: List[object] = []  # EmptyLine as is, or (indentation or None, comment, newline)
-    indent: Optional[Tuple[bool, cst.SimpleWhitespace]] = None  # of the line being read; None: unknown
-    for item in items:
-        if isinstance(item, cst.Comment):  # inside the removed term: its line goes on after it
-            end = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=item)
-            empty: Sequence[cst.EmptyLine] = ()
-            after = None
-        elif isinstance(item, cst.ParenthesizedWhitespace):
-            end, empty, after = item.first_line, item.empty_lines, (item.indent, item.last_line)
-        else:
-            continue  # removed code, or spaces within a line
-        if first is None:
-            first = end if end.comment else end.with_changes(whitespace=cst.SimpleWhitespace(""))
-        else:
-            lines.append((indent, end.comment, end.newline))
-        lines.extend(empty)
-        indent = after
-    assert first is not None, "a gap with a comment breaks a line"
-    known = [entry[0] for entry in lines if isinstance(entry, tuple) and entry[0] is not None]
-    default = indent or (known[0] if known else (True, cst.SimpleWhitespace("")))
-    empty_lines: List[cst.EmptyLine] = []
-    for entry in lines:
-        if isinstance(entry, cst.EmptyLine):
-            empty_lines.append(entry)
-            continue
-        line_indent, comment, newline = entry  # type: ignore[misc]
-        if line_indent is not None:
-            default = line_indent
-        if comment is not None:
-            flag, spaces = line_indent or default
-            empty_lines.append(cst.EmptyLine(indent=flag, whitespace=spaces, comment=comment, newline=newline))
-    flag, spaces = indent or default
-    return cst.ParenthesizedWhitespace(first_line=first, empty_lines=empty_lines, indent=flag, last_line=spaces)
-
-
 def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
     """`node` is the first operand of the chain, reached through left operands only (no parentheses)."""
     current = root
     while current is not node:
-        if not (isinstance(current, cst.BinaryOperation) and isinstance(current.operator, _SUM_OPS)) or current.lpar:
+        if not (isinstance(current, cst.BinaryOperation) and isinstance(current.operator, SUM_OPS)) or current.lpar:
             return False
         current = current.left
     return True
-
-
-def _parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(strip_parens(node), (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:

@@ -9,7 +9,8 @@ from typing import List, Sequence
 
 import libcst as cst
 
-from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons, merged_backward
+from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons
+from gradfix.fixes.build import merged_backward
 from gradfix.analysis.between import HarmlessCalls
 from gradfix.analysis.exprs import code_of, strip_parens
 from gradfix.findings import Finding, Fix

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, merged_backward
+from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     calls_within,
@@ -23,18 +23,8 @@ from gradfix.analysis.exprs import (
     strip_parens,
 )
 from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
-from gradfix.analysis.merge import (
-    FreshNames,
-    MergeSafety,
-    PairMatch,
-    Replace,
-    detached,
-    hoisted_assign,
-    match_pair,
-    merged_call,
-    module_op,
-    names_in,
-)
+from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
+from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.objective import Expansion, Lin, Term, expand
 from gradfix.analysis.vocabulary import REDUCTIONS

@@ -15,7 +15,7 @@ from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import assignments, graph_free, loop_reasons, stores_into_objects
-from gradfix.analysis.merge import Replace
+from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding, Fix
 from gradfix.rules._blocks import BlockVisitor

@@ -1,12 +1,14 @@
-"""Applying fixes to a libcst module: statement replacement and import insertion."""
+"""Applying fixes to a libcst module: statement replacement, import insertion, and the names the
+runtime ops are called by in a file (`op_names`)."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from gradfix.findings import Finding, Fix
+from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT
 
 
 # The runtime ops rewritten code may call, by their names in gradfix/autograd.py.
@@ -260,3 +262,53 @@ def _is_leading(statement, index: int) -> bool:
             continue
         return False
     return True
+
+
+def op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT) -> Dict[str, str]:
+    """The names rewritten code calls gradfix's runtime ops by in this file.
+
+    For each op (`grad_scale`, `scaled_params_call`): the name it is already
+    bound to (imported from `source`, or defined inline by an earlier fix),
+    else its own name unless the file uses that for something else, else a
+    fresh `gradfix_<op>[_N]`.
+    """
+
+    names: Set[str] = set()
+    bound: Dict[str, str] = {}
+
+    class Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
+            if node.module is not None and dotted(node.module) == source and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    if alias.name.value in OPS:
+                        bound.setdefault(alias.name.value, alias.asname.name.value if alias.asname else alias.name.value)  # type: ignore[union-attr]
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if source != "inline":
+                return
+            for op in OPS:
+                if f"{INLINE_MARKER} {op} " in _leading_comments(node) + " ":
+                    bound.setdefault(op, node.name.value)
+
+    module.visit(Collect())
+    result: Dict[str, str] = {}
+    for op in OPS:
+        if op in bound:
+            result[op] = bound[op]
+        elif op not in names:
+            result[op] = op
+        else:
+            candidate, n = f"gradfix_{op}", 1
+            while candidate in names:
+                n += 1
+                candidate = f"gradfix_{op}_{n}"
+            result[op] = candidate
+    return result
+
+
+def _leading_comments(node) -> str:
+    return "".join(line.comment.value for line in node.leading_lines if line.comment is not None)
