@@ -341,8 +341,9 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
 
 
 def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT):
-    from libcst.metadata import MetadataWrapper
+    from libcst.metadata import MetadataWrapper, PositionProvider
 
+    from gradfix.analysis.facts import FileFacts
     from gradfix.fixes.apply import op_names
     from gradfix.rules import RuleContext, visitor
 
@@ -351,6 +352,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
         path=path,
         op_names=op_names(wrapper.module, grad_scale_import),
         grad_scale_module=grad_scale_import,
+        facts=FileFacts(wrapper.module, wrapper.resolve(PositionProvider)),
     )
     by_code = {}
     for rule in rules:

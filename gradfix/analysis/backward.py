@@ -6,15 +6,16 @@ Shared by the rules that look at backward passes (GF001, GF003, GF004).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+if TYPE_CHECKING:
+    from gradfix.analysis.facts import FileFacts
+
 from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.exprs import code_of, name_references, read_paths, same_expr, strip_parens
-from gradfix.analysis.functions import function_reasons
-from gradfix.analysis.vocabulary import GRADIENT_HOOKS
+from gradfix.analysis.exprs import code_of, read_paths, same_expr, strip_parens
 
 
 @dataclass
@@ -224,26 +225,7 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-_hook_cache: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
-
-
-def gradient_hooks(scope: cst.CSTNode) -> List[cst.CSTNode]:
-    """Every reference to a gradient-hook registration in `scope` (a module: the whole file), in order.
-
-    A call `p.register_hook(fn)` or `register_multi_grad_hook(ts, fn)` and a
-    bare reference (`reg = p.register_hook`) alike; import statements are
-    skipped (the call that uses the import is found).
-    """
-    cached = _hook_cache.get(id(scope))
-    if cached is not None and cached[0] is scope:
-        return cached[1]
-    found = name_references(scope, GRADIENT_HOOKS.__contains__)
-    _hook_cache.clear()
-    _hook_cache[id(scope)] = (scope, found)
-    return found
-
-
-def hook_reasons(scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+def hook_reasons(facts: "FileFacts") -> List[str]:
     """Why merging backward passes is not proven exact in a file that registers a gradient hook.
 
     A hook runs once per backward pass on that pass's gradient: two passes
@@ -252,17 +234,17 @@ def hook_reasons(scope: cst.CSTNode, line: Callable[..., int]) -> List[str]:
     Shared by the rules whose rewrite replaces two backward passes by one
     (GF001, GF003, GF004). Hooks registered in another module are not seen.
     """
-    hooks = gradient_hooks(scope)
+    hooks = facts.gradient_hooks
     if not hooks:
         return []
     hook = hooks[0]
     return [
-        f"`{code_of(hook).strip()}()` (line {line(hook)}) registers a gradient hook, which runs once per backward "
+        f"`{code_of(hook).strip()}()` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
         f"pass: one backward instead of two is exact only if every hook is linear and stateless"
     ]
 
 
-def spelling_reasons(statements: Sequence[cst.CSTNode], module: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+def spelling_reasons(statements: Sequence[cst.CSTNode], facts: "FileFacts") -> List[str]:
     """Why a fix that changes `self.manual_backward(...)` calls (merges them, or drops their
     `retain_graph=True`) is not proven exact in this file (empty: no such call, or nothing).
 
@@ -274,12 +256,12 @@ def spelling_reasons(statements: Sequence[cst.CSTNode], module: cst.CSTNode, lin
     """
     if not any(_is_manual(s) for s in statements):
         return []
-    for node in _definitions(module):
+    for node in _definitions(facts.module):
         name = node.name.value
         params = node.params.params
         if name == "manual_backward" or (name == "backward" and params and params[0].name.value == "self"):
             return [
-                f"`{name}` is defined in the file (line {line(node)}): gradfix does not prove that `manual_backward` "
+                f"`{name}` is defined in the file (line {facts.line(node)}): gradfix does not prove that `manual_backward` "
                 f"only backpropagates, linearly in the loss"
             ]
     return []
@@ -302,7 +284,7 @@ def _definitions(module: cst.CSTNode) -> List[cst.FunctionDef]:
     return found
 
 
-def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[str]:
+def file_merge_reasons(facts: "FileFacts") -> List[str]:
     """What in the file keeps any merge of backward passes from being proven exact (empty: nothing).
 
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
@@ -311,10 +293,7 @@ def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[st
     stateless (`functions.function_reasons`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
-    reasons = hook_reasons(module, line)
-    if isinstance(module, cst.Module):
-        reasons = reasons + function_reasons(module, line)
-    return reasons
+    return hook_reasons(facts) + facts.function_reasons
 
 
 # What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
@@ -323,9 +302,7 @@ def file_merge_reasons(module: cst.CSTNode, line: Callable[..., int]) -> List[st
 BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
 
 
-def later_use_reasons(
-    after: int, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.CSTNode] = None
-) -> List[str]:
+def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts") -> List[str]:
     """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
 
     The original's earlier backward kept its graph alive with `retain_graph=True`;
@@ -338,8 +315,7 @@ def later_use_reasons(
     this function (README, "What a safe fix assumes"). Shared by GF001, GF003,
     GF004 and GF005.
     """
-    found = Backpropagators.of(module if module is not None else scope)
-    for node in found.uses(scope):
+    for node in facts.backpropagators.uses(scope):
         at = line(node)
         if at > after:
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
@@ -349,7 +325,6 @@ def later_use_reasons(
 
 
 _SELF = frozenset({"self", "cls"})
-_backprop_cache: Dict[int, Tuple[cst.CSTNode, "Backpropagators"]] = {}
 
 
 class Backpropagators:
@@ -410,15 +385,6 @@ class Backpropagators:
                         names.add(name)
                         changed = True
 
-    @staticmethod
-    def of(module: cst.CSTNode) -> "Backpropagators":
-        cached = _backprop_cache.get(id(module))
-        if cached is None or cached[0] is not module:
-            _backprop_cache.clear()
-            cached = (module, Backpropagators(module))
-            _backprop_cache[id(module)] = cached
-        return cached[1]
-
     def suspect(self, node: cst.BaseExpression) -> bool:
         """Whether calling `node` (a callee or a reference handed on) may backpropagate."""
         if isinstance(node, cst.Name):
@@ -451,13 +417,13 @@ class Backpropagators:
 
 
 def merge_reasons(
-    run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], module: Optional[cst.Module] = None
+    run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts"
 ) -> List[str]:
     """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
 
     `scope` is the function (or module) holding the run; `line(node, end=False)`
-    gives a node's line; `module` is the file, searched for gradient hooks and
-    custom autograd Functions (`scope` when not given).
+    gives a node's line; `facts` are the file's (gradient hooks, custom autograd
+    Functions, what may backpropagate: `gradfix.analysis.facts`).
     """
     calls = run.calls
     reasons = []
@@ -470,10 +436,10 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
     if not calls[-1].retains_graph:
-        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, module))
-        reasons.extend(loop_reasons(calls[-1].statement, scope, module if module is not None else scope, line))
-    reasons.extend(file_merge_reasons(module if module is not None else scope, line))
-    reasons.extend(spelling_reasons([c.statement for c in calls], module if module is not None else scope, line))
+        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts))
+        reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
+    reasons.extend(file_merge_reasons(facts))
+    reasons.extend(spelling_reasons([c.statement for c in calls], facts))
     return reasons
 
 

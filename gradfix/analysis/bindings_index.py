@@ -7,7 +7,7 @@ over `ModuleIndex`: the file's classes, how they derive from each other, and
 every store into an attribute); `self_attribute_values` lists what a class
 assigns on `self`. A module callee proven from its construction must also not
 be changed after it (`module_changes`) nor run a forward hook registered in
-the file (`forward_hooks`). Syntax helpers shared with bodies.py:
+the file (`facts.FileFacts.forward_hooks`). Syntax helpers shared with bodies.py:
 `target_names`, `mentions`, `class_members`.
 """
 
@@ -18,8 +18,8 @@ from typing import Callable, Dict, Optional, Set
 
 import libcst as cst
 
-from gradfix.analysis.exprs import code_of, name_references
-from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES, names_forward_hook
+from gradfix.analysis.exprs import code_of
+from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES
 
 
 def target_names(target: cst.BaseExpression) -> Set[str]:
@@ -372,20 +372,6 @@ def self_attribute_values(cls: cst.ClassDef, attr: str) -> list:
     cls.visit(Collect())
     # `setattr(self, ...)`, `del self.x` and stores from elsewhere: `bound_elsewhere`.
     return [v for v in values if v is not None] if None not in values else [None, None]
-
-
-_forward_hook_cache: Dict[int, tuple] = {}
-
-
-def forward_hooks(module: cst.CSTNode) -> list:
-    """Every reference to a forward-hook registration in `module`, in order (imports skipped)."""
-    cached = _forward_hook_cache.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
-    found = name_references(module, names_forward_hook, strings=True)  # `getattr(D, "register_forward_hook")` too
-    _forward_hook_cache.clear()
-    _forward_hook_cache[id(module)] = (module, found)
-    return found
 
 
 def module_changes(module: cst.Module, text: str) -> list:

@@ -45,7 +45,6 @@ from gradfix.analysis.bindings_index import (
     ModuleIndex,
     class_members,
     find_binding,
-    forward_hooks,
     index_module,
     module_changes,
     self_attribute_values,
@@ -73,8 +72,9 @@ GetMeta = Callable[..., object]
 class CalleeClassifier:
     """Classifies callees of one module; `get_metadata` is the rule visitor's."""
 
-    def __init__(self, get_metadata: GetMeta) -> None:
+    def __init__(self, get_metadata: GetMeta, facts) -> None:
         self.meta = get_metadata
+        self.facts = facts  # gradfix.analysis.facts.FileFacts of the file
         self._function_cache: Dict[tuple, Callee] = {}
         self._bound_cache: Dict[tuple, Optional[str]] = {}
         self._index: Optional[tuple] = None
@@ -309,14 +309,14 @@ class CalleeClassifier:
         """Why a module `text` proven from its construction at `node` may not compute, called once, what
         it computed called twice; empty when nothing in the file says so. First a forward hook
         registered anywhere in the file (on it, on another module, or on every module: it runs at
-        every call, `forward_hooks`); then a use anywhere in the file that may change the module
+        every call, `FileFacts.forward_hooks`); then a use anywhere in the file that may change the module
         (`crit.append(nn.Dropout())`, `crit[1] = ...`, `crit.lin = ...`, `add_dropout(crit)`): any use
         but a call of it, a read, or an allowlisted method (`MODULE_READS`), matched by text, so a
         shadowing name counts too (`module_changes`)."""
         module = self._module_of(node)
         if module is None:
             return f"gradfix cannot find the file of `{text}` to look for forward hooks"
-        hooks = forward_hooks(module)
+        hooks = self.facts.forward_hooks if module is self.facts.module else []
         if hooks:
             hook = hooks[0]
             return (

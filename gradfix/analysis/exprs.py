@@ -434,7 +434,7 @@ def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings:
     """The names and attribute names in `scope` that `matches` (with `strings`, string literals too,
     quotes included), in source order, an attribute before what it is taken from. Import statements
     are skipped: the use of an imported name is found where it is used. (Hook registrations:
-    `backward.gradient_hooks`, `bindings_index.forward_hooks`.)"""
+    `facts.FileFacts.gradient_hooks`, `facts.FileFacts.forward_hooks`.)"""
     found: List[cst.CSTNode] = []
 
     class Collect(cst.CSTVisitor):

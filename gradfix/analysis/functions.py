@@ -569,7 +569,6 @@ def nonlinear_backward(func: cst.FunctionDef, qualify: Qualify) -> Optional[Tupl
     return None
 
 
-_cache: Dict[int, Tuple[cst.Module, List[str]]] = {}
 
 
 def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
@@ -579,9 +578,6 @@ def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
     Names are resolved through the module's top-level imports (`import torch as th`,
     `from torch.autograd.function import once_differentiable`), the same for every rule.
     """
-    cached = _cache.get(id(module))
-    if cached is not None and cached[0] is module:
-        return cached[1]
     resolve = _import_resolver(module)
     reasons: List[str] = []
     for what, node, func in backward_methods(module):
@@ -599,8 +595,6 @@ def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
             f"pass, and one backward instead of two is exact only if it is"
         )
         break
-    _cache.clear()
-    _cache[id(module)] = (module, reasons)
     return reasons
 
 

@@ -82,9 +82,9 @@ def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Opti
 class MergeSafety:
     """What a merge of one module's pairs needs proven (docs/design.md §1, E1, E2, E5)."""
 
-    def __init__(self, classifier: CalleeClassifier, module: cst.Module) -> None:
+    def __init__(self, classifier: CalleeClassifier, facts) -> None:
         self.classifier = classifier
-        self.constants = module_constants(module)
+        self.constants = facts.constants  # gradfix.analysis.facts.FileFacts
 
     def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[Reasons]:
         """Unproven conditions, or None when the arguments draw random numbers (no pattern)."""

@@ -49,6 +49,8 @@ class RuleContext:
     # the file already uses; and where they come from (a module, or "inline").
     op_names: Mapping[str, str]
     grad_scale_module: str = DEFAULT_GRAD_SCALE_IMPORT
+    # What every rule asks about the whole file, computed once (gradfix.analysis.facts.FileFacts).
+    facts: object = None
 
     @property
     def grad_scale_name(self) -> str:

@@ -28,7 +28,8 @@ class BlockVisitor(cst.CSTVisitor):
         super().__init__()
         self.ctx = ctx
         self.findings: List[Finding] = []
-        self.classifier = CalleeClassifier(self.get_metadata)
+        self.facts = ctx.facts  # the file's: gradfix.analysis.facts.FileFacts
+        self.classifier = CalleeClassifier(self.get_metadata, self.facts)
 
     def start(self, module: cst.Module) -> None:
         """Per-file set-up before the first block (facts about the whole module)."""

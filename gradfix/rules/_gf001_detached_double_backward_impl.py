@@ -50,7 +50,7 @@ class Visitor(BlockVisitor):
 
     def start(self, module: cst.Module) -> None:
         self._names = FreshNames(module)
-        self.safety = MergeSafety(self.classifier, module)
+        self.safety = MergeSafety(self.classifier, self.facts)
 
     # -- finding the backward sites ----------------------------------------------------
     def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
@@ -127,10 +127,10 @@ class Visitor(BlockVisitor):
             reasons.add(f"{verdict.unknown_text()} between the two passes may step, zero or read gradients or modify an operand")
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
-            reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.scopes[0]))
+            reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.facts))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
-        reasons.extend(file_merge_reasons(self.scopes[0], self.line))
-        reasons.extend(spelling_reasons([first.statement, second.statement], self.scopes[0], self.line))
+        reasons.extend(file_merge_reasons(self.facts))
+        reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 

@@ -51,7 +51,7 @@ class Visitor(BlockVisitor):
 
     def start(self, module: cst.Module) -> None:
         self._names = FreshNames(module)
-        self.safety = MergeSafety(self.classifier, module)
+        self.safety = MergeSafety(self.classifier, self.facts)
         # The pairs of calls already reported: a pair of names defined above
         # may be summed in several statements, and is one finding.
         self._reported: Set[FrozenSet[int]] = set()

@@ -39,7 +39,7 @@ class Visitor(BlockVisitor):
         self._names = FreshNames(module)
         # Inlined helper nodes -> (the node, the helper's node it was built from).
         self._origins: Dict[int, tuple] = {}
-        self.safety = MergeSafety(self.classifier, module)
+        self.safety = MergeSafety(self.classifier, self.facts)
 
     # -- helpers with a hidden `.detach()` --------------------------------------------
     def get_metadata(self, key, node, *default):  # type: ignore[override]
@@ -266,7 +266,7 @@ class Visitor(BlockVisitor):
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
-            reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.scopes[0]))
+            reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts))
 
         fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]

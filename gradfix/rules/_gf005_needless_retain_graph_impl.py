@@ -38,7 +38,7 @@ class Visitor(BlockVisitor):
             if arg is None or "create_graph" in call.keywords or call.opaque_args:
                 continue
             end = self.line(call.statement, end=True)
-            if later_use_reasons(end, function, self.line, self.scopes[0]):
+            if later_use_reasons(end, function, self.line, self.facts):
                 continue  # a later backward may need the graph: retaining it is the point
             # In a loop the next iteration runs this backward (and the loop's others) again: on a
             # fresh graph, unless the loop reads a value from before the loop or carried from an
@@ -89,7 +89,7 @@ class Visitor(BlockVisitor):
         if escape is not None:
             reasons.add(escape)
         reasons.extend(introspection_reasons(function, self.line))
-        reasons.extend(spelling_reasons([backward.statement], self.scopes[0], self.line))
+        reasons.extend(spelling_reasons([backward.statement], self.facts))
         return reasons
 
     def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:

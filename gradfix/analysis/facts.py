@@ -1,0 +1,62 @@
+"""What the rules ask about a whole file, computed once per parsed file and handed to every rule.
+
+The engine builds one `FileFacts` per parsed file (`engine._run`) and passes it in the
+`RuleContext`; each fact is computed on first use, then shared by every rule and every finding of
+that file: the names bound once to a number (coefficients, `merge.module_constants`), the
+gradient-hook and forward-hook registrations, the custom autograd Functions whose backward is not
+proven linear, and the functions and methods that may backpropagate. (Each rule's
+`CalleeClassifier` stays its own: GF004 answers metadata questions for the helper code it inlines
+as the helper's nodes, so its classifications differ from the other rules'.)
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Dict, List, Mapping, Optional
+
+import libcst as cst
+
+from gradfix.analysis.backward import Backpropagators
+from gradfix.analysis.exprs import name_references
+from gradfix.analysis.functions import function_reasons
+from gradfix.analysis.merge import module_constants
+from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
+
+
+class FileFacts:
+    def __init__(self, module: cst.Module, positions: Mapping[cst.CSTNode, object]) -> None:
+        self.module = module
+        self._positions = positions
+
+    def line(self, node: cst.CSTNode, end: bool = False) -> int:
+        """The line a node of the file starts (or, with `end`, ends) on."""
+        position = self._positions[node]
+        return (position.end if end else position.start).line  # type: ignore[attr-defined]
+
+    @cached_property
+    def constants(self) -> Dict[str, Optional[object]]:
+        """Names bound exactly once in the file, to the number they are bound to (`merge.module_constants`)."""
+        return module_constants(self.module)
+
+    @cached_property
+    def gradient_hooks(self) -> List[cst.CSTNode]:
+        """Every reference to a gradient-hook registration in the file, in order (imports skipped):
+        `p.register_hook(fn)`, `register_multi_grad_hook(ts, fn)`, `reg = p.register_hook`."""
+        return name_references(self.module, GRADIENT_HOOKS.__contains__)
+
+    @cached_property
+    def forward_hooks(self) -> List[cst.CSTNode]:
+        """Every reference to a forward-hook registration in the file, in order (imports skipped;
+        `getattr(D, "register_forward_hook")` too)."""
+        return name_references(self.module, names_forward_hook, strings=True)
+
+    @cached_property
+    def function_reasons(self) -> List[str]:
+        """Why a merge of backward passes is not proven exact in this file because of a custom
+        autograd Function it defines (`functions.function_reasons`); empty when none."""
+        return function_reasons(self.module, self.line)
+
+    @cached_property
+    def backpropagators(self) -> Backpropagators:
+        """The functions and methods of the file that may backpropagate when called."""
+        return Backpropagators(self.module)
