@@ -217,7 +217,7 @@ def _imports_torch(module) -> bool:
 def _inline_definition(op: str, aliases: Dict[str, str]) -> Sequence[cst.BaseStatement]:
     from pathlib import Path
 
-    source = (Path(__file__).parent / "autograd.py").read_text(encoding="utf-8")
+    source = (Path(__file__).parent.parent / "autograd.py").read_text(encoding="utf-8")  # gradfix/autograd.py
     tree = cst.parse_module(source)
     renames = {"_GradScale": _INLINE_CLASS, **{name: aliases.get(name, name) for name in OPS}}
     parts = _INLINE_PARTS[op]
