@@ -71,3 +71,41 @@ def test_prefilter_keeps_the_spellings(spelling):
     body = f"        {spelling.format('a')}\n        {spelling.format('b').replace(', retain_graph=True', '')}\n"
     data = (HEAD + body).encode()
     assert prefilter(data, select(["GF003"])) == select(["GF003"])
+
+
+DICT_STEP = """import torch
+
+w = torch.randn(3, requires_grad=True)
+
+
+def step({params}):
+    {build}
+    losses["a"] = (w * 2.0).sum()
+    losses["b"] = (w ** 2).sum()
+    losses["a"].backward(retain_graph=True)
+    {between}
+    losses["b"].backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "params, build, between, expected",
+    [
+        ("", "losses = {}", "pass", [("GF003", 10, 5, True)]),
+        ("", "losses = dict()", "print(losses)", [("GF003", 10, 5, True)]),
+        # a dict from the caller: what `losses["a"]` holds when read later is not proven
+        ("losses", "pass", "pass", [("GF003", 10, 5, False)]),
+        # bound twice in the function
+        ("", "losses = {}\n    losses = {}", "pass", [("GF003", 11, 5, False)]),
+        # a store into the dict, or a method that changes it, between the calls: no run
+        ("", "losses = {}", 'losses["a"] = losses["a"] * 0.5', []),
+        ("", "losses = {}", "losses.clear()", []),
+    ],
+)
+def test_losses_kept_in_a_dict_the_function_builds(params, build, between, expected):
+    source = DICT_STEP.format(params=params, build=build, between=between)
+    result = lint_bytes(source.encode(), "t.py", LintOptions(("GF003",)))
+    assert result.error is None
+    assert [(f.code, f.line, f.col, f.fixable) for f in result.findings] == expected
+    if expected and not expected[0][3]:
+        assert "`losses[\"a\"]` is written inline" in result.findings[0].message

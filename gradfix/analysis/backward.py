@@ -13,9 +13,9 @@ import libcst as cst
 if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
-from gradfix.analysis.loops import loop_reasons
+from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.exprs import code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import binding_counts, code_of, read_paths, same_expr, strip_parens
 
 
 @dataclass
@@ -267,6 +267,37 @@ def spelling_reasons(statements: Sequence[cst.CSTNode], facts: "FileFacts") -> L
     return []
 
 
+def _in_own_dict(receiver: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """`losses["adv"]`: an item under a literal key of a dict the function builds itself
+    (`losses = {}` or `dict()`), the name bound once in the whole function (nested code included)
+    and not a parameter. Read again at the merged backward it is the tensor stored there, since a
+    store into `losses` between the calls stops the run (`scan_between`); so it counts as a loss
+    held by name, not one written inline."""
+    node = strip_parens(receiver)
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return False
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.Integer))):
+        return False
+    name = node.value.value
+    if not isinstance(scope, cst.FunctionDef) or name in function_parameters(scope) or binding_counts(scope).get(name) != 1:
+        return False
+    values: List[cst.BaseExpression] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                values.append(node.value)
+
+    scope.visit(Find())
+    if len(values) != 1:
+        return False
+    value = values[0]
+    if isinstance(value, cst.Dict):
+        return True
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" and not value.args
+
+
 def _is_manual(statement: cst.CSTNode) -> bool:
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
     call = small.value if isinstance(small, cst.Expr) else None
@@ -427,7 +458,7 @@ def merge_reasons(
     """
     calls = run.calls
     reasons = []
-    inline = [code_of(c.receiver).strip() for c in calls[:-1] if c.loss_name is None]
+    inline = [code_of(c.receiver).strip() for c in calls[:-1] if c.loss_name is None and not _in_own_dict(c.receiver, scope)]
     if inline:
         reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
     if run.unknown:

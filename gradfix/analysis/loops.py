@@ -89,7 +89,7 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
             f"iteration may backpropagate through its graph again, which the one backward frees"
         ]
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
-    params = _parameters(scope)
+    params = function_parameters(scope)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
         carried = name in bound_inside and name in outside  # rebound in the loop, read from before it
         if name in bound_inside and not carried:
@@ -124,7 +124,7 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
         return False
     bindings = _bindings_outside(scope, None) if scope is not module else {}
     module_bindings = _bindings_outside(module, scope) if scope is not module else _bindings_outside(module, None)
-    params = _parameters(scope)
+    params = function_parameters(scope)
     for name in names:
         if name in params or name in ("self", "cls"):
             return False
@@ -339,7 +339,8 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
     return out
 
 
-def _parameters(scope: cst.CSTNode) -> Set[str]:
+def function_parameters(scope: cst.CSTNode) -> Set[str]:
+    """The names a function's parameters bind (none for a module)."""
     if not isinstance(scope, cst.FunctionDef):
         return set()
     params = scope.params
