@@ -846,6 +846,12 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         call = "torch.autograd.backward" if spelling == "autograd" else "self.manual_backward"
         body = [_respell(stmt, call) for stmt in body]
 
+    # ------------------------------------------------------------ where the losses are held
+    # GF003's losses as items of a dict the step builds (`losses["l1"].backward(retain_graph=True)`).
+    if code == "GF003" and pick("holder", ["name", "dict"], prefer=["name"]) == "dict":
+        body = [re.sub(r"\bloss([12])\b", r'losses["l\1"]', stmt) for stmt in body]
+        body.insert(loop_from, "losses = {}")
+
     # ------------------------------------------------------------ nesting
     if nesting.startswith("loop"):
         body[loop_from:] = ["for it in range(2):"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]]
