@@ -12,8 +12,9 @@ backpropagated and the first `backward` keeps the graph:
     l2.backward()
 
 Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
-`f(...).backward(...)`, and `scaler.scale(loss).backward(...)` with the same
-scaler; coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
+`f(...).backward(...)`, `scaler.scale(loss).backward(...)` with the same
+scaler, Lightning's `self.manual_backward(loss, ...)` and
+`torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
 subscripts, stop-gradiented by `.detach()` (or, with a copy,
 `.detach().clone()`, `.clone().detach()`, `.clone().detach_()`), with the

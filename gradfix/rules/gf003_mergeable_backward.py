@@ -8,6 +8,11 @@ between them steps, zeroes, reads or clips gradients:
     loss_rec.backward(retain_graph=True)
     loss_kl.backward()
 
+The calls may be spelled `loss.backward(...)`, `scaler.scale(loss).backward(...)`,
+Lightning's `self.manual_backward(loss, ...)` or `torch.autograd.backward(loss, ...)`;
+a loss may be a name, or an item under a literal key of a dict the function
+builds itself (`losses["adv"]`).
+
 ## Why it is costly
 `retain_graph=True` keeps the whole graph alive so that the next call can walk
 the shared part of it again. Gradients are linear in the loss, so one
