@@ -18,6 +18,19 @@ UNPROVEN = "unproven"
 # A coefficient symbol not proven to be a number (subject: the symbol's source text). GF004
 # discards it where the one evaluation reads the symbol's own binding instead.
 COEFFICIENT = "coefficient"
+# The shared analyses' kinds (`gradfix.analysis`): a later backward through a graph the fix frees;
+# a graph the next iteration of a loop may need; a gradient hook or a custom autograd Function
+# of the file (run once per pass); a backward spelling whose code the file defines; a read of
+# names by their strings (`locals()`); a loss written inline; calls or in-place updates between
+# the backward calls.
+LATER_BACKWARD = "later-backward"
+LOOP = "loop"
+HOOK = "hook"
+CUSTOM_FUNCTION = "custom-function"
+SPELLING = "spelling"
+INTROSPECTION = "introspection"
+INLINE_LOSS = "inline-loss"
+BETWEEN = "between"
 
 
 @dataclass(frozen=True)

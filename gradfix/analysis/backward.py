@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
 from gradfix.analysis.loops import function_parameters, loop_reasons
+from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import binding_counts, code_of, read_paths, same_expr, strip_parens
 
@@ -225,7 +226,7 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-def hook_reasons(facts: "FileFacts") -> List[str]:
+def hook_reasons(facts: "FileFacts") -> List[Reason]:
     """Why merging backward passes is not proven exact in a file that registers a gradient hook.
 
     A hook runs once per backward pass on that pass's gradient: two passes
@@ -239,12 +240,15 @@ def hook_reasons(facts: "FileFacts") -> List[str]:
         return []
     hook = hooks[0]
     return [
-        f"`{code_of(hook).strip()}()` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
-        f"pass: one backward instead of two is exact only if every hook is linear and stateless"
+        Reason(
+            f"`{code_of(hook).strip()}()` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
+            f"pass: one backward instead of two is exact only if every hook is linear and stateless",
+            HOOK,
+        )
     ]
 
 
-def spelling_reasons(statements: Sequence[cst.CSTNode], facts: "FileFacts") -> List[str]:
+def spelling_reasons(statements: Sequence[cst.CSTNode], facts: "FileFacts") -> List[Reason]:
     """Why a fix that changes `self.manual_backward(...)` calls (merges them, or drops their
     `retain_graph=True`) is not proven exact in this file (empty: no such call, or nothing).
 
@@ -261,8 +265,11 @@ def spelling_reasons(statements: Sequence[cst.CSTNode], facts: "FileFacts") -> L
         params = node.params.params
         if name == "manual_backward" or (name == "backward" and params and params[0].name.value == "self"):
             return [
-                f"`{name}` is defined in the file (line {facts.line(node)}): gradfix does not prove that `manual_backward` "
-                f"only backpropagates, linearly in the loss"
+                Reason(
+                    f"`{name}` is defined in the file (line {facts.line(node)}): gradfix does not prove that "
+                    f"`manual_backward` only backpropagates, linearly in the loss",
+                    SPELLING,
+                )
             ]
     return []
 
@@ -315,7 +322,7 @@ def _definitions(module: cst.CSTNode) -> List[cst.FunctionDef]:
     return found
 
 
-def file_merge_reasons(facts: "FileFacts") -> List[str]:
+def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     """What in the file keeps any merge of backward passes from being proven exact (empty: nothing).
 
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
@@ -324,7 +331,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[str]:
     stateless (`functions.function_reasons`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
-    return hook_reasons(facts) + facts.function_reasons
+    return hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
 
 
 # What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
@@ -333,7 +340,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[str]:
 BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
 
 
-def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts") -> List[str]:
+def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts") -> List[Reason]:
     """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
 
     The original's earlier backward kept its graph alive with `retain_graph=True`;
@@ -351,7 +358,7 @@ def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], 
         if at > after:
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
             what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
-            return [f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive"]
+            return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
     return []
 
 
@@ -449,7 +456,7 @@ class Backpropagators:
 
 def merge_reasons(
     run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts"
-) -> List[str]:
+) -> List[Reason]:
     """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
 
     `scope` is the function (or module) holding the run; `line(node, end=False)`
@@ -457,15 +464,15 @@ def merge_reasons(
     Functions, what may backpropagate: `gradfix.analysis.facts`).
     """
     calls = run.calls
-    reasons = []
+    reasons: List[Reason] = []
     inline = [code_of(c.receiver).strip() for c in calls[:-1] if c.loss_name is None and not _in_own_dict(c.receiver, scope)]
     if inline:
-        reasons.append(f"the loss `{inline[0]}` is written inline and would be evaluated later than before")
+        reasons.append(Reason(f"the loss `{inline[0]}` is written inline and would be evaluated later than before", INLINE_LOSS))
     if run.unknown:
-        reasons.append(f"{', '.join(dict.fromkeys(run.unknown))} between the backward calls may step, zero or read gradients")
+        reasons.append(Reason(f"{', '.join(dict.fromkeys(run.unknown))} between the backward calls may step, zero or read gradients", BETWEEN))
     if run.updates:
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
-        reasons.append(f"{names} between the backward calls may modify in place a tensor the retained graph saved")
+        reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))

@@ -16,6 +16,7 @@ from typing import Callable, List
 
 import libcst as cst
 
+from gradfix.reasons import INTROSPECTION, Reason
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
 
 
@@ -54,10 +55,11 @@ def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
     return found
 
 
-def introspection_reasons(scope: cst.CSTNode, line: Callable[[cst.CSTNode], int]) -> List[str]:
+def introspection_reasons(scope: cst.CSTNode, line: Callable[[cst.CSTNode], int]) -> List[Reason]:
     """The unsafe-fix reason for the first such call in `scope` (see `introspection_calls`), or none."""
     calls = introspection_calls(scope)
     if not calls:
         return []
     first = calls[0]
-    return [f"`{first.func.value}()` (line {line(first)}) may read the names the rewrite removes or changes"]  # type: ignore[attr-defined]
+    text = f"`{first.func.value}()` (line {line(first)}) may read the names the rewrite removes or changes"  # type: ignore[attr-defined]
+    return [Reason(text, INTROSPECTION)]

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Set
 import libcst as cst
 
 from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
+from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, DROPS_GRAPH, GRAPH_FREE_FACTORIES, KEEPS_GRAPH_FREE, PYTHON_VALUES
 
 _LOOPS = (cst.For, cst.While)
@@ -63,7 +64,7 @@ def graph_free(value: cst.BaseExpression) -> bool:
     return False
 
 
-def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[str]:
+def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[Reason]:
     """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs."""
     loop = _innermost_loop(scope, statement)
     if loop is None:
@@ -73,9 +74,12 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
         bound_inside |= set(bound_names(loop.target))
         if not _iterable_graph_free(loop.iter, scope, module):
             return [
-                f"the loop (line {line(loop)}) iterates over `{code_of(loop.iter).strip()}`, which gradfix cannot prove "
-                f"free of a graph built before it: a later iteration may backpropagate through it again, which "
-                f"the one backward frees"
+                Reason(
+                    f"the loop (line {line(loop)}) iterates over `{code_of(loop.iter).strip()}`, which gradfix cannot prove "
+                    f"free of a graph built before it: a later iteration may backpropagate through it again, which "
+                    f"the one backward frees",
+                    LOOP,
+                )
             ]
     outside = _bindings_outside(scope, loop)
     inside = _bindings_outside(loop.body, None)
@@ -85,8 +89,11 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
         if name in bound_inside or name in ("self", "cls") or graph_free(value):
             continue
         return [
-            f"`{name}` collects `{code_of(value).strip()}` (line {line(value)}) across iterations: the next "
-            f"iteration may backpropagate through its graph again, which the one backward frees"
+            Reason(
+                f"`{name}` collects `{code_of(value).strip()}` (line {line(value)}) across iterations: the next "
+                f"iteration may backpropagate through its graph again, which the one backward frees",
+                LOOP,
+            )
         ]
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
     params = function_parameters(scope)
@@ -98,8 +105,11 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
             if name in ("self", "cls") and not _self_attributes_read(loop.body):
                 continue
             return [
-                f"`{name}` (read on line {line(reads[name])}) comes into the loop from outside it and may hold a graph "
-                f"that the next iteration backpropagates through again, which the one backward frees"
+                Reason(
+                    f"`{name}` (read on line {line(reads[name])}) comes into the loop from outside it and may hold a graph "
+                    f"that the next iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
             ]
         values = list(outside.get(name, []) or module_bindings.get(name, []))
         if carried:
@@ -109,8 +119,11 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
                 continue
             where = f"line {line(value)}" if value is not None else "outside the loop"
             return [
-                f"`{name}` ({where}) is built before the loop and read in it: the next iteration may backpropagate "
-                f"through its graph again, which the one backward frees where the original kept it"
+                Reason(
+                    f"`{name}` ({where}) is built before the loop and read in it: the next iteration may backpropagate "
+                    f"through its graph again, which the one backward frees where the original kept it",
+                    LOOP,
+                )
             ]
     return []
 
