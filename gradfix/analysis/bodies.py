@@ -90,10 +90,10 @@ class BodyChecker(cst.CSTVisitor):
         if binding is self.owner:
             binding = node  # nothing in the body binds it
         if binding is not None:
-            shown = "" if binding is node else f": `{code_of(binding).strip()}` ({self.c._line(binding)}) may make it another name for an argument"
+            shown = "" if binding is node else f": `{code_of(binding).strip()}` ({self.c.where(binding)}) may make it another name for an argument"
             self._fail(
                 UNKNOWN,
-                f"modifies `{target.value}` in place ({self.c._line(node)}){shown or ', which gradfix cannot prove a fresh value'}",
+                f"modifies `{target.value}` in place ({self.c.where(node)}){shown or ', which gradfix cannot prove a fresh value'}",
             )
 
     def visit_For(self, node: cst.For) -> None:
@@ -151,7 +151,7 @@ class BodyChecker(cst.CSTVisitor):
         """`self.name` read as a value: only a number assigned once on `self` in the class."""
         text = code_of(node).strip()
         cls = self.c.enclosing_class(node)
-        values = self.c._self_attribute_values(node) if cls is not None else []
+        values = self.c.self_attribute_values(node) if cls is not None else []
         if cls is not None and len(values) == 1 and is_number(values[0]) and not class_members(cls, node.attr.value):
             elsewhere = self.c.bound_elsewhere(cls, node.attr.value, own_def=False)
             if elsewhere is None:
@@ -176,13 +176,13 @@ class BodyChecker(cst.CSTVisitor):
         qualified = self.c.qualified(node)
         if any(q == "torch" or q.startswith("torch.") or q == "math" or q.startswith("math.") for q in qualified):
             return
-        values = self.c._assigned_values(node)
+        values = self.c.assigned_values(node)
         if values and len(values) == 1:
             value = values[0]
             if is_number(value):
                 return
             if isinstance(value, (cst.FunctionDef, cst.Lambda)):
-                verdict = self.c._function(value, self.inline)
+                verdict = self.c.function_callee(value, self.inline)
                 if verdict.kind != PURE:
                     self._fail(verdict.kind, f"calls `{name}`, which {verdict.reason}")
                 return
@@ -209,9 +209,9 @@ class BodyChecker(cst.CSTVisitor):
             # `self.kl(...)`: a method of the class, or a module assigned on `self`.
             callee = self.c.classify(func)
             if self.inline and callee.kind != PURE:
-                member = self.c._self_member(code_of(func).strip(), func)
+                member = self.c.self_member(code_of(func).strip(), func)
                 if isinstance(member, cst.FunctionDef):
-                    verdict = self.c._function(member, inline=True)
+                    verdict = self.c.function_callee(member, inline=True)
                     callee = Callee(PURE) if verdict.kind == PURE else Callee(verdict.kind, reason=f"`{code_of(func).strip()}`: {verdict.reason}")
             if callee.kind == PURE and callee.unproven:
                 self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`: {callee.unproven}")

@@ -96,7 +96,7 @@ class CalleeClassifier:
         names: Collection[QualifiedName] = self.meta(QualifiedNameProvider, node, set())  # type: ignore[assignment]
         return {q.name for q in names if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
 
-    def _assigned_values(self, name: cst.Name) -> Optional[list]:
+    def assigned_values(self, name: cst.Name) -> Optional[list]:
         """The nodes bound to `name` in its scope: Assign values, defs, or None if unresolvable."""
         scope = self.meta(ScopeProvider, name, None)
         if scope is None:
@@ -141,7 +141,7 @@ class CalleeClassifier:
         if names:
             return self._classify_qualified(text, names)
         if isinstance(func, cst.Name):
-            values = self._assigned_values(func)
+            values = self.assigned_values(func)
             if values is None or len(values) != 1:
                 return Callee(UNKNOWN, reason=f"`{text}` is not bound once in this file to something gradfix can prove parameter-free and deterministic")
             return self._classify_value(text, values[0])
@@ -151,17 +151,17 @@ class CalleeClassifier:
 
     def _classify_self_member(self, text: str, func: cst.Attribute) -> Callee:
         """`self.name`: a value assigned once on `self` in the class, or a method defined once in it."""
-        found = self._self_member(text, func)
+        found = self.self_member(text, func)
         if isinstance(found, Callee):
             return found
         return self._classify_value(text, found)
 
-    def _self_member(self, text: str, func: cst.Attribute):
+    def self_member(self, text: str, func: cst.Attribute):
         """What `self.name` is bound to (an assigned value or a method's def), or why that is unknown."""
         cls = self.enclosing_class(func)
         if cls is None:
             return Callee(UNKNOWN, reason=f"gradfix cannot resolve `{text}` outside a class")
-        values = self._self_attribute_values(func)
+        values = self.self_attribute_values(func)
         members = class_members(cls, func.attr.value)
         if members and values:
             return Callee(UNKNOWN, reason=f"`{text}` is both defined in its class and assigned on `self`")
@@ -207,7 +207,7 @@ class CalleeClassifier:
         if len(defs) != 1:
             return None
         text = code_of(func).strip()
-        member = self._self_member(text, func)
+        member = self.self_member(text, func)
         if member is not defs[0]:
             reason = member.reason if isinstance(member, Callee) else f"`{text}` is also assigned on `self`"
             self._rebound_inlined[id(defs[0])] = f"it is inlined from `{text}`, but {reason}"
@@ -278,7 +278,8 @@ class CalleeClassifier:
         """The module (the file) holding `node`; None if not found."""
         return self._nearest(node, cst.Module)  # type: ignore[return-value]
 
-    def _line(self, node: cst.CSTNode) -> str:
+    def where(self, node: cst.CSTNode) -> str:
+        """`line N` for a node of the file, as messages cite it."""
         position = self.meta(PositionProvider, node, None)
         return f"line {position.start.line}" if position is not None else "another line"
 
@@ -286,7 +287,7 @@ class CalleeClassifier:
         index = self._module_index(cls)
         if index is None:
             return f"gradfix cannot find the module of `{cls.name.value}`"
-        return find_binding(index, cls, attr, own_def, self._line)
+        return find_binding(index, cls, attr, own_def, self.where)
 
     def _classify_qualified(self, text: str, names: Set[str]) -> Callee:
         if names & RANDOM_FUNCTIONS:
@@ -320,14 +321,14 @@ class CalleeClassifier:
         if hooks:
             hook = hooks[0]
             return (
-                f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self._line(hook)}) registers a forward hook, "
+                f"`{text}` is an nn.Module and `{code_of(hook).strip()}()` ({self.where(hook)}) registers a forward hook, "
                 f"which runs at every call of a module: twice in the original, once after the rewrite"
             )
         changes = module_changes(module, text)
         if changes:
             use = changes[0]
             return (
-                f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self._line(use)}) may make it another "
+                f"`{text}` is changed after it was built: `{code_of(use).strip()}` ({self.where(use)}) may make it another "
                 f"(random or stateful) module than its construction shows"
             )
         return ""
@@ -354,7 +355,7 @@ class CalleeClassifier:
 
     def _classify_definition(self, text: str, value: cst.CSTNode) -> Callee:
         if isinstance(value, (cst.Lambda, cst.FunctionDef)):
-            verdict = self._function(value)
+            verdict = self.function_callee(value)
             if verdict.kind == PURE:
                 return Callee(PURE)
             return Callee(verdict.kind, reason=f"`{text}`: {verdict.reason}")
@@ -400,7 +401,7 @@ class CalleeClassifier:
         if isinstance(node, cst.DictComp):
             return self._random_layer(node.value, seen)
         if isinstance(node, cst.Name):
-            values = self._assigned_values(node)
+            values = self.assigned_values(node)
             for value in values or ():
                 found = self._random_layer(value, seen)
                 if found is not None:
@@ -424,7 +425,7 @@ class CalleeClassifier:
         """The class whose body (at any depth) holds `node`, or None."""
         return self._nearest(node, cst.ClassDef)  # type: ignore[return-value]
 
-    def _self_attribute_values(self, func: cst.Attribute) -> list:
+    def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)
         if cls is None:
             return []
@@ -439,9 +440,9 @@ class CalleeClassifier:
         the rule then judges every call in it on its own (`classify`). Calls
         `self.m(...)` must be to such methods of the class (or loss modules).
         """
-        return self._function(node, inline=True).kind == PURE
+        return self.function_callee(node, inline=True).kind == PURE
 
-    def _function(self, node: cst.CSTNode, inline: bool = False) -> Callee:
+    def function_callee(self, node: cst.CSTNode, inline: bool = False) -> Callee:
         """A lambda's or def's verdict; `inline`: see `pure_function` (a callee needs the strict one)."""
         key = (id(node), inline)
         if key in self._function_cache:

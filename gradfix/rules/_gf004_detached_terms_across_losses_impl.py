@@ -102,7 +102,7 @@ class Visitor(BlockVisitor):
 
     def _helper_def(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
         if isinstance(func, cst.Name):
-            values = self.classifier._assigned_values(func)
+            values = self.classifier.assigned_values(func)
             if values and len(values) == 1 and isinstance(values[0], cst.FunctionDef):
                 if isinstance(self.get_metadata(ParentNodeProvider, values[0], None), cst.Module):
                     return values[0]
