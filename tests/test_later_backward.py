@@ -134,3 +134,30 @@ def step():
 """
     result = _lint(source, ["GF001"])
     assert [(f.code, f.fixable) for f in result.findings] == [("GF001", True)]
+
+
+LOOP_OVER_A_PRODUCT = """import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+def step():
+    # two graph-free tensors multiplied: `base` holds a graph (the product saves its factors)
+    base = torch.randn(3, requires_grad=True) * torch.randn(3)
+    for i in range(2):
+        l1 = (base * 2.0).sum()
+        l2 = (w * 3.0).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+"""
+
+
+def test_a_product_of_graph_free_tensors_built_before_the_loop_holds_a_graph():
+    result = _lint(LOOP_OVER_A_PRODUCT, ["GF003"])
+    assert [(f.code, f.line, f.fixable) for f in result.findings] == [("GF003", 13, False)]
+    assert "`base` (line 9) is built before the loop" in result.findings[0].message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(LOOP_OVER_A_PRODUCT, ["GF003"], unsafe=True).fixed
+    report = harness.verify_pair(LOOP_OVER_A_PRODUCT, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error

@@ -40,10 +40,8 @@ def graph_free(value: cst.BaseExpression) -> bool:
         return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return graph_free(value.elt)
-    if isinstance(value, cst.BinaryOperation):  # `loss_a.item() + loss_b.item()`
-        return graph_free(value.left) and graph_free(value.right)
-    if isinstance(value, cst.UnaryOperation):
-        return graph_free(value.expression)
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):  # `loss_a.item() + loss_b.item()`
+        return _python_value(value)
     if isinstance(value, cst.Call):
         func = value.func
         if isinstance(func, cst.Attribute) and func.attr.value in DROPS_GRAPH:
@@ -61,6 +59,24 @@ def graph_free(value: cst.BaseExpression) -> bool:
             return text.startswith(("torch.", "nn.", "optim."))
         if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
             return graph_free(func.value)
+    return False
+
+
+def _python_value(value: cst.BaseExpression) -> bool:
+    """Arithmetic on values that are no tensors or hold no graph and need none (`a.item() + 1.0`,
+    `-h.detach()`). Not on graph-free tensors in general: `torch.randn(3, requires_grad=True) * w`
+    is built from two graph-free values and holds a graph."""
+    if isinstance(value, cst.BinaryOperation):
+        return _python_value(value.left) and _python_value(value.right)
+    if isinstance(value, cst.UnaryOperation):
+        return _python_value(value.expression)
+    if is_literal(value):
+        return True
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in DROPS_GRAPH:
+            return True
+        return isinstance(func, cst.Name) and func.value in PYTHON_VALUES
     return False
 
 
