@@ -12,7 +12,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import List
+from typing import Callable, List
 
 # Directories never descended into when walking (explicit file arguments are
 # always checked). The same defaults as ruff, so results agree on a tree.
@@ -157,6 +157,18 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """
     target = Path(path).resolve()
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+
+    def keep_mode(tmp: str) -> None:
+        if mode is not None:
+            os.chmod(tmp, mode)
+
+    _write_then_rename(target, data, durable=durable, before_rename=keep_mode)
+
+
+def _write_then_rename(target: Path, data: bytes, *, durable: bool, before_rename: Callable[[str], None]) -> None:
+    """Write `data` to a temporary file beside `target`, call `before_rename(temporary path)`
+    (permissions, owner, last checks: it may raise), then rename it over `target`. Whatever
+    fails, the temporary file is removed and `target` is untouched."""
     clean_stale_temporaries(target.parent)
     fd, tmp = _temporary(target)
     try:
@@ -165,8 +177,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        before_rename(tmp)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -216,13 +227,8 @@ def replace_file(path: Path, data: bytes, *, original: bytes) -> None:
         raise NotReplaced("not writable; not fixed")
     if st.st_nlink > 1:
         raise NotReplaced(f"has {st.st_nlink} hard links; not fixed (replacing it would split them)")
-    clean_stale_temporaries(target.parent)
-    fd, tmp = _temporary(target)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+
+    def keep_owner_and_mode(tmp: str) -> None:
         if hasattr(os, "chown"):
             try:
                 os.chown(tmp, st.st_uid, st.st_gid)
@@ -234,13 +240,8 @@ def replace_file(path: Path, data: bytes, *, original: bytes) -> None:
         os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after chown, which may clear set-id bits
         if not _unchanged(target, expected):
             raise NotReplaced("changed on disk since it was read; not fixed")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    _write_then_rename(target, data, durable=True, before_rename=keep_owner_and_mode)
 
 
 def _umask() -> int:

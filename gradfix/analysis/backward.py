@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
 from gradfix.analysis.loops import function_parameters, loop_reasons
+from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import scan_between, stores_into
 from gradfix.analysis.exprs import binding_counts, code_of, read_paths, same_expr, strip_parens
@@ -332,12 +333,6 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     return hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
-
-
-# What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
-# `torch.autograd.grad(...)`, Lightning's `self.manual_backward(loss)`, Accelerate's and Fabric's
-# `accelerator.backward(loss)`.
-BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
 
 
 def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts") -> List[Reason]:

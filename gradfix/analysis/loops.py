@@ -25,7 +25,14 @@ import libcst as cst
 
 from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
 from gradfix.reasons import LOOP, Reason
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, DROPS_GRAPH, GRAPH_FREE_FACTORIES, KEEPS_GRAPH_FREE, PYTHON_VALUES
+from gradfix.analysis.vocabulary import (
+    BUILTINS_GRAPH_FREE,
+    COLLECTING_METHODS,
+    GRAPH_FREE_FACTORIES,
+    KEEPS_GRAPH_FREE,
+    PYTHON_VALUES,
+    VALUE_METHODS,
+)
 
 _LOOPS = (cst.For, cst.While)
 
@@ -40,14 +47,10 @@ def graph_free(value: cst.BaseExpression) -> bool:
         return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return graph_free(value.elt)
-    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):  # `loss_a.item() + loss_b.item()`
-        return _python_value(value)
+    if _python_value(value):  # `loss.item()`, `float(loss)`, `loss_a.item() + loss_b.item()`
+        return True
     if isinstance(value, cst.Call):
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DROPS_GRAPH:
-            return True
-        if isinstance(func, cst.Name) and func.value in PYTHON_VALUES:
-            return True
         text = code_of(func).strip()
         last = text.rsplit(".", 1)[-1]
         if isinstance(func, cst.Name) and func.value in BUILTINS_GRAPH_FREE:
@@ -74,7 +77,7 @@ def _python_value(value: cst.BaseExpression) -> bool:
         return True
     if isinstance(value, cst.Call):
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DROPS_GRAPH:
+        if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
             return True
         return isinstance(func, cst.Name) and func.value in PYTHON_VALUES
     return False
@@ -214,10 +217,6 @@ def _innermost_loop(scope: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.CST
     return found[0]
 
 
-# Methods that store their arguments into the object they are called on.
-_COLLECTING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft", "put"})
-
-
 def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
     """(root name, stored value) for every store into an object in `body`, in source order:
     `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`."""
@@ -231,7 +230,7 @@ def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _COLLECTING:
+            if isinstance(func, cst.Attribute) and func.attr.value in COLLECTING_METHODS:
                 name = root(func.value)
                 if name is not None:
                     found.extend((name, arg.value) for arg in node.args)

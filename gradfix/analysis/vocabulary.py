@@ -394,10 +394,17 @@ GRAPH_FREE_FACTORIES = frozenset(
 KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
 # Builtins whose result holds a graph only if an argument does.
 BUILTINS_GRAPH_FREE = frozenset({"range", "len", "list", "dict", "tuple", "set", "zip", "enumerate", "int", "float", "str", "bool", "sorted", "print"})
-# Methods whose result holds no graph whatever they are called on (`loss.item()`, `h.detach()`),
-# and builtins that return Python values (`float(loss)`; not `round`, which returns a tensor).
-DROPS_GRAPH = frozenset({"item", "tolist", "numpy", "detach"})
+# Builtins that return Python values whatever they are given (`float(loss)`; not `round`, which
+# returns a tensor, so VALUE_FUNCTIONS will not do): with VALUE_METHODS, whose results hold no
+# graph either, what a loop may collect or compute without carrying a graph (`analysis.loops`).
 PYTHON_VALUES = frozenset({"float", "int", "bool", "str", "repr", "len"})
+# Methods that store their arguments into the object they are called on: a loop that calls one
+# on an object from before it hands the stored values to the next iteration (`analysis.loops`).
+COLLECTING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft", "put"})
+# What backpropagates when called, by the name called: `x.backward()`, `torch.autograd.backward(...)`,
+# `torch.autograd.grad(...)`, Lightning's `self.manual_backward(loss)`, Accelerate's and Fabric's
+# `accelerator.backward(loss)` (`backward.later_use_reasons`).
+BACKPROP_NAMES = frozenset({"backward", "grad", "manual_backward"})
 
 # -- introspection: reads of names by their strings ---------------------------------------------
 

@@ -62,7 +62,7 @@ from __future__ import annotations
 import ast
 
 from gradfix import prechecks
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, DROPS_GRAPH, KEEPS_GRAPH_FREE, PYTHON_VALUES
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, KEEPS_GRAPH_FREE, PYTHON_VALUES, VALUE_METHODS
 
 CODE = "GF005"
 NAME = "needless-retain-graph"
@@ -115,7 +115,7 @@ def _loop_might_match(loop, params) -> bool:
             func = node.func
             if isinstance(func, ast.Name) and func.id not in BUILTINS_GRAPH_FREE and func.id not in PYTHON_VALUES:
                 return False
-            if isinstance(func, ast.Attribute) and func.attr not in KEEPS_GRAPH_FREE and func.attr not in DROPS_GRAPH:
+            if isinstance(func, ast.Attribute) and func.attr not in KEEPS_GRAPH_FREE and func.attr not in VALUE_METHODS:
                 if not ast.unparse(func).startswith(("torch.", "nn.", "optim.")):
                     return False
     return True
