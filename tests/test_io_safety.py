@@ -82,6 +82,15 @@ def unprivileged(tmp_path):
     if probe.returncode != 0:  # pragma: no cover - a container without the capability
         shutil.rmtree(directory)
         pytest.skip("setpriv cannot switch to nobody here")
+    # `nobody` must be able to run this checkout's gradfix: not so in a clone inside a private
+    # directory (`mktemp -d` makes it 0700), where every run as `nobody` would fail to import.
+    imports = subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-c", "import gradfix.cli"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=directory, capture_output=True,
+    )
+    if imports.returncode != 0:
+        shutil.rmtree(directory)
+        pytest.skip("nobody cannot import this checkout's gradfix (a private directory on the way to it)")
     yield NOBODY, directory
     for dirpath, dirnames, _ in os.walk(directory):
         for name in dirnames:
