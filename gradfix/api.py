@@ -48,7 +48,7 @@ class Options:
     ignore_noqa: bool = False
     grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT
 
-    def lint_options(self, *, fix: bool = False, with_edits: bool = False) -> LintOptions:
+    def lint_options(self, *, fix: bool = False) -> LintOptions:
         """The engine's options for these, no configuration read: the codes of the rules
         `select` and `ignore` choose (`ValueError` for an unknown selector), and the flags."""
         from gradfix.rules import SelectionError, select
@@ -62,7 +62,6 @@ class Options:
             fix=fix,
             unsafe_fixes=self.unsafe_fixes,
             ignore_noqa=self.ignore_noqa,
-            with_edits=with_edits,
             grad_scale_import=self.grad_scale_import,
         )
 

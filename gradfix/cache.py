@@ -4,7 +4,7 @@ An entry is keyed by the SHA-256 of: the file's bytes; gradfix's version and a
 digest of its own source files (so an edited checkout never reuses results of
 other code); the Python and libcst versions (they decide what parses); and the
 file's `gradfix.options.LintOptions`: the rule codes, `fix`, `unsafe_fixes`,
-`ignore_noqa`, `with_edits` and `grad_scale_import`. The path is not part of
+`ignore_noqa` and `grad_scale_import`. The path is not part of
 the key (identical files share an entry; a result is given the path it is
 looked up for); rules use the path only to label their findings.
 
@@ -12,8 +12,7 @@ Entries are JSON files under the cache directory (`.gradfix_cache/` in the
 current directory unless `GRADFIX_CACHE_DIR` names another), written to a
 temporary file in the same directory and moved into place with `os.replace`,
 so a reader sees a whole entry or none, and two runs writing the same entry
-write the same bytes. Results hold no libcst nodes (see
-`gradfix.parallel.strip_nodes`).
+write the same bytes. Results hold no libcst nodes: a fix is its text edits.
 
 Integrity. A result holds code: `fix --apply` writes an entry's fixed bytes
 into the user's file, and the edits of JSON/SARIF output are offered as safe
@@ -61,7 +60,7 @@ from gradfix.options import LintOptions
 
 ENV_DIR = "GRADFIX_CACHE_DIR"
 DEFAULT_DIR = ".gradfix_cache"
-SCHEMA = 3
+SCHEMA = 4
 KEY_BYTES = 32
 KEY_NAME = "cache-key"
 
@@ -191,7 +190,7 @@ class Cache:
         """The entry's name: what a `gradfix.parallel.Task` holds but the path."""
         o = options
         settings = json.dumps(
-            [fingerprint(), sorted(o.codes), bool(o.fix), bool(o.unsafe_fixes), bool(o.ignore_noqa), bool(o.with_edits), o.grad_scale_import]
+            [fingerprint(), sorted(o.codes), bool(o.fix), bool(o.unsafe_fixes), bool(o.ignore_noqa), o.grad_scale_import]
         ).encode()
         digest = hashlib.sha256(settings + b"\0")
         digest.update(data)
@@ -292,24 +291,20 @@ def _finding_to_json(finding: Finding) -> Dict[str, Any]:
         value = getattr(finding, f.name)
         if f.name == "fix":
             value = None if value is None else _fix_to_json(value)
-        elif f.name == "edits":
-            value = [[e.start_line, e.end_line, e.content] for e in value]
         out[f.name] = value
     return out
 
 
 def _fix_to_json(fix: Fix) -> Dict[str, Any]:
-    if fix.replacements:
-        raise TypeError("a fix with libcst replacements is not cached")
     out: Dict[str, Any] = {}
     for f in dataclasses.fields(fix):
-        if f.name == "replacements":
-            continue
         value = getattr(fix, f.name)
-        if f.name == "imports":
-            value = [list(item) for item in value]
+        if f.name == "edits":
+            value = [[e.start_line, e.end_line, e.content] for e in value]
         elif f.name == "first" and value is not None:
             value = list(value)
+        elif f.name == "statements":
+            value = sorted([line, column] for line, column in value)
         out[f.name] = value
     return out
 
@@ -369,34 +364,34 @@ def _fields(document: Any, cls, excluded: Sequence[str]) -> Dict[str, Any]:
 
 
 def _fix_from_json(item: Any) -> Fix:
-    values = _fields(item, Fix, ("replacements",))
-    imports = []
-    for entry in _list(values["imports"]):
-        if len(_list(entry)) != 3:
-            raise ValueError("an import is (module, name, alias)")
-        imports.append(tuple(_str(part) for part in entry))
-    first = values["first"]
-    if first is not None:
-        if len(_list(first)) != 2:
-            raise ValueError("first is (line, column)")
-        first = (_int(first[0]), _int(first[1]))
-    return Fix(
-        safe=_bool(values["safe"]),
-        replacements={},
-        description=_str(values["description"]),
-        unsafe_reason=_str(values["unsafe_reason"]),
-        imports=tuple(imports),
-        first=first,
-    )
-
-
-def _finding_from_json(item: Any, path: str) -> Finding:
-    values = _fields(item, Finding, ("path",))
+    values = _fields(item, Fix, ())
     edits = []
     for entry in _list(values["edits"]):
         if len(_list(entry)) != 3:
             raise ValueError("an edit is (start, end, content)")
         edits.append(TextEdit(_int(entry[0]), _int(entry[1]), _str(entry[2])))
+    first = values["first"]
+    if first is not None:
+        if len(_list(first)) != 2:
+            raise ValueError("first is (line, column)")
+        first = (_int(first[0]), _int(first[1]))
+    statements = []
+    for entry in _list(values["statements"]):
+        if len(_list(entry)) != 2:
+            raise ValueError("a statement is (line, column)")
+        statements.append((_int(entry[0]), _int(entry[1])))
+    return Fix(
+        safe=_bool(values["safe"]),
+        description=_str(values["description"]),
+        unsafe_reason=_str(values["unsafe_reason"]),
+        edits=tuple(edits),
+        first=first,
+        statements=frozenset(statements),
+    )
+
+
+def _finding_from_json(item: Any, path: str) -> Finding:
+    values = _fields(item, Finding, ("path",))
     return Finding(
         path=path,
         line=_int(values["line"]),
@@ -406,7 +401,6 @@ def _finding_from_json(item: Any, path: str) -> Finding:
         fix=_optional(_fix_from_json, values["fix"]),
         end_line=_int(values["end_line"]),
         end_col=_int(values["end_col"]),
-        edits=tuple(edits),
     )
 
 

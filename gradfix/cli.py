@@ -100,7 +100,7 @@ def _use_color(stream) -> bool:
 # --- the run over files: gradfix.api ---------------------------------------------------------
 
 
-def _lint(paths: Sequence[str], options, *, fix: bool, with_edits: bool = False, stdin: Optional[bytes] = None):
+def _lint(paths: Sequence[str], options, *, fix: bool, stdin: Optional[bytes] = None):
     """`gradfix.api.lint_paths` with the progress bar; a bad selector is a usage error, a bad
     configuration one line (both exit 2)."""
     from gradfix import api
@@ -109,7 +109,7 @@ def _lint(paths: Sequence[str], options, *, fix: bool, with_edits: bool = False,
     from gradfix.rules import SelectionError
 
     try:
-        return api.lint_paths(paths, options, fix=fix, with_edits=with_edits, stdin=stdin, progress=tracked)
+        return api.lint_paths(paths, options, fix=fix, stdin=stdin, progress=tracked)
     except SelectionError as exc:
         raise click.UsageError(str(exc)) from None
     except ConfigError as exc:
@@ -219,8 +219,7 @@ def check(paths, output_format, output_file, statistics, show_diff, show_fixes, 
     from gradfix.output import statistics as render_statistics
 
     options = _options(kwargs)
-    wants_edits = show_fixes or output_format in ("full", "json", "sarif")
-    run = _lint(list(paths) or ["."], options, fix=show_diff, with_edits=wants_edits)
+    run = _lint(list(paths) or ["."], options, fix=show_diff)
     _report_errors(run.errors)
 
     findings = sorted(

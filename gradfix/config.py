@@ -532,7 +532,6 @@ class Settings:
         fix: bool = False,
         unsafe_fixes: Optional[bool] = None,
         ignore_noqa: bool = False,
-        with_edits: bool = False,
         grad_scale_import: Optional[str] = None,
         **selectors: Any,
     ) -> LintOptions:
@@ -545,7 +544,6 @@ class Settings:
             fix=fix,
             unsafe_fixes=self.unsafe_fixes if unsafe_fixes is None else unsafe_fixes,
             ignore_noqa=ignore_noqa,
-            with_edits=with_edits,
             grad_scale_import=self.grad_scale_import if grad_scale_import is None else grad_scale_import,
         )
 

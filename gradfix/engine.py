@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradfix import prechecks
-from gradfix.findings import Finding, TextEdit, is_suppressed, noqa_map
+from gradfix.findings import Finding, is_suppressed, noqa_map
 from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT, LintOptions
 
 # Fixes that conflict (touch the same statement) are applied over several
@@ -176,9 +176,8 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
     """Lint one file's bytes with the rules `options.codes` names.
 
     `options.fix` applies fixes (unsafe ones too with `unsafe_fixes`) and
-    returns the new bytes in `fixed`; `with_edits` attaches each finding's own
-    fix as text edits (for formats that show or serialise fixes);
-    `grad_scale_import` is where rewritten code takes the gradient-scaling op
+    returns the new bytes in `fixed` (each finding's fix is its text edits,
+    `Fix.edits`, whether or not it is applied); `grad_scale_import` is where rewritten code takes the gradient-scaling op
     from: a module path, or `inline` to define it once in the file (see
     `gradfix.options.LintOptions`).
     """
@@ -198,28 +197,27 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
         result.error = "1:1: too deeply nested for gradfix's analysis (RecursionError)"
         return result
     findings, suppressed = _unsuppressed(findings, module.code, options.ignore_noqa)
-    if options.with_edits:
-        findings = [_with_edits(module, f) for f in findings]
     result.findings = findings
     result.suppressed = suppressed
     if not options.fix:
         result.remaining = list(findings)
         return result
 
-    current = data
+    from gradfix.fixes.apply import apply_fixes
+
+    text = module.code
     applied = 0
     fixed_findings: List[Finding] = []
     for _ in range(MAX_FIX_PASSES):
         fixable = [f for f in findings if f.fix is not None and (f.fix.safe or options.unsafe_fixes)]
         if not fixable:
             break
-        new_module, done = apply_fixes(module, fixable)
+        text, done = apply_fixes(text, fixable)
         if not done:
             break
         applied += len(done)
         fixed_findings.extend(done)
-        current = new_module.bytes
-        reparsed = _parse(current)
+        reparsed = _parse(text.encode(module.encoding))
         if isinstance(reparsed, str):  # pragma: no cover - a bug in a rule's rewrite
             result.error = f"internal error: the fixed code does not parse ({reparsed}); file left unchanged"
             result.applied = 0
@@ -230,32 +228,11 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
     result.applied = applied
     result.fixed_findings = fixed_findings
     result.remaining = findings
-    if current != data:
-        result.fixed = current
+    if applied:
+        current = text.encode(module.encoding)
+        if current != data:
+            result.fixed = current
     return result
-
-
-def _with_edits(module, finding: Finding) -> Finding:
-    """The finding with its fix alone applied, expressed as whole-line edits."""
-    import dataclasses
-    import difflib
-
-    if finding.fix is None:
-        return finding
-    new_module, done = apply_fixes(module, [finding])
-    count = len(done)
-    if not count:
-        return finding
-    from gradfix.files import lines_with_ends
-
-    before = lines_with_ends(module.code)
-    after = lines_with_ends(new_module.code)
-    edits = []
-    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "equal":
-            edits.append(TextEdit(i1 + 1, i2 + 1, "".join(after[j1:j2])))
-    return dataclasses.replace(finding, edits=tuple(edits))
 
 
 def _parse(data: bytes):
@@ -344,7 +321,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from gradfix.analysis.facts import FileFacts
-    from gradfix.fixes.apply import op_names
+    from gradfix.fixes.imports import op_names
     from gradfix.rules import RuleContext, visitor
 
     wrapper = MetadataWrapper(module)
@@ -362,16 +339,9 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     findings: List[Finding] = []
     for rule in rules:
         stronger = [f for code in getattr(rule, "SUPERSEDED_BY", ()) for f in by_code.get(code, ())]
-        taken = {id(node) for f in stronger if f.fix is not None for node in f.fix.replacements}
+        taken = {start for f in stronger if f.fix is not None for start in f.fix.statements}
         for finding in by_code[rule.CODE]:
-            if finding.fix is not None and any(id(node) in taken for node in finding.fix.replacements):
+            if finding.fix is not None and not taken.isdisjoint(finding.fix.statements):
                 continue  # the same statements are covered by a better rewrite
             findings.append(finding)
     return findings, wrapper.module
-
-
-def apply_fixes(module, findings: Iterable[Finding]):
-    """Apply the fixes whose statements do not overlap an earlier one's; return (module, the findings applied)."""
-    from gradfix.fixes.apply import apply_fixes as apply
-
-    return apply(module, findings)

@@ -1,9 +1,11 @@
 """Findings, fixes and suppression comments.
 
-A rule reports a `Finding`; where it can rewrite the code it attaches a `Fix`.
-A fix is a set of statement replacements keyed by the *original* libcst
-statement nodes (identity, not equality), so the engine can apply the fixes of
-several findings in one tree transformation and detect overlaps.
+A rule reports a `Finding`; where it can rewrite the code it attaches a `Fix`:
+whole-line text edits of the file it was found in (a rule builds the rewrite
+on libcst's tree, `gradfix.fixes.rewrite.Rewrite`, and keeps only its edits),
+so findings hold no libcst node: they pickle, cache and serialise as they
+are, and the engine applies several findings' fixes by text
+(`gradfix.fixes.apply`).
 """
 
 from __future__ import annotations
@@ -12,32 +14,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
-
-if TYPE_CHECKING:  # libcst is imported only when a file is parsed
-    import libcst as cst
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A rewrite of one finding.
-
-    `replacements` maps each original statement to the statements that take its
-    place (an empty sequence deletes it). `safe` is True only when the rewrite
-    is proven exact; otherwise `unsafe_reason` names the unproven condition.
-    """
-
-    safe: bool
-    replacements: "Mapping[cst.CSTNode, Sequence[cst.BaseStatement]]"
-    description: str
-    unsafe_reason: str = ""
-    # Names the rewritten code needs imported: (module, name, alias).
-    imports: Tuple[Tuple[str, str, str], ...] = ()
-    # (line, column) of the code the fix changes first, where that is above
-    # the finding (GF004 reports the second evaluation and hoists the first).
-    # Overlapping fixes are applied one per pass in this order, so the names
-    # they introduce (`kl_shared`, `kl_shared_2`) follow the code.
-    first: Optional[Tuple[int, int]] = None
+from typing import Dict, FrozenSet, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -50,6 +27,29 @@ class TextEdit:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """The rewrite of one finding, as text edits of the file it was found in.
+
+    `safe` is True only when the rewrite is proven exact; otherwise
+    `unsafe_reason` names the unproven condition.
+    """
+
+    safe: bool
+    description: str
+    unsafe_reason: str = ""
+    edits: Tuple[TextEdit, ...] = ()
+    # (line, column) of the code the fix changes first, where that is above
+    # the finding (GF004 reports the second evaluation and hoists the first).
+    # Overlapping fixes are applied one per pass in this order, so the names
+    # they introduce (`kl_shared`, `kl_shared_2`) follow the code.
+    first: Optional[Tuple[int, int]] = None
+    # Where the statements the fix replaces start (line, column): a rule's
+    # finding gives way to a stronger rule's whose fix replaces one of them
+    # (SUPERSEDED_BY).
+    statements: FrozenSet[Tuple[int, int]] = field(default=frozenset(), compare=False)
+
+
+@dataclass(frozen=True)
 class Finding:
     path: str
     line: int  # 1-based
@@ -59,13 +59,15 @@ class Finding:
     fix: Optional[Fix] = field(default=None, compare=False)
     end_line: int = 0
     end_col: int = 0
-    # The fix as text edits of the original file, filled in by the engine
-    # when an output format shows or serialises fixes.
-    edits: Tuple[TextEdit, ...] = field(default=(), compare=False)
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.safe
+
+    @property
+    def edits(self) -> Tuple[TextEdit, ...]:
+        """The fix's text edits (none without a fix)."""
+        return self.fix.edits if self.fix is not None else ()
 
     def sort_key(self) -> Tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)

@@ -8,8 +8,8 @@ replaced by a placeholder line of the same count, `__gradfix_magic__()`
 (an unknown call: between two passes it makes a fix unsafe, as any code
 gradfix cannot see would), so every row maps back to `cell N, line L`.
 
-Fixes are taken from the engine as whole-line text edits (`LintOptions`'s
-`with_edits`) and written into the cells they fall in. A fix with an edit
+Fixes are taken from the engine as whole-line text edits (`Fix.edits`) and
+written into the cells they fall in. A fix with an edit
 whose lines belong to two cells, or that would rewrite a magic line, is not
 applied: it is reported without a fix. Only the `source` values of edited
 cells change in the file; every other byte (outputs, metadata, key order,
@@ -182,21 +182,22 @@ class Notebook:
         rows = [int(n) for n in re.findall(r"\d+", match.group(2))]
         return ", ".join("line {1} of cell {0}".format(*self.locate(row)) for row in rows)
 
-    def map_finding(self, finding: Finding, *, keep_fix: bool = True) -> CellFinding:
+    def map_finding(self, finding: Finding) -> CellFinding:
         cell, line = self.locate(finding.line)
         end_cell, end_line = self.locate(finding.end_line) if finding.end_line > 0 else (cell, 0)
-        fix, edits, message = finding.fix, (), finding.message
+        fix, message = finding.fix, finding.message
         if fix is not None:
             placed, why = self.placement(finding)
             if placed is None:
                 fix = None
                 message = f"{message} [no fix in a notebook: {why}]"
-            elif keep_fix:
+            else:
+                # Line numbers of the fix's statements are the concatenation's: they only ever
+                # compare with another fix of the same source (SUPERSEDED_BY, in the engine).
                 edits = tuple(CellEdit(s, e, content, cell=c.index) for c, s, e, content in placed)
-        if fix is not None and fix.unsafe_reason:
-            fix = dataclasses.replace(fix, unsafe_reason=self.map_lines(fix.unsafe_reason))
+                fix = dataclasses.replace(fix, edits=edits, unsafe_reason=self.map_lines(fix.unsafe_reason))
         base = {f.name: getattr(finding, f.name) for f in dataclasses.fields(Finding)}
-        base.update(line=line, end_line=end_line, message=self.map_lines(message), fix=fix, edits=edits)
+        base.update(line=line, end_line=end_line, message=self.map_lines(message), fix=fix)
         return CellFinding(**base, cell=cell, end_cell=end_cell)
 
     def placement(self, finding: Finding) -> Tuple[Optional[List[tuple]], str]:

@@ -24,8 +24,7 @@ class LintOptions:
 
     `codes`: the rule codes to run (any order; a list is stored as a tuple). `fix` applies the
     safe fixes and returns the new bytes (`unsafe_fixes`: the unsafe ones too); `ignore_noqa`
-    reports what `# noqa` suppresses; `with_edits` attaches each finding's own fix as text edits
-    (for the formats that show or serialise fixes); `grad_scale_import` is where rewritten code
+    reports what `# noqa` suppresses; `grad_scale_import` is where rewritten code
     takes the gradient-scaling ops from: a module path, or "inline" to define them in the file.
     """
 
@@ -33,7 +32,6 @@ class LintOptions:
     fix: bool = False
     unsafe_fixes: bool = False
     ignore_noqa: bool = False
-    with_edits: bool = False
     grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT
 
     def __post_init__(self) -> None:

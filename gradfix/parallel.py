@@ -28,7 +28,6 @@ prefilter (the only ones worth caching) and filled with what was computed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Iterable, Iterator, List, NamedTuple, Optional
 
@@ -102,7 +101,7 @@ def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iter
 
 
 def lint_task(task: Task) -> FileResult:
-    """Lint one task in this process: the engine's result without libcst nodes, never an exception."""
+    """Lint one task in this process: the engine's result (it holds no libcst node), never an exception."""
     from gradfix.engine import lint_bytes
 
     try:
@@ -111,7 +110,7 @@ def lint_task(task: Task) -> FileResult:
         return FileResult(task.path, error="1:1: too deeply nested for gradfix's analysis (RecursionError)")
     except Exception as exc:  # noqa: BLE001 - one file's internal error must not end the run
         return FileResult(task.path, error=internal_error(exc))
-    return strip_nodes(result)
+    return result
 
 
 def internal_error(exc: BaseException) -> str:
@@ -120,20 +119,6 @@ def internal_error(exc: BaseException) -> str:
         text = text[:117] + "..."
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return f"internal error: {what} (a gradfix bug: please report it with this file)"
-
-
-def strip_nodes(result: FileResult) -> FileResult:
-    """`result` with every fix's libcst `replacements` emptied (picklable, and JSON-serialisable)."""
-    result.findings = [_stripped(f) for f in result.findings]
-    result.remaining = [_stripped(f) for f in result.remaining]
-    result.fixed_findings = [_stripped(f) for f in result.fixed_findings]
-    return result
-
-
-def _stripped(finding):
-    if finding.fix is None or not finding.fix.replacements:
-        return finding
-    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, replacements={}))
 
 
 def _candidates(data: bytes, rules) -> bool:

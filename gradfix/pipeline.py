@@ -1,7 +1,7 @@
 """Runs over paths: what `gradfix check`, `fix` and `verify` do between parsing their options and
 printing, available to Python as `gradfix.api.lint_paths`.
 
-`lint_paths(paths, RunOptions(...), fix=..., with_edits=...)` walks the paths (directories with
+`lint_paths(paths, RunOptions(...), fix=...)` walks the paths (directories with
 the configured excludes and `.gitignore`; `-` is standard input), gives each file the options of
 its nearest configuration with the run's selection on top (`gradfix.config.Settings.lint_options`),
 lints them in worker processes through the result cache (`gradfix.parallel.lint_many`), lints a
@@ -154,12 +154,11 @@ def lint_paths(
     options: RunOptions = RunOptions(),
     *,
     fix: bool = False,
-    with_edits: bool = False,
     stdin: Optional[bytes] = None,
     progress: Optional[Progress] = None,
 ) -> Run:
     """Lint the files under `paths` (see the module documentation); `fix` computes the fixed
-    bytes, `with_edits` attaches each finding's fix as text edits. `paths == ["-"]` lints `stdin`
+    bytes (every finding's fix carries its text edits either way). `paths == ["-"]` lints `stdin`
     (standard input's bytes when None)."""
     from gradfix.cache import Cache
     from gradfix.config import ConfigError, SettingsResolver, discover_files
@@ -188,8 +187,8 @@ def lint_paths(
         notebook = is_notebook(name)
         try:
             settings = resolver.for_path(settings_path)
-            # A notebook is linted as its code cells' concatenation, always with each fix's edits:
-            # they say which cells a fix touches, and the fixes are applied cell by cell afterwards.
+            # A notebook is linted as its code cells' concatenation; each fix's edits say which
+            # cells it touches, and the fixes are applied cell by cell afterwards.
             lint_options = settings.lint_options(
                 settings_path,
                 cli_select=options.select,
@@ -198,7 +197,6 @@ def lint_paths(
                 fix=fix and not notebook,
                 unsafe_fixes=options.unsafe_fixes,
                 ignore_noqa=options.ignore_noqa,
-                with_edits=with_edits or notebook,
                 grad_scale_import=options.grad_scale_import,
             )
         except (ConfigError, SelectionError) as exc:

@@ -56,7 +56,7 @@ def analyse(uri: str, text: str, *, fix: bool = False) -> Analysis:
     try:
         settings = SettingsResolver().for_path(path)
         # Fixes from the editor are the safe ones, whatever the configuration's `unsafe-fixes`.
-        options = settings.lint_options(path, fix=fix, unsafe_fixes=False, with_edits=not fix)
+        options = settings.lint_options(path, fix=fix, unsafe_fixes=False)
     except (ConfigError, SelectionError) as exc:
         return Analysis(error=f"configuration: {exc}")
     if settings.is_excluded(path):

@@ -300,14 +300,14 @@ def test_the_reader_checks_exactly_the_fields_the_writer_writes(env, tmp_path):
     from gradfix.engine import FileResult
     from gradfix.findings import Finding, Fix, TextEdit
 
-    fix = Fix(safe=False, replacements={}, description="d", unsafe_reason="r", imports=(("m", "n", "a"),), first=(3, 4))
-    finding = Finding("p.py", 5, 6, "GF001", "msg", fix, 7, 8, (TextEdit(1, 2, "x\n"),))
+    fix = Fix(safe=False, description="d", unsafe_reason="r", edits=(TextEdit(1, 2, "x\n"),), first=(3, 4), statements=frozenset({(2, 0), (5, 4)}))
+    finding = Finding("p.py", 5, 6, "GF001", "msg", fix, 7, 8)
     result = FileResult("p.py", [finding], b"fixed\n", 1, [finding], None, 2)
     cache = Cache(tmp_path / "c")
     cache.put("ab" * 32, result)
     back = cache.get("ab" * 32, "q.py")
     assert back is not None
-    assert back.findings[0].fix == fix
+    assert back.findings[0].fix == fix and back.findings[0].fix.statements == fix.statements
     assert back.findings[0].edits == finding.edits
     assert (back.fixed, back.applied, back.suppressed, back.error) == (b"fixed\n", 1, 2, None)
     assert back.findings[0].path == "q.py" and back.remaining[0].line == 5

@@ -9,25 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding, Fix, TextEdit
 from gradfix.output import FORMATS, render, statistics
-
-try:
-    from gradfix.findings import TextEdit
-except ImportError:  # before findings.py grew the field: the renderers are duck-typed
-
-    @dataclasses.dataclass(frozen=True)
-    class TextEdit:  # type: ignore[no-redef]
-        start_line: int
-        end_line: int
-        content: str
 
 
 def with_edits(finding: Finding, *edits) -> Finding:
-    if any(f.name == "edits" for f in dataclasses.fields(finding)):
-        return dataclasses.replace(finding, edits=tuple(edits))
-    object.__setattr__(finding, "edits", tuple(edits))
-    return finding
+    return dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, edits=tuple(edits)))
 
 
 SOURCE = """\
@@ -52,10 +39,8 @@ SAFE = with_edits(
         message="`F.mse_loss` is evaluated twice",
         fix=Fix(
             safe=True,
-            replacements={},
             description="Evaluate `F.mse_loss` once with `grad_scale`",
             unsafe_reason="",
-            imports=(),
         ),
         end_line=8,
         end_col=36,
@@ -73,10 +58,8 @@ UNSAFE = with_edits(
         message="`net` is evaluated twice [unsafe fix: `net` may own parameters]",
         fix=Fix(
             safe=False,
-            replacements={},
             description="Evaluate `net` once",
             unsafe_reason="`net` may own parameters",
-            imports=(),
         ),
         end_line=10,
         end_col=6,
@@ -229,7 +212,7 @@ def test_full_out_of_range_positions_do_not_crash():
     odd = [
         with_edits(
             Finding(path="t.py", line=50, col=0, code="GF001", message="far", end_line=3, end_col=0,
-                    fix=Fix(safe=True, replacements={}, description="d")),
+                    fix=Fix(safe=True, description="d")),
             TextEdit(40, 60, "x\n"),
             TextEdit(45, 44, ""),  # overlapping and backwards
             TextEdit(0, 0, "y\n"),
@@ -531,7 +514,7 @@ def test_engine_findings_render_in_every_format():
     if not FIXTURE.exists():
         pytest.skip("no fixture")
     data = FIXTURE.read_bytes()
-    result = lint_bytes(data, "p01.py", LintOptions(("GF001",), with_edits=True))
+    result = lint_bytes(data, "p01.py", LintOptions(("GF001",)))
     assert result.findings and all(getattr(f, "edits", ()) for f in result.findings)
     sources = {"p01.py": data.decode("utf-8")}
     full = render(result.findings, "full", sources=sources)

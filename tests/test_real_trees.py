@@ -201,7 +201,7 @@ def _fixture_tasks(limit: int = 24):
     options = LintOptions(tuple(r.CODE for r in ALL_RULES))
     paths = sorted((ROOT / "fixtures").rglob("*.py"))
     paths = [p for p in paths if not p.name.endswith(".fixed.py")][:limit]
-    tasks = [Task(str(p), p.read_bytes(), replace(options, with_edits=True)) for p in paths]
+    tasks = [Task(str(p), p.read_bytes(), options) for p in paths]
     # Files the token stage rejects, a syntax error and undecodable bytes, between the fixtures.
     tasks.insert(3, Task("plain.py", b"x = 1\n", options))
     tasks.insert(7, Task("broken.py", b"l1 = f(x.detach(), y)\nl1.backward(retain_graph=True)\ndef (:\n", options))
@@ -228,8 +228,8 @@ def test_worker_processes_give_the_serial_results_in_input_order():
     assert any(r.findings for r in serial) and any(r.error for r in serial)
     workers = list(parallel.lint_many(2, tasks))
     assert _summary(workers) == _summary(serial)
-    # No libcst node crosses a process boundary, or reaches the caller.
-    assert all(f.fix is None or not f.fix.replacements for r in serial for f in r.findings + r.remaining)
+    # No libcst node crosses a process boundary, or reaches the caller: a fix is its text edits.
+    assert all(f.fix is None or f.fix.edits for r in serial for f in r.findings + r.remaining)
     pickle.dumps(workers)
 
     fixing = [t._replace(options=replace(t.options, fix=True)) for t in tasks]

@@ -8,11 +8,11 @@ before the removed term and move the removed term's own comment up onto that
 line. Every comment now stays: the line before keeps its own, the removed
 line's becomes a comment line of its own where the term was.
 
-`gradfix.fixes.apply` removes whole statements (GF001, GF003): a removed
+`gradfix.fixes.rewrite` removes whole statements (GF001, GF003): a removed
 statement's trailing comment becomes a comment line before the next
 statement, also when that statement is replaced by a single one (see the
-comment in `_StatementReplacer._rewrite_body` for why it is not moved onto
-the replacement's line).
+comment in `rewrite_body` for why it is not moved onto the replacement's
+line).
 """
 
 from __future__ import annotations
@@ -351,7 +351,7 @@ def test_gf002_without_comments_unchanged_layout():
     )
 
 
-# gradfix.fixes.apply: the trailing comment of a removed statement.
+# gradfix.fixes.rewrite: the trailing comment of a removed statement.
 
 
 def test_removed_statement_comment_is_a_line_before_the_merged_backward():
@@ -414,7 +414,7 @@ def test_removed_statements_comments_keep_their_order():
     )
 
 
-# gradfix.fixes.apply: the blank lines of a removed statement.
+# gradfix.fixes.rewrite: the blank lines of a removed statement.
 
 
 def test_blank_line_before_removed_statement_stays():

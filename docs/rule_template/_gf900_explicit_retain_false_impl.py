@@ -8,7 +8,7 @@ import libcst as cst
 
 from gradfix.analysis.backward import backward_call
 from gradfix.fixes.build import Replace
-from gradfix.findings import Fix
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 from gradfix.rules.gf900_explicit_retain_false import CODE
 
@@ -32,7 +32,7 @@ class Visitor(BlockVisitor):
             if kept:  # the new last argument must not keep a trailing comma from the middle
                 kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             new_call = call.call.with_changes(args=kept)
-            fix = Fix(
+            fix = Rewrite(
                 safe=True,  # proven above: no create_graph, no **kwargs; the default is False
                 replacements={call.statement: [call.statement.visit(Replace({call.call: new_call}))]},
                 description="Remove `retain_graph=False`",

@@ -34,6 +34,13 @@ class FileFacts:
         return (position.end if end else position.start).line  # type: ignore[attr-defined]
 
     @cached_property
+    def layout(self):
+        """Where the file's statements sit, for turning rewrites into text edits (`fixes.rewrite.Layout`)."""
+        from gradfix.fixes.rewrite import Layout
+
+        return Layout(self.module)
+
+    @cached_property
     def constants(self) -> Dict[str, Optional[object]]:
         """Names bound exactly once in the file, to the number they are bound to (`merge.module_constants`)."""
         return module_constants(self.module)

@@ -1,314 +1,62 @@
-"""Applying fixes to a libcst module: statement replacement, import insertion, and the names the
-runtime ops are called by in a file (`op_names`)."""
+"""Applying the fixes of several findings to a file's text, by their edits.
+
+A fix is whole-line text edits of the text it was found in (`gradfix.fixes.rewrite`). The fixes
+of one pass are taken in order (`Fix.first`, else the finding's position); one whose edits
+overlap an edit already taken waits for the next pass, where the file is parsed and linted
+again. Two fixes may share an edit (the same import line): it is made once. Edits that only
+touch (one ends where the other starts, or inserts there) are made together.
+"""
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Iterable, List, Tuple
 
-import libcst as cst
-
-from gradfix.findings import Finding, Fix
-from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT
+from gradfix.files import lines_with_ends
+from gradfix.findings import Finding, TextEdit
 
 
-# The runtime ops rewritten code may call, by their names in gradfix/autograd.py.
-OPS = ("grad_scale", "scaled_params_call")
-# The comment that marks an inline definition of an op, so later runs reuse it:
-# `# gradfix: inline grad_scale (...)`.
-INLINE_MARKER = "gradfix: inline"
-_INLINE_CLASS = "_GradfixGradScale"
-# What each op needs copied along when it is defined inline.
-_INLINE_PARTS = {"grad_scale": ("_GradScale", "grad_scale"), "scaled_params_call": ("scaled_params_call",)}
-
-
-def dotted(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
-def apply_fixes(module, findings: Iterable[Finding]):
-    """Apply the fixes whose statements do not overlap an earlier one's; return (module, the findings applied)."""
-    replacements: Dict[cst.CSTNode, Sequence[cst.BaseStatement]] = {}
-    imports: List[Tuple[str, str, str]] = []
+def apply_fixes(text: str, findings: Iterable[Finding]) -> Tuple[str, List[Finding]]:
+    """Apply the fixes whose edits do not overlap an earlier one's; return (new text, the findings applied)."""
+    taken: List[TextEdit] = []
     applied: List[Finding] = []
     for finding in sorted(findings, key=lambda f: f.fix.first or (f.line, f.col)):  # type: ignore[union-attr]
-        fix: Fix = finding.fix  # type: ignore[assignment]
-        if any(node in replacements for node in fix.replacements):
-            continue  # overlaps: left for the next pass
-        replacements.update(fix.replacements)
-        for item in fix.imports:
-            if item not in imports:
-                imports.append(item)
+        edits = finding.fix.edits  # type: ignore[union-attr]
+        if not edits:
+            continue
+        fresh = [e for e in edits if e not in taken]
+        if any(_overlap(e, other) for e in fresh for other in taken):
+            continue  # left for the next pass
+        taken.extend(fresh)
         applied.append(finding)
     if not applied:
-        return module, []
-    new = module.visit(_StatementReplacer(replacements))
-    aliases = {name: alias for _, name, alias in imports}
-    for source, name, alias in imports:
-        new = _ensure_import(new, source, name, alias, aliases)
+        return text, []
+    lines = lines_with_ends(text)
+    # Edits are made against the text ending in a newline (`rewrite.Layout.lines`); a file
+    # without one gets none back, as libcst writes such a module.
+    bare = bool(lines) and not lines[-1].endswith(("\n", "\r"))
+    if bare:
+        lines[-1] += newline_of(text)
+    # Bottom-up, so earlier line numbers stay valid; at one line, an insertion goes before the
+    # edit that starts there (it was found before that statement).
+    for edit in sorted(taken, key=lambda e: (e.start_line, e.end_line), reverse=True):
+        lines[edit.start_line - 1 : edit.end_line - 1] = [edit.content] if edit.content else []
+    new = "".join(lines)
+    if bare and new.endswith(("\n", "\r")):
+        new = new[:-2] if new.endswith("\r\n") else new[:-1]
     return new, applied
 
 
-class _StatementReplacer(cst.CSTTransformer):
-    """Replace statements by identity inside every block, keeping removed lines' comments."""
-
-    def __init__(self, replacements) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def _rewrite_body(self, original_body, updated_body):
-        out = []
-        pending_comments: List[cst.EmptyLine] = []
-        for original, updated in zip(original_body, updated_body):
-            if original in self.replacements:
-                new_statements = list(self.replacements[original])
-                if not new_statements:
-                    pending_comments.extend(_lines_of(original))
-                    continue
-            else:
-                new_statements = [updated]
-            if pending_comments:
-                # A removed statement's comments become comment lines before
-                # the next statement, in order. Its trailing comment is not
-                # moved onto the line of a statement replaced by one (though
-                # that has room for it): the replacement is other code, and the
-                # removed statements are the `x.backward(retain_graph=True)`
-                # and second-loss definitions that GF001/GF003 merge away, so
-                # their comments (`# keep graph`, `# second loss`) would then
-                # describe the merged line wrongly; on a line of their own
-                # they read as what they are, notes on code that is gone.
-                # The removed statement stood before this one, so its lines
-                # (blank lines included: they separate paragraphs of code)
-                # come first.
-                head = new_statements[0]
-                head = head.with_changes(leading_lines=_collapse_blanks(pending_comments, list(head.leading_lines)))
-                new_statements[0] = head
-                pending_comments = []
-            out.extend(new_statements)
-        if pending_comments and out:
-            # Comments of statements removed at the end of a block: keep them
-            # on the last statement's line set rather than losing them (their
-            # blank lines would then separate nothing).
-            pending_comments = [line for line in pending_comments if line.comment is not None]
-            last = out[-1]
-            out[-1] = last.with_changes(leading_lines=[*last.leading_lines, *pending_comments]) if hasattr(last, "leading_lines") else last
-        if not out:
-            out = [cst.SimpleStatementLine(body=[cst.Pass()])]
-        return out
-
-    def leave_Module(self, original_node, updated_node):
-        return updated_node.with_changes(body=self._rewrite_body(original_node.body, updated_node.body))
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        return updated_node.with_changes(body=self._rewrite_body(original_node.body, updated_node.body))
+def newline_of(text: str) -> str:
+    """The file's first line ending (as libcst infers its default), "\n" when it has none."""
+    lines = lines_with_ends(text)
+    for line in lines:
+        for ending in ("\r\n", "\n", "\r"):
+            if line.endswith(ending):
+                return ending
+    return "\n"
 
 
-def _lines_of(statement) -> list:
-    """A removed statement's leading lines (blank and comment) and its trailing comment."""
-    kept = list(getattr(statement, "leading_lines", ()))
-    trailing = getattr(statement, "trailing_whitespace", None)
-    if trailing is not None and trailing.comment is not None:
-        kept.append(cst.EmptyLine(indent=True, comment=trailing.comment))
-    return kept
-
-
-def _collapse_blanks(before: list, after: list) -> list:
-    """`before + after`, with a run of blank lines no longer than the longest in either part.
-
-    Removing `b = 2` from `a = 1 / blank / b = 2 / blank / c = 3` must leave
-    one blank line between `a` and `c`, not two.
-    """
-    def longest(lines: list) -> int:
-        best = run = 0
-        for line in lines:
-            run = run + 1 if line.comment is None else 0
-            best = max(best, run)
-        return best
-
-    limit = max(longest(before), longest(after))
-    out: list = []
-    run = 0
-    for line in [*before, *after]:
-        run = run + 1 if line.comment is None else 0
-        if run <= limit:
-            out.append(line)
-    return out
-
-
-def _ensure_import(module, source: str, name: str, alias: str, aliases: Dict[str, str]):
-    """Make `alias` name the op: `from source import name [as alias]`, or the inline definition.
-
-    `aliases` maps every op the fixes use to its local name (inline copies
-    refer to each other by those names).
-    """
-    if source == "inline":
-        return _ensure_inline(module, name, aliases)
-    wanted_alias = None if alias == name else alias
-    existing = None  # an import from the same module to extend
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-            small = statement.body[0]
-            if isinstance(small, cst.ImportFrom) and small.module is not None and dotted(small.module) == source:
-                if not isinstance(small.names, cst.ImportStar):
-                    for item in small.names:
-                        bound = item.asname.name.value if item.asname else item.name.value  # type: ignore[union-attr]
-                        if item.name.value == name and bound == alias:
-                            return module
-                    if existing is None and not small.lpar:
-                        existing = statement
-    item = cst.ImportAlias(name=cst.Name(name), asname=cst.AsName(name=cst.Name(wanted_alias)) if wanted_alias else None)
-    if existing is not None:
-        small = existing.body[0]
-        names = [n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for n in small.names]  # type: ignore[union-attr]
-        extended = existing.with_changes(body=[small.with_changes(names=[*names, item])])
-        return module.with_changes(body=[extended if s is existing else s for s in module.body])
-    line = cst.SimpleStatementLine(body=[cst.ImportFrom(module=cst.parse_expression(source), names=[item])])  # type: ignore[arg-type]
-    return _insert_after_imports(module, [line])
-
-
-def _insert_after_imports(module, statements: List[cst.BaseStatement]):
-    body = list(module.body)
-    position = 0
-    for index, statement in enumerate(body):
-        if _is_leading(statement, index):
-            position = index + 1
-        else:
-            break
-    body[position:position] = statements
-    return module.with_changes(body=body)
-
-
-def _ensure_inline(module, op: str, aliases: Dict[str, str]):
-    """Define the op once in the file, copied from gradfix/autograd.py (the one source of truth)."""
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == aliases[op]:
-            return module
-    statements = list(_inline_definition(op, aliases))
-    if not _imports_torch(module):
-        statements.insert(0, cst.parse_statement("import torch\n"))
-    new = _insert_after_imports(module, statements)
-    # PEP 8: two blank lines after a top-level definition.
-    body = list(new.body)
-    after = body.index(statements[-1]) + 1
-    if after < len(body):
-        following = body[after]
-        lines = list(following.leading_lines)
-        blanks = 0
-        while blanks < len(lines) and lines[blanks].comment is None:
-            blanks += 1
-        if blanks < 2:
-            body[after] = following.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blanks) + lines)
-    return new.with_changes(body=body)
-
-
-def _imports_torch(module) -> bool:
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Import) and not isinstance(small.names, cst.ImportStar):
-                    if any(dotted(a.name) == "torch" and a.asname is None for a in small.names):
-                        return True
-    return False
-
-
-def _inline_definition(op: str, aliases: Dict[str, str]) -> Sequence[cst.BaseStatement]:
-    from pathlib import Path
-
-    source = (Path(__file__).parent.parent / "autograd.py").read_text(encoding="utf-8")  # gradfix/autograd.py
-    tree = cst.parse_module(source)
-    renames = {"_GradScale": _INLINE_CLASS, **{name: aliases.get(name, name) for name in OPS}}
-    parts = _INLINE_PARTS[op]
-    picked = [s for s in tree.body if isinstance(s, (cst.ClassDef, cst.FunctionDef)) and s.name.value in parts]
-    out = []
-    for node in picked:
-        original = node.name.value
-        node = node.visit(_InlineCleaner(renames))
-        blank = [cst.EmptyLine(), cst.EmptyLine()]
-        if original in OPS:
-            blank.append(cst.EmptyLine(comment=cst.Comment(f"# {INLINE_MARKER} {original} (from gradfix.autograd, so this file needs no gradfix install)")))
-        out.append(node.with_changes(leading_lines=blank))
-    return out
-
-
-class _InlineCleaner(cst.CSTTransformer):
-    """Rename to the file's names and drop annotations (their types are not imported there)."""
-
-    def __init__(self, names) -> None:
-        super().__init__()
-        self.names = names
-
-    def leave_Name(self, original_node, updated_node):
-        new = self.names.get(updated_node.value)
-        return updated_node.with_changes(value=new) if new else updated_node
-
-    def leave_Param(self, original_node, updated_node):
-        return updated_node.with_changes(annotation=None)
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        return updated_node.with_changes(returns=None)
-
-
-def _is_leading(statement, index: int) -> bool:
-    """Docstring, `from __future__`, and import statements at the top of a file."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            continue
-        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-            continue
-        return False
-    return True
-
-
-def op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT) -> Dict[str, str]:
-    """The names rewritten code calls gradfix's runtime ops by in this file.
-
-    For each op (`grad_scale`, `scaled_params_call`): the name it is already
-    bound to (imported from `source`, or defined inline by an earlier fix),
-    else its own name unless the file uses that for something else, else a
-    fresh `gradfix_<op>[_N]`.
-    """
-
-    names: Set[str] = set()
-    bound: Dict[str, str] = {}
-
-    class Collect(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> Optional[bool]:
-            if node.module is not None and dotted(node.module) == source and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    if alias.name.value in OPS:
-                        bound.setdefault(alias.name.value, alias.asname.name.value if alias.asname else alias.name.value)  # type: ignore[union-attr]
-            return True
-
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            if source != "inline":
-                return
-            for op in OPS:
-                if f"{INLINE_MARKER} {op} " in _leading_comments(node) + " ":
-                    bound.setdefault(op, node.name.value)
-
-    module.visit(Collect())
-    result: Dict[str, str] = {}
-    for op in OPS:
-        if op in bound:
-            result[op] = bound[op]
-        elif op not in names:
-            result[op] = op
-        else:
-            candidate, n = f"gradfix_{op}", 1
-            while candidate in names:
-                n += 1
-                candidate = f"gradfix_{op}_{n}"
-            result[op] = candidate
-    return result
-
-
-def _leading_comments(node) -> str:
-    return "".join(line.comment.value for line in node.leading_lines if line.comment is not None)
+def _overlap(a: TextEdit, b: TextEdit) -> bool:
+    if a.start_line == a.end_line == b.start_line == b.end_line:
+        return True  # two different insertions at one place: their order is not known
+    return a.start_line < b.end_line and b.start_line < a.end_line

@@ -16,7 +16,8 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 from gradfix.analysis.exprs import ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite, to_fix
 from gradfix.reasons import Reasons
 
 
@@ -65,8 +66,10 @@ class BlockVisitor(cst.CSTVisitor):
                 return f"`{name}` is also read as a tensor (line {self.line(node)}): {consequence}"
         return None
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix, reasons: Reasons = Reasons()) -> Finding:
-        """A finding spanning `node`; an unsafe fix's unproven conditions end the message."""
+    def report(self, node: cst.CSTNode, message: str, rewrite: Optional[Rewrite], reasons: Reasons = Reasons()) -> Finding:
+        """A finding spanning `node`, with the rewrite as its fix's text edits; an unsafe fix's
+        unproven conditions end the message."""
+        fix = None if rewrite is None else to_fix(rewrite, self.facts.layout, self.ctx.op_names)
         if reasons:
             message += f" [unsafe fix: {reasons.text()}]"
         position = self.get_metadata(PositionProvider, node)

@@ -25,7 +25,8 @@ from gradfix.analysis.exprs import (
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, module_op
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
@@ -153,7 +154,7 @@ class Visitor(BlockVisitor):
         second: _Site,
         match: PairMatch,
         reasons: Reasons,
-    ) -> Fix:
+    ) -> Rewrite:
         merged, ops = merged_call(
             first.call, match, first.coef, second.coef, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names)
         )
@@ -193,7 +194,7 @@ class Visitor(BlockVisitor):
 
         imports = self.ctx.imports_for(*ops)
         callee = match.callee_text
-        return Fix(
+        return Rewrite(
             safe=not reasons,
             replacements=replacements,
             description=f"Evaluate `{callee}` once with `grad_scale` and backpropagate once",

@@ -28,7 +28,8 @@ from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import MergeSafety, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op
 from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
@@ -159,7 +160,7 @@ class Visitor(BlockVisitor):
             lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
         if first.def_index is None:
             lines_by_statement = {statement: lines}
-        fix = Fix(
+        fix = Rewrite(
             safe=not reasons,
             replacements=lines_by_statement,
             description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",

@@ -13,7 +13,8 @@ from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons
 from gradfix.fixes.build import merged_backward
 from gradfix.analysis.between import HarmlessCalls
 from gradfix.analysis.exprs import code_of, strip_parens
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
@@ -29,7 +30,7 @@ class Visitor(BlockVisitor):
     def _finding(self, run: List[BackwardCall], reasons: Reasons) -> Finding:
         replacements = merged_backward(run)
         rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run)
-        fix = Fix(
+        fix = Rewrite(
             safe=not reasons,
             replacements=replacements,
             description=f"Backpropagate `{rendered}` once",

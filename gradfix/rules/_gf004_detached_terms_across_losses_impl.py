@@ -28,7 +28,8 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.objective import Expansion, Lin, Term, expand
 from gradfix.analysis.vocabulary import REDUCTIONS
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
@@ -183,7 +184,7 @@ class Visitor(BlockVisitor):
                 used.update((id(first), id(second)))
                 break
         # Findings (and the names their fixes introduce) in the order of their first terms, the
-        # order their fixes are applied in (`Fix.first`).
+        # order their fixes are applied in (`Rewrite.first`).
         for first, second, match, reaches in sorted(pairs, key=lambda pair: (self._position(pair[0].anchor), order[id(pair[0].call)])):
             finding = self._finding(block, run, expansion, first, second, match, coefs, reaches, receivers)
             if finding is not None:
@@ -436,7 +437,7 @@ class Visitor(BlockVisitor):
         ratio: Coef,
         reasons: Reasons,
         carried_by_second: bool = False,
-    ) -> Fix:
+    ) -> Rewrite:
         """One evaluation before the first term's statement; the term that carries it takes its
         name, the other its detached value. `match` is aligned on the carrying term and `ratio` is
         the other's coefficient over its own."""
@@ -463,7 +464,7 @@ class Visitor(BlockVisitor):
             replacements.update(merged_backward(run.calls))
             rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run.calls)
             description += f"; backpropagate `{rendered}` once"
-        return Fix(
+        return Rewrite(
             safe=not reasons,
             replacements=replacements,
             description=description,

@@ -17,7 +17,8 @@ from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import assignments, graph_free, loop_reasons, stores_into_objects
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
-from gradfix.findings import Finding, Fix
+from gradfix.findings import Finding
+from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -60,7 +61,7 @@ class Visitor(BlockVisitor):
     def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef, in_loop: bool) -> Finding:
         reasons = self._unproven(call, function)
         loss = code_of(call.receiver).strip()
-        fix = Fix(
+        fix = Rewrite(
             safe=not reasons,
             replacements={call.statement: [call.statement.visit(Replace({call.call: _without(call.call, arg)}))]},
             description="Remove `retain_graph=True`",
