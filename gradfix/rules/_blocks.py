@@ -13,7 +13,7 @@ from typing import Iterable, List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from gradfix.analysis.exprs import ends_in_value
+from gradfix.analysis.exprs import contains_node, ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -66,6 +66,32 @@ class BlockVisitor(cst.CSTVisitor):
                 return f"`{name}` is also read as a tensor (line {self.line(node)}): {consequence}"
         return None
 
+    def unshadowed(self, name: str, block: Sequence[cst.BaseStatement], anchor: int, reads: Iterable[cst.CSTNode]) -> List[cst.CSTNode]:
+        """The `reads` of `name` that may see the value it holds at statement `anchor` of `block`.
+
+        A read is left out when `block` rebinds `name` unconditionally (`name = ...`,
+        `a, name = ...`) in a statement after `anchor`, and the read is in a later statement
+        of the same block, executed where it stands: Python runs a block top down and enters
+        it only at its top, so every run of that read comes after the rebinding (in a loop,
+        too: the next iteration rebinds again before reaching it). A read inside a function,
+        lambda, class or generator expression runs when that is called or iterated, maybe
+        after the name was bound to the value again: it stays.
+        """
+        reads = list(reads)
+        rebinding = next((k for k in range(anchor + 1, len(block)) if _rebinds(block[k], name)), None)
+        if rebinding is None:
+            return reads
+        later = block[rebinding + 1 :]
+        return [node for node in reads if not any(contains_node(s, node) and not self._deferred(node, s) for s in later)]
+
+    def _deferred(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+        """Whether `node`, inside `statement`, runs later than the statement (a body of code called later)."""
+        while node is not statement:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.GeneratorExp)):
+                return True
+            node = self.get_metadata(ParentNodeProvider, node)
+        return False
+
     def report(self, node: cst.CSTNode, message: str, rewrite: Optional[Rewrite], reasons: Reasons = Reasons()) -> Finding:
         """A finding spanning `node`, with the rewrite as its fix's text edits; an unsafe fix's
         unproven conditions end the message."""
@@ -98,3 +124,26 @@ class BlockVisitor(cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.block(node.body)
+
+
+def _rebinds(statement: cst.CSTNode, name: str) -> bool:
+    """Whether the statement always binds `name` when it completes: `name = ...`, `a, name = ...`,
+    `name: T = ...` (an attribute, subscript or augmented assignment does not rebind it)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and any(_binds(t.target, name) for t in small.targets):
+            return True
+        if isinstance(small, cst.AnnAssign) and small.value is not None and _binds(small.target, name):
+            return True
+    return False
+
+
+def _binds(target: cst.CSTNode, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False

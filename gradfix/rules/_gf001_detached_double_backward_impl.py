@@ -215,7 +215,10 @@ class Visitor(BlockVisitor):
 
         Scope analysis is not flow-sensitive: when both losses share one name
         (`loss = ...; loss.backward(...); loss = ...`), an access is attributed
-        to the binding that precedes it in the block.
+        to the binding that precedes it in the block. A read after the name was
+        bound anew, later in the block than the pair, does not see the loss
+        (`unshadowed`): it stays a read (the name is still rebuilt) but is no
+        reason.
         """
         target = site.target
         if target is None:
@@ -242,7 +245,9 @@ class Visitor(BlockVisitor):
                     if belongs_to_other:
                         continue
                 elsewhere.append(access.node)
-            read = self.tensor_read(target.value, elsewhere, "after the rewrite it is a detached value without gradient")
+            last = max(i for i in (site.index, site.def_index, partner.index, partner.def_index) if i is not None)
+            seen = self.unshadowed(target.value, block, last, elsewhere)
+            read = self.tensor_read(target.value, seen, "after the rewrite it is a detached value without gradient")
             if read is not None:
                 reasons.add(read)
             # A module global is visible to importers: keep its value.

@@ -263,7 +263,7 @@ class Visitor(BlockVisitor):
         if others:
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
             reasons.add(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
-        reasons.extend(self._tensor_reads(run, expansion, first, second))
+        reasons.extend(self._tensor_reads(block, run, expansion, first, second))
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
@@ -387,13 +387,14 @@ class Visitor(BlockVisitor):
                 ]
         return []
 
-    def _tensor_reads(self, run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> Reasons:
+    def _tensor_reads(self, block: Sequence[cst.BaseStatement], run: BackwardRun, expansion: Expansion, first: Term, second: Term) -> Reasons:
         """Reads of a name that carries the terms, other than the ones the expansion followed or value-only ones.
 
         After the rewrite the first term carries both gradients and the second
         none: only the run's objective sees the same gradients as before. A
         name read as a tensor elsewhere (`self.last = loss1`, `return s_loss`)
-        carries a different gradient if something backpropagates it later.
+        carries a different gradient if something backpropagates it later. A read after the name
+        was bound anew, later in the run's block, does not see it (`unshadowed`).
         """
         keys = {id(first.call), id(second.call)}
         carriers = [name for name, terms in expansion.carriers.items() if terms & keys]
@@ -422,6 +423,7 @@ class Visitor(BlockVisitor):
                 for access in assignment.references
                 if id(access.node) not in expansion.consumed and not any(contains_node(r, access.node) for r in receivers)
             )
+            others = self.unshadowed(name, block, run.calls[-1].index, others)
             read = self.tensor_read(name, others, "it carries different gradients after the rewrite")
             if read is not None:
                 reasons.add(read)

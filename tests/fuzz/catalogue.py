@@ -432,6 +432,10 @@ AFTER: Dict[str, str] = {
     # closure handed to the optimizer): a merge that frees that graph is not exact.
     "helper_backward": "extra_backward({first})",
     "closure_backward": "opt.step(lambda: ({first} * 0.5).backward())",
+    # The first loss's name bound anew, then read as a tensor: the read sees the new value (no
+    # reason), unless the rebinding may not run.
+    "rebind_store": "{first} = (c * 0.5).sum()\nbox.kept = {first}",
+    "rebind_if_store": "if c.sum() > 1e9:\n    {first} = (c * 0.5).sum()\nbox.kept = {first}",
 }
 
 # How GF002's sum is written ({} are the two scaled terms).
