@@ -161,3 +161,97 @@ def test_a_product_of_graph_free_tensors_built_before_the_loop_holds_a_graph():
     rewritten = _lint(LOOP_OVER_A_PRODUCT, ["GF003"], unsafe=True).fixed
     report = harness.verify_pair(LOOP_OVER_A_PRODUCT, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
     assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+# Values that enter a loop from outside the function and are carried or reused across iterations:
+# a parameter rebound in the loop (`h = cell(x, h)`), a variable of an enclosing function. Both
+# made GF005 offer a safe fix that raised in iteration 2 (and a merge in such a loop is not exact).
+CARRIED_PARAMETER = """import torch
+
+torch.manual_seed(0)
+cell = torch.nn.GRUCell(3, 3)
+xs = torch.randn(3, 2, 3)
+
+
+def train(h):
+    for x in xs:
+        h = cell(x, h)
+        loss = h.pow(2).sum()
+        loss.backward(retain_graph=True)
+
+
+def once():
+    # Passes GF005's precheck (which alone skipped the file and hid the bug): reported, line 18.
+    loss = cell(xs[0], torch.zeros(2, 3)).sum()
+    loss.backward(retain_graph=True)
+
+
+train(torch.zeros(2, 3))
+"""
+
+ENCLOSING_VARIABLE = """import torch
+
+torch.manual_seed(0)
+head = torch.nn.Linear(3, 1)
+enc = torch.nn.Linear(3, 3)
+x = torch.randn(2, 3)
+
+
+def outer():
+    h = enc(x)
+
+    def train():
+        for i in range(2):
+            loss = head(h).sum()
+            loss.backward(retain_graph=True)
+
+    train()
+
+
+outer()
+"""
+
+
+@pytest.mark.parametrize("source", [CARRIED_PARAMETER, ENCLOSING_VARIABLE], ids=["carried_parameter", "enclosing_variable"])
+def test_gf005_keeps_a_retain_that_the_next_iteration_needs(source):
+    result = _lint(source, ["GF005"])
+    assert result.error is None
+    assert [f.line for f in result.findings] == ([18] if "def once" in source else [])
+    harness = pytest.importorskip("gradfix.harness")
+    without = source.replace("        loss.backward(retain_graph=True)", "        loss.backward()")
+    report = harness.verify_pair(source, without, filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+MERGE_ON_AN_ENCLOSING_VARIABLE = """import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+base = torch.randn(3, requires_grad=True)
+
+
+def outer():
+    h = base * 2.0
+
+    def step():
+        for i in range(2):
+            l1 = (h * 2.0).sum()
+            l2 = (w * 3.0).sum()
+            l1.backward(retain_graph=True)
+            l2.backward()
+
+    step()
+
+
+outer()
+"""
+
+
+def test_a_merge_in_a_loop_reading_an_enclosing_variable_is_unsafe():
+    result = _lint(MERGE_ON_AN_ENCLOSING_VARIABLE, ["GF003"])
+    assert [(f.code, f.line, f.fixable) for f in result.findings] == [("GF003", 15, False)]
+    assert "`h` (read on line 13) is bound outside the function" in result.findings[0].message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(MERGE_ON_AN_ENCLOSING_VARIABLE, ["GF003"], unsafe=True).fixed
+    report = harness.verify_pair(MERGE_ON_AN_ENCLOSING_VARIABLE, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error

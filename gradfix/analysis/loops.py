@@ -19,6 +19,7 @@ proven (they may hold a graph built by the caller or an earlier call).
 
 from __future__ import annotations
 
+import builtins
 from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
@@ -116,8 +117,13 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
         ]
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
     params = function_parameters(scope)
+    # Names whose value before the loop comes from elsewhere: a parameter (`def f(h)`), a name the
+    # function declares `global`/`nonlocal`. Rebound in the loop, they are carried like a name
+    # bound before it.
+    entering = params | _declared(scope)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
-        carried = name in bound_inside and name in outside  # rebound in the loop, read from before it
+        # Rebound in the loop and bound before it: one iteration hands its value to the next.
+        carried = name in bound_inside and (name in outside or name in entering)
         if name in bound_inside and not carried:
             continue
         if name in params or name in ("self", "cls"):
@@ -133,6 +139,16 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
         values = list(outside.get(name, []) or module_bindings.get(name, []))
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
+        if not values and name not in _BUILTINS:
+            # Bound neither here nor at module level: a variable of an enclosing function, or a
+            # `global`/`nonlocal` name bound elsewhere, whatever it holds.
+            return [
+                Reason(
+                    f"`{name}` (read on line {line(reads[name])}) is bound outside the function and may hold a graph "
+                    f"that the next iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
+            ]
         for value in values:
             if value is not None and graph_free(value):
                 continue
@@ -161,6 +177,8 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
         if name in params or name in ("self", "cls"):
             return False
         values = bindings.get(name) or module_bindings.get(name) or []
+        if not values and name not in _BUILTINS:
+            return False  # a variable of an enclosing function: whatever it holds
         if not all(v is not None and graph_free(v) for v in values):
             return False
     # Only names and calls of graph-free builtins over them (`zip(xs, ys)`, `enumerate(loader)`).
@@ -365,6 +383,25 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
 
     scope.visit(Walk())
     return out
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _declared(scope: cst.CSTNode) -> Set[str]:
+    """The names `scope` declares `global` or `nonlocal` (not in nested functions or classes)."""
+    names: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
+                return False
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                names.update(n.name.value for n in node.names)
+            return True
+
+    scope.visit(Walk())
+    return names
 
 
 def function_parameters(scope: cst.CSTNode) -> Set[str]:

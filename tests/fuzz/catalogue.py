@@ -42,7 +42,8 @@ sum, or one loss), built from:
   blocks around the second evaluation (`WRAPS`), and statements after the
   passes (`AFTER`: logging, optimizer step, a later backward through the
   retained graph, returning or storing a loss);
-- nesting: a function, a method of a trainer object, or a loop (operands
+- nesting: a function, a method of a trainer object, or a loop (`loop_closure`: in a
+  function nested in `step`, reading what `step` built as variables of the enclosing one; operands
   built inside or before it).
 
 The strategy records every choice in `Step.parts`, so a failure names the
@@ -602,7 +603,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     form = pick("form", FORMS[code])
     codes = draw(st.sampled_from(CODE_SETS[code]))
     parts["codes"] = ",".join(codes)
-    nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner"])
+    nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner", "loop_closure"])
     method = nesting == "method"
     callee = pick("callee", list(CALLEES), prefer=PROVABLE_CALLEES)
     fx, fy = draw(st.sampled_from(FORWARDS_X)), draw(st.sampled_from(FORWARDS_Y))
@@ -697,7 +698,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         body.append(BIND_FORMS[rebind[0]])
     loop_from = len(body)
     body.extend(ops.prelude)
-    if nesting == "loop_outer":
+    if nesting in ("loop_outer", "loop_closure"):
         loop_from = len(body)
 
     names = {"first": None, "second": None}
@@ -859,6 +860,10 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     # ------------------------------------------------------------ nesting
     if nesting.startswith("loop"):
         body[loop_from:] = ["for it in range(2):"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]]
+    if nesting == "loop_closure":
+        # The loop in a function nested in `step`: what `step` built before it comes in as
+        # variables of the enclosing function, which the loop's analysis cannot see the values of.
+        body[loop_from:] = ["def inner():"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]] + ["return inner()"]
     out = list(setup_lines)
     if method:
         out += ["", "", "class Trainer:", "    manual_backward = staticmethod(torch.Tensor.backward)", "",
