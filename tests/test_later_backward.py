@@ -255,3 +255,48 @@ def test_a_merge_in_a_loop_reading_an_enclosing_variable_is_unsafe():
     rewritten = _lint(MERGE_ON_AN_ENCLOSING_VARIABLE, ["GF003"], unsafe=True).fixed
     report = harness.verify_pair(MERGE_ON_AN_ENCLOSING_VARIABLE, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
     assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+# An augmented assignment to a tensor from outside the call is in place: that tensor keeps this
+# graph for whoever backpropagates through it later (a GF005 safe fix raised at the caller's backward).
+AUGMENTED = """import torch
+
+torch.manual_seed(0)
+enc = torch.nn.Linear(3, 3)
+x = torch.randn(2, 3)
+acc = torch.zeros(2, 3)
+
+
+def accumulate(total):
+    h = enc(x)
+    loss = h.pow(2).sum()
+    loss.backward(retain_graph=True)
+    {UPDATE}
+
+
+accumulate(acc)
+acc.sum().backward()
+"""
+
+
+@pytest.mark.parametrize("update", ["total += h", "t = total\n    t += h", "t = total.view(-1)\n    t += h.view(-1)"])
+def test_gf005_keeps_a_retain_whose_graph_an_augmented_assignment_hands_out(update):
+    source = AUGMENTED.replace("{UPDATE}", update)
+    result = _lint(source, ["GF005"])
+    assert [(f.line, f.fixable) for f in result.findings] == [(12, False)]
+    assert "may change a tensor from outside the call in place" in result.findings[0].message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(source, ["GF005"], unsafe=True).fixed
+    report = harness.verify_pair(source, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+def test_gf005_an_augmented_assignment_to_a_new_local_is_no_reason():
+    source = AUGMENTED.replace("{UPDATE}", "t = h * 1.0\n    t += h\n    print(float(t.sum()))").replace(
+        "acc.sum().backward()\n", ""
+    )
+    result = _lint(source, ["GF005"])
+    assert [(f.line, f.fixable) for f in result.findings] == [(12, True)]
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(source, result.fixed.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is None and all(r.ok for r in report.rows)

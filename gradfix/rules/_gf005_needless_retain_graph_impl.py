@@ -132,7 +132,16 @@ class Visitor(BlockVisitor):
                 self._store(node.target, visitor.get_metadata(ParentNodeProvider, node))
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                self._store(node.target, node)
+                target = node.target
+                if isinstance(target, cst.Name) and not visitor._value(node.value) and not visitor._fresh(target.value, function):
+                    # `total += h` on a tensor from outside (a parameter, or a name bound to one or to a
+                    # view of one) is in place: that tensor then holds this graph beyond the call.
+                    found.append(
+                        f"`{target.value} {code_of(node.operator).strip()}` "
+                        f"(line {visitor.line(node)}) may change a tensor from outside the call in place, which then "
+                        f"holds the graph beyond it"
+                    )
+                self._store(target, node)
 
             def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
                 if node.value is not None:
@@ -164,6 +173,16 @@ class Visitor(BlockVisitor):
 
         function.visit(Find())
         return found[0] if found else None
+
+    def _fresh(self, name: str, function: cst.FunctionDef) -> bool:
+        """A name the function binds only to new objects (literals, values, graph-free factories,
+        arithmetic results): an in-place update of it changes nothing from outside the call."""
+        # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
+        augmented = {id(n.value) for n in _augmented(function)}
+        bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
+        return bool(bindings) and all(
+            v is not None and (self._value(v) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
+        )
 
     def _holds_values(self, node: cst.BaseExpression, function: cst.FunctionDef) -> bool:
         """A name of the function bound only to values and filled only with values (`history = []`,
@@ -205,3 +224,14 @@ def _without(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if args and call.args[-1] is arg:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return call.with_changes(args=args)
+
+
+def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
+    found: List[cst.AugAssign] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.append(node)
+
+    function.visit(Walk())
+    return found
