@@ -300,3 +300,40 @@ def test_gf005_an_augmented_assignment_to_a_new_local_is_no_reason():
     harness = pytest.importorskip("gradfix.harness")
     report = harness.verify_pair(source, result.fixed.decode(), filename="t.py", device="cpu", repeat=0)
     assert report.error is None and all(r.ok for r in report.rows)
+
+
+# A module-level container that another function of the file fills with a graph's tensors:
+# bound to `{}` at module level, it is not graph-free (found by the fuzzer's loop_closure steps).
+FILLED_ELSEWHERE = """import torch
+
+torch.manual_seed(0)
+a = torch.randn(3, requires_grad=True)
+w = torch.randn(3, requires_grad=True)
+feats = {}
+
+
+def prepare():
+    feats["a"] = torch.sin(a)
+
+
+def train():
+    for it in range(2):
+        l1 = (feats["a"] * 2.0).sum()
+        l2 = (w * 3.0).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+prepare()
+train()
+"""
+
+
+def test_a_module_container_filled_by_another_function_is_not_graph_free():
+    result = _lint(FILLED_ELSEWHERE, ["GF003"])
+    assert [(f.code, f.line, f.fixable) for f in result.findings] == [("GF003", 17, False)]
+    assert "`feats` (line 10) is built before the loop" in result.findings[0].message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(FILLED_ELSEWHERE, ["GF003"], unsafe=True).fixed
+    report = harness.verify_pair(FILLED_ELSEWHERE, rewritten.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error

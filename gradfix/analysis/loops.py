@@ -137,6 +137,10 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
                 )
             ]
         values = list(outside.get(name, []) or module_bindings.get(name, []))
+        if name not in outside or scope is module:
+            # A name of the module: what any function of the file stores into what it holds
+            # (`feats["a"] = torch.sin(a)` in another function) or binds it to under `global`.
+            values += _module_writes(module).get(name, [])
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
         if not values and name not in _BUILTINS:
@@ -179,6 +183,8 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
         values = bindings.get(name) or module_bindings.get(name) or []
         if not values and name not in _BUILTINS:
             return False  # a variable of an enclosing function: whatever it holds
+        if name not in bindings:
+            values = [*values, *_module_writes(module).get(name, [])]
         if not all(v is not None and graph_free(v) for v in values):
             return False
     # Only names and calls of graph-free builtins over them (`zip(xs, ys)`, `enumerate(loader)`).
@@ -386,6 +392,29 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
 
 
 _BUILTINS = frozenset(dir(builtins))
+
+
+def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """name -> the values the file's functions put into the module-level name: stores into the
+    object it holds (`feats["a"] = v`, `box.x = v`, `log.append(v)`) and bindings of it under a
+    `global` declaration."""
+    out: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+    functions: List[cst.FunctionDef] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            functions.append(node)
+
+    module.visit(Walk())
+    for function in functions:
+        for name, value in stores_into_objects(function.body):
+            out.setdefault(name, []).append(value)
+        declared = _declared(function)
+        if declared:
+            for name, values in _bindings_outside(function, None).items():
+                if name in declared:
+                    out.setdefault(name, []).extend(values)
+    return out
 
 
 def _declared(scope: cst.CSTNode) -> Set[str]:

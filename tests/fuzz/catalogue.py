@@ -579,6 +579,7 @@ CODE_SETS = {
     "GF002": [["GF002"], ALL_CODES],
     "GF003": [["GF003"], ["GF003", "GF005"], ["GF001", "GF003", "GF004"]],
     "GF004": [["GF004"], ["GF001", "GF003", "GF004"], ALL_CODES],
+    "GF005": [["GF005"], ALL_CODES],
 }
 
 # Parts drawn more often: the clean instance, so that many steps get a safe fix.
@@ -599,7 +600,13 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         return value
 
     parts: Dict[str, str] = {}
-    code = pick("rule", ["GF001", "GF002", "GF003", "GF004"])
+    code = pick("rule", ["GF001", "GF002", "GF003", "GF004", "GF005"])
+    if code == "GF005":
+        from .retain import retain_step
+
+        codes = draw(st.sampled_from(CODE_SETS[code]))
+        parts["codes"] = ",".join(codes)
+        return Step(retain_step(pick, HEAD), codes, parts)
     form = pick("form", FORMS[code])
     codes = draw(st.sampled_from(CODE_SETS[code]))
     parts["codes"] = ",".join(codes)
