@@ -57,3 +57,52 @@ def test_in_a_loop_the_message_says_the_next_iteration_too():
 def test_module_level_is_not_reported():
     data = b"import torch\nx = torch.ones(2, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward(retain_graph=True)\n"
     assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []
+
+
+LOOP_OVER_PARAMETERS = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+
+
+def step():
+    model = nn.Linear(4, 1)
+    train(model, batches, torch.optim.SGD(model.parameters(), lr=0.1))
+"""
+
+
+def test_a_loop_over_what_the_caller_passes_is_reported_with_an_unsafe_fix():
+    data = LOOP_OVER_PARAMETERS.encode()
+    assert prefilter(data, [gf005]) == [gf005]
+    (finding,) = lint_bytes(data, "t.py", LintOptions(("GF005",))).findings
+    assert (finding.line, finding.col, finding.fixable) == (13, 23, False)
+    assert "`loader`, `optimizer`, `model` come into the loop from the caller" in finding.message
+    # With a stateless model, as here, the rewrite is in fact exact.
+    harness = pytest.importorskip("gradfix.harness")
+    fixed = lint_bytes(data, "t.py", LintOptions(("GF005",), fix=True, unsafe_fixes=True)).fixed.decode()
+    assert "loss.backward()\n" in fixed
+    report = harness.verify_pair(LOOP_OVER_PARAMETERS, fixed, filename="t.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows and all(r.ok for r in report.rows)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "loss = ((model(x) - y) ** 2).mean() + h.sum()",  # a parameter read as a tensor
+        "loss = ((model(x) - y) ** 2).mean() * scale.weight.sum()",  # an attribute of one
+    ],
+)
+def test_a_parameter_read_as_a_value_in_the_loop_is_not_reported(use):
+    source = LOOP_OVER_PARAMETERS.replace("def train(model, loader, optimizer):", "def train(model, loader, optimizer, h=None, scale=None):")
+    source = source.replace("loss = ((model(x) - y) ** 2).mean()", use)
+    assert lint_bytes(source.encode(), "t.py", LintOptions(("GF005",))).findings == []

@@ -31,7 +31,9 @@ from gradfix.analysis.vocabulary import (
     COLLECTING_METHODS,
     GRAPH_FREE_FACTORIES,
     KEEPS_GRAPH_FREE,
+    MODULE_LEAF_METHODS,
     PYTHON_VALUES,
+    STEP_METHODS,
     VALUE_METHODS,
 )
 
@@ -84,15 +86,24 @@ def _python_value(value: cst.BaseExpression) -> bool:
     return False
 
 
-def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[Reason]:
-    """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs."""
+def loop_reasons(
+    statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int], *, parameters: bool = True
+) -> List[Reason]:
+    """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs.
+
+    `parameters=False` leaves out the function's parameters that the loop only calls, iterates or
+    steps (`model(x)`, `for x, y in loader`, `opt.zero_grad()`): GF005 names those itself
+    (`loop_inputs`); a parameter read as a value (`h * 2`, `loss.backward()`) or rebound in the
+    loop, and a store into `self`, still count.
+    """
     loop = _innermost_loop(scope, statement)
     if loop is None:
         return []
+    trusted = set() if parameters else set(loop_inputs(statement, scope))
     reads, bound_inside = _reads_and_binds(loop.body)
     if isinstance(loop, cst.For):
         bound_inside |= set(bound_names(loop.target))
-        if not _iterable_graph_free(loop.iter, scope, module):
+        if not _iterable_graph_free(loop.iter, scope, module) and not (trusted and _reads_only(loop.iter, trusted)):
             return [
                 Reason(
                     f"the loop (line {line(loop)}) iterates over `{code_of(loop.iter).strip()}`, which gradfix cannot prove "
@@ -106,8 +117,10 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
     # A container or object from before the loop that the loop stores values into (`outs.append(out)`,
     # `cache[k] = h`) hands them to the next iteration.
     for name, value in stores_into_objects(loop.body):
-        if name in bound_inside or name in ("self", "cls") or graph_free(value):
+        if name in bound_inside or graph_free(value):
             continue
+        if name in ("self", "cls") and parameters:
+            continue  # (reading `self` in the loop is a reason of its own below)
         return [
             Reason(
                 f"`{name}` collects `{code_of(value).strip()}` (line {line(value)}) across iterations: the next "
@@ -127,6 +140,8 @@ def loop_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module,
         if name in bound_inside and not carried:
             continue
         if name in params or name in ("self", "cls"):
+            if name in trusted and not carried:
+                continue
             if name in ("self", "cls") and not _self_attributes_read(loop.body):
                 continue
             return [
@@ -189,6 +204,92 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
             return False
     # Only names and calls of graph-free builtins over them (`zip(xs, ys)`, `enumerate(loader)`).
     return _only_builtin_calls(iterable)
+
+
+def _reads_only(node: cst.CSTNode, names: Set[str]) -> bool:
+    """Whether `node` reads one of `names` as a value, and every name it reads as a value (callees
+    aside: `tqdm(loader)`) is one of them or a builtin."""
+    found: List[str] = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> bool:
+            if not isinstance(n.func, cst.Name):
+                n.func.visit(self)
+            for arg in n.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(Walk())
+    return any(name in names for name in found) and all(name in names or name in _BUILTINS for name in found)
+
+
+def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
+    """The function's parameters that the innermost loop around `statement` uses only as code or a
+    source of items: calls (`model(x)`), steps (`opt.zero_grad()`, `model.train()`) or iterates
+    (`for x, y in tqdm(loader)`), never rebinding them; in order of first use. (`self` is not
+    one: `loop_reasons` already lets calls through it pass.)"""
+    loop = _innermost_loop(scope, statement)
+    if loop is None:
+        return []
+    params = function_parameters(scope)
+    reads, bound_inside = _reads_and_binds(loop.body)
+    order: Dict[str, int] = {}
+    if isinstance(loop, cst.For):
+        for name in _names_in(loop.iter):
+            order.setdefault(name, -1)
+        bound_inside |= set(bound_names(loop.target))
+    for position, name in enumerate(reads):
+        order.setdefault(name, position)
+    value_reads = _value_reads(loop.body)
+    return [
+        name for name in sorted(order, key=order.__getitem__)
+        if name in params and name not in bound_inside and name not in value_reads
+    ]
+
+
+# What a loop may do with a parameter and still only use it as code: the methods of an optimizer,
+# a scheduler or a module that step it, zero its gradients or switch its mode.
+_CODE_METHODS = STEP_METHODS | MODULE_LEAF_METHODS
+
+
+def _value_reads(body: cst.CSTNode) -> Set[str]:
+    """Names `body` reads other than as a callee (`model(x)`) or the receiver of a stepping method
+    (`opt.step()`, `model.eval()`)."""
+    found: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if isinstance(func, cst.Name):
+                pass  # called: code
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _CODE_METHODS:
+                pass  # stepped or switched
+            else:
+                func.visit(self)
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    body.visit(Walk())
+    return found
 
 
 def _names_in(node: cst.CSTNode) -> List[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf005_needless_retain_graph import CODE
-from gradfix.reasons import Reasons
+from gradfix.reasons import LOOP, Reason, Reasons
 
 from typing import List, Optional, Sequence
 
@@ -14,7 +14,7 @@ from gradfix.analysis.backward import BackwardCall, backward_call, later_use_rea
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loops import assignments, graph_free, loop_reasons, stores_into_objects
+from gradfix.analysis.loops import assignments, graph_free, loop_inputs, loop_reasons, stores_into_objects
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -42,13 +42,20 @@ class Visitor(BlockVisitor):
             if later_use_reasons(end, function, self.line, self.facts):
                 continue  # a later backward may need the graph: retaining it is the point
             # In a loop the next iteration runs this backward (and the loop's others) again: on a
-            # fresh graph, unless the loop reads a value from before the loop or carried from an
-            # earlier iteration that `loop_reasons` does not prove graph-free (`h = net(x)` above
-            # the loop; a function parameter): then retaining may be the point, not reported.
+            # fresh graph, unless the loop reads a value built before it in the file or carried from
+            # an earlier iteration that `loop_reasons` does not prove graph-free (`h = net(x)` above
+            # the loop, `h = cell(x, h)`): then retaining may be the point, not reported. What only
+            # comes in from the caller (`def train(model, loader)`: `model(x)`, `for x in loader`)
+            # is unknown, not a sign: reported, the fix unsafe, naming it.
             in_loop = self._in_loop(call.statement, function)
-            if in_loop and loop_reasons(call.statement, function, self.scopes[0], self.line):
-                continue
-            self.findings.append(self._finding(call, arg, function, in_loop))
+            inputs: List[str] = []
+            if in_loop:
+                module = self.scopes[0]
+                if loop_reasons(call.statement, function, module, self.line, parameters=False):
+                    continue
+                if loop_reasons(call.statement, function, module, self.line):
+                    inputs = loop_inputs(call.statement, function)
+            self.findings.append(self._finding(call, arg, function, in_loop, inputs))
 
     def _in_loop(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
@@ -58,8 +65,19 @@ class Visitor(BlockVisitor):
             parent = self.get_metadata(ParentNodeProvider, parent, None)
         return False
 
-    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef, in_loop: bool) -> Finding:
+    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef, in_loop: bool, inputs: List[str]) -> Finding:
         reasons = self._unproven(call, function)
+        if inputs:
+            shown = ", ".join(f"`{name}`" for name in inputs)
+            reasons.add(
+                Reason(
+                    f"{shown} {'comes' if len(inputs) == 1 else 'come'} into the loop from the caller: if "
+                    f"{'it carries' if len(inputs) == 1 else 'one carries'} a tensor from one iteration to the next "
+                    f"(a module keeping its hidden state, a loader yielding tensors of one graph), the next "
+                    f"iteration backpropagates through this graph",
+                    LOOP,
+                )
+            )
         loss = code_of(call.receiver).strip()
         fix = Rewrite(
             safe=not reasons,

@@ -7,9 +7,11 @@ inside a function where no later statement of that function backpropagates
 (`backward`, `torch.autograd.grad`, `manual_backward`, or code of the file
 that may call them). Inside a loop of the function, the next iteration runs
 the loop's backward calls again: reported only when the loop reads no value
-from before it, or carried from an earlier iteration, that is not proven
-free of a graph (`h = cell(x, h)`, `outs.append(out)`, a function parameter
-keep it quiet):
+built before it in the file, or carried from an earlier iteration, that is
+not proven free of a graph (`h = cell(x, h)`, `outs.append(out)`, a
+parameter read as a tensor keep it quiet). Parameters the loop only calls,
+steps or iterates (`model(x)`, `optimizer.zero_grad()`, `for x in loader`)
+are what the caller passes: reported, with an unsafe fix naming them.
 
     def train_step(x, y):
         opt.zero_grad()
@@ -35,8 +37,9 @@ unchanged (retaining the graph does not change what one backward computes).
 
 ## Not reported
 When a later `backward`/`grad` call stands anywhere in the function after
-this one, when the call is inside a loop that reads a value from before it
-(or from an earlier iteration) not proven graph-free, at module level,
+this one, when the call is inside a loop that reads a value built before it
+(or carried from an earlier iteration, or a parameter read as a tensor) not
+proven graph-free, at module level,
 when `retain_graph` is not the literal `True`, and when the call passes
 `create_graph=True` (higher-order gradients keep the graph on purpose).
 
@@ -51,8 +54,12 @@ tensor of the graph for a later call (an RNN's hidden state carried to the
 next step is the classic case that needs the graph); no tensor leaves the
 function (returned, yielded, stored into an attribute, a subscript, a global
 or a container; values such as `.item()` are fine); and the function defines
-no nested function or lambda and does not use `locals()`/`eval`. Otherwise the
-fix is unsafe and the message names the call or statement and its line.
+no nested function or lambda and does not use `locals()`/`eval`; no augmented
+assignment updates in place a tensor that may come from outside the call
+(`total += h` on a parameter or a view of one); in a loop, nothing comes in
+from the caller (`def train(model, loader)`: a model keeping its hidden
+state, a loader yielding tensors of one graph would need the graph). Otherwise
+the fix is unsafe and the message names the call or statement and its line.
 The function's own arguments are taken as data: a tensor argument carrying a
 graph the caller backpropagates again later is not seen.
 """
@@ -60,9 +67,17 @@ graph the caller backpropagates again later is not seen.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from gradfix import prechecks
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, KEEPS_GRAPH_FREE, PYTHON_VALUES, VALUE_METHODS
+from gradfix.analysis.vocabulary import (
+    BUILTINS_GRAPH_FREE,
+    KEEPS_GRAPH_FREE,
+    MODULE_LEAF_METHODS,
+    PYTHON_VALUES,
+    STEP_METHODS,
+    VALUE_METHODS,
+)
 
 CODE = "GF005"
 NAME = "needless-retain-graph"
@@ -70,6 +85,8 @@ SUMMARY = "`backward(retain_graph=True)` with no later backward in the function:
 DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+_BUILTINS = frozenset(dir(builtins))
+_CODE_METHODS = STEP_METHODS | MODULE_LEAF_METHODS
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Precheck with CPython's parser: a function with a `.backward(retain_graph=True)` and no
@@ -103,12 +120,19 @@ def _function_might_match(function) -> bool:
 
 
 def _loop_might_match(loop, params) -> bool:
-    """What `analysis.loops.loop_reasons` lets through, necessarily: the loop reads no parameter of
-    the function, and a `for` loop's iterable calls only builtins, `torch.` functions and methods
-    that keep or drop a graph (`range(n)`, `zip(xs, ys)`, `torch.randn(...)`, `x.detach()`; `graph_free`)."""
-    if any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(loop)):
+    """What `analysis.loops.loop_reasons(..., parameters=False)` lets through, necessarily: a `for`
+    loop's iterable reads only parameters, `self` and builtins (`tqdm(loader)`), or calls only
+    builtins, `torch.` functions and methods that keep or drop a graph (`range(n)`, `zip(xs, ys)`,
+    `torch.randn(...)`, `x.detach()`; `graph_free`); and its body uses a parameter only as code
+    (`model(x)`, `opt.step()`; `analysis.loops.loop_inputs`)."""
+    if _reads_parameter_value(loop, params):
         return False
     if isinstance(loop, (ast.For, ast.AsyncFor)):
+        callees = {id(n.func) for n in ast.walk(loop.iter) if isinstance(n, ast.Call)}
+        trusted = params | {"self", "cls"}
+        values = [n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name) and id(n) not in callees]
+        if any(name in trusted for name in values) and all(name in trusted or name in _BUILTINS for name in values):
+            return True
         for node in ast.walk(loop.iter):
             if not isinstance(node, ast.Call):
                 continue
@@ -119,6 +143,23 @@ def _loop_might_match(loop, params) -> bool:
                 if not ast.unparse(func).startswith(("torch.", "nn.", "optim.")):
                     return False
     return True
+
+
+def _reads_parameter_value(loop, params) -> bool:
+    """Whether the loop's body reads a parameter other than as a callee or the receiver of a
+    stepping method (`loops._value_reads`)."""
+    code = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                code.add(id(func))
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _CODE_METHODS:
+                code.add(id(func.value))
+    iterable = {id(n) for n in ast.walk(loop.iter)} if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    return any(
+        isinstance(n, ast.Name) and n.id in params and id(n) not in code and id(n) not in iterable for n in ast.walk(loop)
+    )
 
 
 def _retaining_backwards(body, loop):
