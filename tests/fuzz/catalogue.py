@@ -42,7 +42,8 @@ sum, or one loss), built from:
   blocks around the second evaluation (`WRAPS`), and statements after the
   passes (`AFTER`: logging, optimizer step, a later backward through the
   retained graph, returning or storing a loss);
-- nesting: a function, a method of a trainer object, or a loop (`loop_closure`: in a
+- nesting: a function, a method of a trainer object, module-level script code, or a loop
+  (`loop_module`: at module level; `loop_closure`: in a
   function nested in `step`, reading what `step` built as variables of the enclosing one; operands
   built inside or before it).
 
@@ -610,7 +611,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     form = pick("form", FORMS[code])
     codes = draw(st.sampled_from(CODE_SETS[code]))
     parts["codes"] = ",".join(codes)
-    nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner", "loop_closure"])
+    nesting = pick("nesting", ["function", "function", "method", "loop_outer", "loop_inner", "loop_closure", "module", "loop_module"])
     method = nesting == "method"
     callee = pick("callee", list(CALLEES), prefer=PROVABLE_CALLEES)
     fx, fy = draw(st.sampled_from(FORWARDS_X)), draw(st.sampled_from(FORWARDS_Y))
@@ -705,7 +706,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         body.append(BIND_FORMS[rebind[0]])
     loop_from = len(body)
     body.extend(ops.prelude)
-    if nesting in ("loop_outer", "loop_closure"):
+    if nesting in ("loop_outer", "loop_closure", "loop_module"):
         loop_from = len(body)
 
     names = {"first": None, "second": None}
@@ -872,6 +873,12 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         # variables of the enclosing function, which the loop's analysis cannot see the values of.
         body[loop_from:] = ["def inner():"] + [textwrap.indent(stmt, "    ") for stmt in body[loop_from:]] + ["return inner()"]
     out = list(setup_lines)
+    if nesting in ("module", "loop_module"):
+        # Script code: the pattern at module level, run when the file is executed.
+        out += [""]
+        for stmt in body:
+            out.extend(_indent(stmt, ""))
+        return Step("\n".join(out) + "\n", codes, parts)
     if method:
         out += ["", "", "class Trainer:", "    manual_backward = staticmethod(torch.Tensor.backward)", "",
                 "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
