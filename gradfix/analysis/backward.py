@@ -335,7 +335,9 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     return hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
 
 
-def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts") -> List[Reason]:
+def later_use_reasons(
+    after: int, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts", classifier=None
+) -> List[Reason]:
     """Why freeing the graph at the merged backward (ending on line `after`) may break a later call.
 
     The original's earlier backward kept its graph alive with `retain_graph=True`;
@@ -346,11 +348,16 @@ def later_use_reasons(after: int, scope: cst.CSTNode, line: Callable[..., int], 
     of the file (`module`) that may backpropagate (`Backpropagators`). Calls of
     code outside the file are assumed not to backpropagate through a graph of
     this function (README, "What a safe fix assumes"). Shared by GF001, GF003,
-    GF004 and GF005.
+    GF004 and GF005. With the rule's `classifier`, a later `loss.backward()` on a loss built
+    afresh after the point (`fresh.fresh_backward`) is none.
     """
+    from gradfix.analysis.fresh import fresh_backward
+
     for node in facts.backpropagators.uses(scope):
         at = line(node)
         if at > after:
+            if classifier is not None and isinstance(node, cst.Call) and fresh_backward(node, after, scope, facts.module, classifier, line):
+                continue
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
             what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
             return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
@@ -450,7 +457,7 @@ class Backpropagators:
 
 
 def merge_reasons(
-    run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts"
+    run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts", classifier=None
 ) -> List[Reason]:
     """What keeps one backward of the run's sum from being proven exact (empty: a safe merge).
 
@@ -469,7 +476,7 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     if not calls[-1].retains_graph:
-        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts))
+        reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
     reasons.extend(file_merge_reasons(facts))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))

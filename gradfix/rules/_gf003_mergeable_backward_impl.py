@@ -24,7 +24,7 @@ class Visitor(BlockVisitor):
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         for run in backward_runs(block, HarmlessCalls(self.classifier)):
-            reasons = Reasons(merge_reasons(run, self.scopes[-1], self.line, self.facts))
+            reasons = Reasons(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
             self.findings.append(self._finding(run.calls, reasons))
 
     def _finding(self, run: List[BackwardCall], reasons: Reasons) -> Finding:

@@ -267,7 +267,7 @@ class Visitor(BlockVisitor):
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
-            reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts))
+            reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
 
         fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]

@@ -39,7 +39,7 @@ class Visitor(BlockVisitor):
             if arg is None or "create_graph" in call.keywords or call.opaque_args:
                 continue
             end = self.line(call.statement, end=True)
-            if later_use_reasons(end, function, self.line, self.facts):
+            if later_use_reasons(end, function, self.line, self.facts, self.classifier):
                 continue  # a later backward may need the graph: retaining it is the point
             # In a loop the next iteration runs this backward (and the loop's others) again: on a
             # fresh graph, unless the loop reads a value built before it in the file or carried from

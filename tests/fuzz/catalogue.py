@@ -438,6 +438,11 @@ AFTER: Dict[str, str] = {
     # reason), unless the rebinding may not run.
     "rebind_store": "{first} = (c * 0.5).sum()\nbox.kept = {first}",
     "rebind_if_store": "if c.sum() > 1e9:\n    {first} = (c * 0.5).sum()\nbox.kept = {first}",
+    # A later backward on a loss built afresh (no later-backward reason), and ones that reach back
+    # to the first loss (the reason stays): directly, or through an in-place update.
+    "fresh_backward": "_zf = torch.randn(4, 3)\n_fresh = (_zf * c).pow(2).sum()\n_fresh.backward()",
+    "fresh_plus_first": "_fresh = (torch.randn(4, 3) * c).sum() + {first}\n_fresh.backward()",
+    "fresh_inplace_first": "_fresh = (torch.randn(4, 3) * c).sum()\n_fresh += {first}\n_fresh.backward()",
 }
 
 # How GF002's sum is written ({} are the two scaled terms).

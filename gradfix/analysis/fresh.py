@@ -1,0 +1,245 @@
+"""A later backward on a loss built afresh: it cannot go through a graph built before.
+
+`later_use_reasons` makes a merge (and GF005's removal of `retain_graph=True`) unsafe when a
+later `backward` in the function may go through the graph the earlier call kept alive. A later
+`loss_g.backward()` whose loss comes from a fresh forward after that point (a GAN's generator
+step after the discriminator's: `fake = G(z); loss_g = crit(D(fake), ones)`) cannot: every node
+of its graph is created after the point, from leaves and graph-free values.
+
+Proven from an allowlist (`fresh_backward`), else the later backward stays a reason:
+
+- the call is `name.backward(...)` with keywords only (no `gradient`), a statement of its own;
+- `name`, and every name its value reads (transitively), is bound in the function only by plain
+  assignments `name = value` in the block of that call, after the point and before the call;
+  every other name read is bound, in the function and at module level, only to graph-free
+  values (`loops.graph_free`: factories, literals; never stored into by any function of the
+  file) and is no parameter;
+- every call in those values is a pure torch function, a module built in the file of known
+  layers, a random one, or a pure tensor method, none in place; no attribute or subscript of
+  anything else is read (`self.h` may hold an old graph);
+- those names are used nowhere else in the function except where a read ends in a value
+  (`float(x)`, `x.item()`, an f-string): nothing can update one of them in place with a tensor
+  of the old graph (`fake += h`, `fake.add_(h)`, `foo(fake)`).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM
+from gradfix.analysis.exprs import bound_names, is_inplace_call
+from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, VALUE_FUNCTIONS, VALUE_METHODS, has_inplace_suffix
+
+
+def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.Module, classifier, line) -> bool:
+    """Whether the later backward `call` provably goes only through a graph built after line `after`."""
+    from gradfix.analysis.loops import _module_writes, function_parameters, graph_free
+    from gradfix.analysis.loops import _bindings_outside
+
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name)):
+        return False
+    if any(arg.keyword is None or arg.keyword.value == "gradient" for arg in call.args):
+        return False
+    found = _statement_of(scope, call)
+    if found is None:
+        return False
+    block, index = found
+    params = function_parameters(scope)
+    bindings = _binding_counts(scope)
+    module_values = _bindings_outside(module, scope) if scope is not module else {}
+    writes = _module_writes(module)
+    pending = [func.value.value]
+    fresh: Set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in fresh:
+            continue
+        assigns = [
+            s for s in block[:index]
+            if line(s) > after and _plain_assign(s) is not None and _plain_assign(s)[0] == name  # type: ignore[index]
+        ]
+        if assigns:
+            if bindings.get(name, 0) != len(assigns) or name in params:
+                return False  # bound some other way too
+            fresh.add(name)
+            for statement in assigns:
+                value = _plain_assign(statement)[1]  # type: ignore[index]
+                names = _value_names(value, classifier)
+                if names is None:
+                    return False
+                pending.extend(names)
+            continue
+        # Not bound afresh: a value from before, proven graph-free, or nothing of the kind.
+        if name in params or bindings.get(name, 0):
+            return False
+        values = list(module_values.get(name, [])) + list(writes.get(name, []))
+        if not values or not all(v is not None and graph_free(v) for v in values):
+            return False
+    return _only_value_uses(scope, fresh, block[index], {id(s) for s in block[:index] if _plain_assign(s) and _plain_assign(s)[0] in fresh})
+
+
+def _statement_of(scope: cst.CSTNode, call: cst.Call) -> Optional[Tuple[Sequence[cst.BaseStatement], int]]:
+    """(block, index) of the statement `call` is the whole expression of, in `scope`'s own code."""
+    found: List[Tuple[Sequence[cst.BaseStatement], int]] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
+                return False
+            body = getattr(node, "body", None)
+            if isinstance(node, (cst.Module, cst.IndentedBlock)) and isinstance(body, (list, tuple)):
+                for k, statement in enumerate(body):
+                    if (
+                        isinstance(statement, cst.SimpleStatementLine)
+                        and len(statement.body) == 1
+                        and isinstance(statement.body[0], cst.Expr)
+                        and statement.body[0].value is call
+                    ):
+                        found.append((body, k))
+            return True
+
+    scope.visit(Walk())
+    return found[0] if found else None
+
+
+def _plain_assign(statement: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """(name, value) for a statement `name = value` (one target, one statement on the line)."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            return small.targets[0].target.value, small.value
+    return None
+
+
+def _binding_counts(scope: cst.CSTNode) -> Dict[str, int]:
+    """How many times each name is bound in `scope`'s own code, by any form (`global`/`nonlocal`,
+    imports, `del`, `except ... as` and definitions counted too)."""
+    counts: Dict[str, int] = {}
+
+    def add(names) -> None:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+                add([node.name.value])
+                return False
+            if isinstance(node, cst.Lambda):
+                return False
+            if isinstance(node, cst.AssignTarget):
+                add(bound_names(node.target))
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+                add(bound_names(node.target))
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                add(bound_names(node.asname.name))
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                add([n.name.value for n in node.names] * 2)  # bound elsewhere too: never only here
+            elif isinstance(node, cst.ImportAlias):
+                target = node.asname.name if node.asname is not None else node.name
+                add([cst.Module([]).code_for_node(target).split(".")[0]])
+            elif isinstance(node, cst.Del):
+                add(bound_names(node.target))
+            elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+                add(bound_names(node.name.name))
+            elif isinstance(node, cst.MatchAs) and node.name is not None:
+                add([node.name.value])
+            return True
+
+    scope.visit(Walk())
+    return counts
+
+
+def _value_names(value: cst.BaseExpression, classifier) -> Optional[List[str]]:
+    """The names `value` reads as values, or None when it reads or calls anything not allowlisted."""
+    names: List[str] = []
+    ok = [True]
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if is_inplace_call(node) or any(a.keyword is not None and a.keyword.value == "out" for a in node.args):
+                ok[0] = False
+                return False
+            if isinstance(func, cst.Attribute) and not classifier.qualified(func):
+                method = func.attr.value
+                if has_inplace_suffix(method) or method not in PURE_TENSOR_METHODS | VALUE_METHODS:
+                    ok[0] = False
+                    return False
+                func.value.visit(self)  # the receiver is read
+            elif classifier.classify(func).kind not in (PURE, MODULE, RANDOM):
+                ok[0] = False
+                return False
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            ok[0] = False  # `self.h`, `batch.x`: may hold an old graph
+            return False
+
+        def visit_Subscript(self, node: cst.Subscript) -> bool:
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value not in ("True", "False", "None"):
+                names.append(node.value)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            ok[0] = False
+            return False
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.NamedExpr, cst.Await, cst.Yield)):
+                ok[0] = False
+                return False
+            return super().on_visit(node)
+
+    value.visit(Walk())
+    return names if ok[0] else None
+
+
+def _only_value_uses(scope: cst.CSTNode, names: Set[str], backward: cst.CSTNode, bindings: Set[int]) -> bool:
+    """Whether the names are used in `scope` only in their own bindings, the backward statement, and
+    reads that end in a value (`float(x)`, `x.item()`, `print(x)`, an f-string)."""
+    ok = [True]
+    stack: List[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and node.value in names and not _ends_in_value(node, stack):
+                ok[0] = False
+            stack.append(node)  # (libcst calls on_leave for a node whose children it skips too)
+            return id(node) not in bindings and node is not backward
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            stack.pop()
+
+    scope.visit(Walk())
+    return ok[0]
+
+
+def _ends_in_value(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
+    """A read of `node` whose parents (innermost last) end it in a value."""
+    child: cst.CSTNode = node
+    for parent in reversed(parents):
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+        if isinstance(parent, cst.FormattedStringExpression):
+            return True
+        if isinstance(parent, cst.Call):
+            func = parent.func
+            if child is not func:
+                return isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            if parent.attr.value in VALUE_METHODS:
+                return True
+        elif isinstance(parent, cst.Arg):
+            pass
+        elif not isinstance(parent, (cst.Call, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation)):
+            return False
+        child = parent
+    return False

@@ -1,0 +1,101 @@
+"""A later backward on a loss built afresh (issue 12: "a later `loss_g.backward()` may use a graph
+that `retain_graph=True` kept alive" where `loss_g` comes from a fresh forward).
+
+After a GAN's discriminator step, `z = torch.randn(...); fake = G(z); loss_g = crit(D(fake), ones);
+loss_g.backward()` builds its whole graph anew: the merge of the discriminator's backward calls
+(GF003) cannot free anything it needs. `gradfix.analysis.fresh` proves that from an allowlist;
+each safe fix is executed against the original, and each near miss (a name from before the
+merge, an in-place update, an attribute) keeps the reason and shows the rewrite raising where it
+would.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gradfix.engine import lint_bytes
+from gradfix.options import LintOptions
+
+GAN = """import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+G = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+D = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+crit = nn.BCEWithLogitsLoss()
+optD = torch.optim.SGD(D.parameters(), lr=0.1)
+optG = torch.optim.SGD(G.parameters(), lr=0.1)
+real = torch.randn(16, 3)
+ones = torch.ones(16, 1)
+zeros = torch.zeros(16, 1)
+
+
+def step():
+    optD.zero_grad()
+    fake = G(torch.randn(16, 4))
+    loss_real = crit(D(real), ones)
+    loss_fake = crit(D(fake.detach()), zeros)
+    loss_real.backward(retain_graph=True)
+    loss_fake.backward()
+    optD.step()
+    optG.zero_grad()
+    z = torch.randn(16, 4)
+    fake2 = G(z)
+    loss_g = crit(D(fake2), ones)
+    print(f"{float(loss_g):.3f}")
+    loss_g.backward()
+    optG.step()
+"""
+
+LATER = "a later `loss_g.backward()` (line {}) may use a graph that `retain_graph=True` kept alive"
+
+
+def _lint(source: str, **options):
+    return lint_bytes(source.encode(), "gan.py", LintOptions(("GF003",), **options))
+
+
+def test_a_generator_step_after_the_merge_is_built_afresh():
+    result = _lint(GAN, fix=True)
+    (finding,) = result.findings
+    assert (finding.line, finding.fixable) == (20, True), finding.message
+    assert "loss_real.backward()" not in result.fixed.decode() and "(loss_real + loss_fake).backward()" in result.fixed.decode()
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(GAN, result.fixed.decode(), filename="gan.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows and all(r.ok for r in report.rows)
+
+
+NEAR_MISSES = {
+    # `fake` comes from before the merge: its graph may be one the merge frees.
+    "reads_a_name_from_before": ("    fake2 = G(z)\n", "    fake2 = G(z) + fake\n", 28),
+    # An in-place update may tie the fresh loss to the old graph.
+    "augmented": ("    fake2 = G(z)\n", "    fake2 = G(z)\n    fake2 += fake\n", 29),
+    "inplace_method": ("    fake2 = G(z)\n", "    fake2 = G(z)\n    fake2.add_(fake)\n", 29),
+    # Handed to code gradfix does not know, which may update it in place.
+    "handed_on": ("    fake2 = G(z)\n", "    fake2 = G(z)\n    record(fake2)\n", 29),
+    # An attribute may hold a tensor of an old graph.
+    "attribute": ("    fake2 = G(z)\n", "    fake2 = G(z) * box.scale\n", 28),
+    # Bound twice, once before the merge.
+    "bound_before_too": ("    fake = G(torch.randn(16, 4))\n", "    fake = G(torch.randn(16, 4))\n    fake2 = fake\n", 29),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_a_later_loss_that_may_reach_back_keeps_the_reason(case):
+    old, new, later = NEAR_MISSES[case]
+    source = GAN.replace(old, new, 1) + "\n\ndef record(t):\n    pass\n\n\nclass Box:\n    scale = 1.0\n\n\nbox = Box()\n"
+    (finding,) = _lint(source).findings
+    assert not finding.fixable
+    assert LATER.format(later) in finding.message, finding.message
+
+
+def test_the_rewrite_a_reaching_loss_forbids_raises():
+    # The later loss reads `h`, which both discriminator losses' graphs contain: the merge frees it.
+    source = GAN.replace("    loss_real = crit(D(real), ones)\n", "    h = D(real)\n    loss_real = crit(h, ones)\n").replace(
+        "    loss_g = crit(D(fake2), ones)\n", "    loss_g = crit(D(fake2), ones) + h.sum()\n"
+    ).replace("    optD.step()\n", "")  # (stepping D would make the original raise: `h` saved its weights)
+    (finding,) = _lint(source).findings
+    assert not finding.fixable and LATER.format(28) in finding.message, finding.message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(source, fix=True, unsafe_fixes=True).fixed.decode()
+    report = harness.verify_pair(source, rewritten, filename="gan.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error
