@@ -79,6 +79,24 @@ NEAR_MISSES = {
 }
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        # `ones`, graph-free from before, updated in place with a tensor of the old graph here...
+        lambda src: src.replace("    optG.zero_grad()\n", "    ones.add_(loss_real * 0)\n    optG.zero_grad()\n"),
+        # ...or handed to code that may do so...
+        lambda src: src.replace("    optG.zero_grad()\n", "    poison(ones)\n    optG.zero_grad()\n"),
+        # ...or updated in place by another function of the file.
+        lambda src: src + "\n\ndef later():\n    ones.add_(1.0)\n",
+    ],
+    ids=["inplace_here", "handed_on", "inplace_elsewhere"],
+)
+def test_a_graph_free_tensor_from_before_that_may_be_updated_in_place_keeps_the_reason(change):
+    source = change(GAN) + "\n\ndef poison(t):\n    t.add_(1.0)\n"
+    (finding,) = _lint(source).findings
+    assert not finding.fixable and "may use a graph that `retain_graph=True` kept alive" in finding.message
+
+
 @pytest.mark.parametrize("case", sorted(NEAR_MISSES))
 def test_a_later_loss_that_may_reach_back_keeps_the_reason(case):
     old, new, later = NEAR_MISSES[case]

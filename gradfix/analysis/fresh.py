@@ -53,6 +53,7 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     writes = _module_writes(module)
     pending = [func.value.value]
     fresh: Set[str] = set()
+    before: Set[str] = set()
     while pending:
         name = pending.pop()
         if name in fresh:
@@ -78,7 +79,12 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         values = list(module_values.get(name, [])) + list(writes.get(name, []))
         if not values or not all(v is not None and graph_free(v) for v in values):
             return False
-    return _only_value_uses(scope, fresh, block[index], {id(s) for s in block[:index] if _plain_assign(s) and _plain_assign(s)[0] in fresh})
+        before.add(name)
+    own = {id(s) for s in block[:index] if _plain_assign(s) and _plain_assign(s)[0] in fresh}
+    # A graph-free tensor from before stays one only if this function cannot update it in place
+    # with a tensor of the old graph (`ones.add_(h)`, `fill(ones, h)`); other functions' in-place
+    # updates of a module-level name are among `_module_writes`.
+    return _only_value_uses(scope, fresh, block[index], own) and _only_safe_uses(scope, before, classifier)
 
 
 def _statement_of(scope: cst.CSTNode, call: cst.Call) -> Optional[Tuple[Sequence[cst.BaseStatement], int]]:
@@ -220,6 +226,53 @@ def _only_value_uses(scope: cst.CSTNode, names: Set[str], backward: cst.CSTNode,
 
     scope.visit(Walk())
     return ok[0]
+
+
+def _only_safe_uses(scope: cst.CSTNode, names: Set[str], classifier) -> bool:
+    """Whether every read of the names in `scope` leaves what they hold as it is: an argument of a
+    pure function or known module call (not in place), the receiver of a pure tensor or value
+    method, an operand of arithmetic or a comparison, or a read that ends in a value."""
+    if not names:
+        return True
+    ok = [True]
+    stack: List[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and node.value in names and not _leaves_it(node, stack, classifier):
+                ok[0] = False
+            stack.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            stack.pop()
+
+    scope.visit(Walk())
+    return ok[0]
+
+
+def _leaves_it(node: cst.CSTNode, parents: List[cst.CSTNode], classifier) -> bool:
+    if _ends_in_value(node, parents):
+        return True
+    parent = parents[-1] if parents else None
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is node and len(parents) > 1:
+        call = parents[-2]
+        method = parent.attr.value
+        return (
+            isinstance(call, cst.Call)
+            and call.func is parent
+            and not has_inplace_suffix(method)
+            and method in PURE_TENSOR_METHODS | VALUE_METHODS
+            and not is_inplace_call(call)
+        )
+    if isinstance(parent, cst.Arg) and len(parents) > 1 and parent.value is node:
+        call = parents[-2]
+        if not isinstance(call, cst.Call) or (parent.keyword is not None and parent.keyword.value == "out"):
+            return False
+        return not is_inplace_call(call) and classifier.classify(call.func).kind in (PURE, MODULE, RANDOM)
+    return False
 
 
 def _ends_in_value(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:

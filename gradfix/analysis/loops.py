@@ -35,6 +35,7 @@ from gradfix.analysis.vocabulary import (
     PYTHON_VALUES,
     STEP_METHODS,
     VALUE_METHODS,
+    has_inplace_suffix,
 )
 
 _LOOPS = (cst.For, cst.While)
@@ -507,8 +508,10 @@ def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpres
             functions.append(node)
 
     module.visit(Walk())
+    for name, value in [*stores_into_objects(module), *_inplace_updates(module)]:
+        out.setdefault(name, []).append(value)  # module-level code's own
     for function in functions:
-        for name, value in stores_into_objects(function.body):
+        for name, value in [*stores_into_objects(function.body), *_inplace_updates(function.body)]:
             out.setdefault(name, []).append(value)
         declared = _declared(function)
         if declared:
@@ -516,6 +519,36 @@ def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpres
                 if name in declared:
                     out.setdefault(name, []).extend(values)
     return out
+
+
+def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
+    """(root name, None) for every in-place update of a tensor in `body` (nested functions aside):
+    `x.add_(v)`, `x[0].copy_(v)`, `torch.add(x, v, out=x)`: whatever it puts there is unknown."""
+    found: List[tuple] = []
+
+    def root(node: cst.BaseExpression) -> Optional[str]:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) else None
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and has_inplace_suffix(func.attr.value):
+                name = root(func.value)
+                if name is not None:
+                    found.append((name, None))
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "out":
+                    name = root(arg.value)
+                    if name is not None:
+                        found.append((name, None))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    body.visit(Walk())
+    return found
 
 
 def _declared(scope: cst.CSTNode) -> Set[str]:
