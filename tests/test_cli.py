@@ -246,7 +246,8 @@ def test_unknown_selector_is_a_usage_error_even_with_no_files_to_check(tmp_path,
 
 
 @pytest.mark.parametrize(
-    "args", [["--ignore", "GF001,GF003"], ["--ignore", "GF"], ["--select", "ALL", "--ignore", "GF001", "--ignore", "GF003"]]
+    "args",
+    [["--ignore", "GF001,GF003,GF005"], ["--ignore", "GF"], ["--select", "ALL", "--ignore", "GF001", "--ignore", "GF003", "--ignore", "GF005"]],
 )
 def test_ignore_removes_the_rule(tmp_path, args):
     p = write(tmp_path / "seed.py", SEED)
@@ -254,6 +255,15 @@ def test_ignore_removes_the_rule(tmp_path, args):
     assert result.exit_code == 0
     assert result.stdout == ""
     assert result.stderr == "All checks passed!\n"
+
+
+def test_without_the_merges_gf005_reports_the_seeds_needless_retain(tmp_path):
+    # `l2` is built afresh from the leaves `x` and `y`: nothing backpropagates through `l1`'s graph
+    # again. GF001 and GF003, which merge the two, supersede this finding; without them it stands.
+    p = write(tmp_path / "seed.py", SEED)
+    result = invoke("check", "--ignore", "GF001,GF003", "--output-format", "concise", p)
+    assert result.exit_code == 1
+    assert [line.split(" ", 2)[:2] for line in result.stdout.splitlines()] == [[f"{p}:10:17:", "GF005"]]
 
 
 def test_ignoring_gf001_lets_gf003_report_the_two_backward_calls(tmp_path):
@@ -268,7 +278,7 @@ def test_ignoring_gf001_lets_gf003_report_the_two_backward_calls(tmp_path):
 
 def test_ignore_under_fix_writes_nothing(tmp_path):
     p = write(tmp_path / "seed.py", SEED)
-    result = invoke("fix", "--apply", "--ignore", "GF001,GF003", p)
+    result = invoke("fix", "--apply", "--ignore", "GF001,GF003,GF005", p)
     assert result.exit_code == 0
     assert p.read_text() == SEED
 

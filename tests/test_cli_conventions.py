@@ -26,7 +26,7 @@ def invoke(*args, input=None):
 
 
 def test_pyproject_ignore_applies_and_nearest_config_wins(tmp_path, monkeypatch):
-    write(tmp_path / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003", "GF005"]\n')
     quiet = write(tmp_path / "a" / "seed.py", SEED)
     loud = write(tmp_path / "b" / "seed.py", SEED)
     write(tmp_path / "b" / "pyproject.toml", '[tool.gradfix]\nselect = ["GF001"]\n')
@@ -39,7 +39,7 @@ def test_pyproject_ignore_applies_and_nearest_config_wins(tmp_path, monkeypatch)
 
 
 def test_isolated_and_explicit_config(tmp_path, monkeypatch):
-    write(tmp_path / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003"]\n')
+    write(tmp_path / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003", "GF005"]\n')
     write(tmp_path / "seed.py", SEED)
     other = write(tmp_path / "conf" / "gradfix.toml", 'select = ["GF001"]\n')
     monkeypatch.chdir(tmp_path)
@@ -93,7 +93,7 @@ def test_grad_scale_import_from_a_user_module(tmp_path, monkeypatch):
 def test_per_file_ignores_and_extend_exclude(tmp_path, monkeypatch):
     write(
         tmp_path / "pyproject.toml",
-        '[tool.gradfix]\nextend-exclude = ["legacy"]\n[tool.gradfix.per-file-ignores]\n"tests/*" = ["GF001", "GF003"]\n',
+        '[tool.gradfix]\nextend-exclude = ["legacy"]\n[tool.gradfix.per-file-ignores]\n"tests/*" = ["GF001", "GF003", "GF005"]\n',
     )
     write(tmp_path / "tests" / "t.py", SEED)
     write(tmp_path / "legacy" / "old.py", SEED)
@@ -210,7 +210,7 @@ def test_check_stdin_with_filename(tmp_path, monkeypatch):
 
 
 def test_check_stdin_config_from_filename(tmp_path, monkeypatch):
-    write(tmp_path / "pkg" / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003"]\n')
+    write(tmp_path / "pkg" / "pyproject.toml", '[tool.gradfix]\nignore = ["GF001", "GF003", "GF005"]\n')
     monkeypatch.chdir(tmp_path)
     result = invoke("check", "--stdin-filename", "pkg/train.py", "-", input=SEED)
     assert result.exit_code == 0

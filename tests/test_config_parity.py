@@ -49,7 +49,7 @@ def test_extend_reads_the_base_and_the_extending_files_keys_override(tmp_path, m
         unsafe-fixes = true
         grad-scale-import = "base.ops"
         extend-exclude = ["sub/generated"]
-        per-file-ignores = { "sub/legacy.py" = ["GF003"] }
+        per-file-ignores = { "sub/legacy.py" = ["GF003", "GF005"] }
         """)
     write(tmp_path / "sub" / "pyproject.toml", """\
         [tool.gradfix]

@@ -106,3 +106,36 @@ def test_a_parameter_read_as_a_value_in_the_loop_is_not_reported(use):
     source = LOOP_OVER_PARAMETERS.replace("def train(model, loader, optimizer):", "def train(model, loader, optimizer, h=None, scale=None):")
     source = source.replace("loss = ((model(x) - y) ** 2).mean()", use)
     assert lint_bytes(source.encode(), "t.py", LintOptions(("GF005",))).findings == []
+
+
+def _gf005_alone_and_with_all(data: bytes):
+    """GF005's findings through the prefilter, and its visitor's on the parsed file regardless."""
+    from gradfix import engine
+
+    alone = lint_bytes(data, "t.py", LintOptions(("GF005",))).findings
+    parsed = engine._parse(data)
+    together, _ = engine._run(parsed, "t.py", [gf005]) if not isinstance(parsed, str) else ([], None)
+    return [(f.line, f.col, f.message) for f in alone], [(f.line, f.col, f.message) for f in sorted(together, key=lambda f: f.sort_key())]
+
+
+ALL_FIXTURES = sorted(p for p in FIXTURES.parent.glob("GF*/*/*.py") if not p.name.endswith(".fixed.py"))
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=[f"{p.parent.parent.name}/{p.stem}" for p in ALL_FIXTURES])
+def test_gf005_reports_the_same_alone_as_with_every_rule(path):
+    # The precheck must never rule out a file the visitor reports (`noqa` aside, as in the fixtures).
+    alone, together = _gf005_alone_and_with_all(path.read_bytes())
+    assert alone == together
+
+
+def test_a_gan_step_with_a_fresh_generator_loss_is_reported_alone_too():
+    from tests.test_fresh_backward import GAN
+
+    source = GAN.replace("    loss_fake.backward()\n", "    loss_fake.backward(retain_graph=True)\n")
+    alone, together = _gf005_alone_and_with_all(source.encode())
+    assert alone == together and [line for line, _, _ in alone] == [21]
+    result = lint_bytes(source.encode(), "gan.py", LintOptions(("GF005",), fix=True))
+    assert result.findings[0].fixable
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(source, result.fixed.decode(), filename="gan.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows and all(r.ok for r in report.rows)

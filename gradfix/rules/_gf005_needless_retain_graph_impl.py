@@ -118,6 +118,10 @@ class Visitor(BlockVisitor):
             method = func.attr.value
             if (method in STEP_METHODS and not call.args) or method in MODULE_LEAF_METHODS:
                 return None
+            if method == "backward" and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
+                # Another `loss.backward(...)`: it leaves gradients in `.grad`, which hold no graph
+                # without `create_graph`; whether it goes through this graph is `later_use_reasons`'.
+                return None
             if method == "step" and backward.scaler is not None and same_expr(func.value, backward.scaler) and len(call.args) == 1:
                 return None  # `scaler.step(opt)`
             if method == "scale" and backward.scaler is not None and same_expr(func.value, backward.scaler):

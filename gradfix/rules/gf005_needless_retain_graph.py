@@ -37,7 +37,10 @@ unchanged (retaining the graph does not change what one backward computes).
 
 ## Not reported
 When a later `backward`/`grad` call stands anywhere in the function after
-this one, when the call is inside a loop that reads a value built before it
+this one (but a later `loss.backward()` on a loss built afresh after it, from
+graph-free values through known modules and pure functions, cannot need this
+graph: `analysis/fresh.py`), where GF001, GF003 or GF004 merge the call away
+(their fix supersedes this one), when the call is inside a loop that reads a value built before it
 (or carried from an earlier iteration, or a parameter read as a tensor) not
 proven graph-free, at module level,
 when `retain_graph` is not the literal `True`, and when the call passes
@@ -85,6 +88,10 @@ SUMMARY = "`backward(retain_graph=True)` with no later backward in the function:
 DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+# Where a merge's fix (one forward, one backward) rewrites the retaining call, that fix is the
+# better one: the retain goes with it. (The merge of `l1.backward(retain_graph=True)` and a later
+# `l2.backward()` on a loss built afresh, the seed's shape, is GF001's or GF003's.)
+SUPERSEDED_BY = ("GF001", "GF003", "GF004")
 _BUILTINS = frozenset(dir(builtins))
 _CODE_METHODS = STEP_METHODS | MODULE_LEAF_METHODS
 
@@ -106,17 +113,28 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
 def _function_might_match(function) -> bool:
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
     later = [
-        n.lineno for n in calls
+        (n, n.lineno) for n in calls
         if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad", "manual_backward"))
         or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad", "manual_backward"))
     ]
     params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} - {"self", "cls"}
     params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    assigned = [(n.lineno, t.id) for n in ast.walk(function) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
     for call, loop in _retaining_backwards(function.body, None):
         end = getattr(call, "end_lineno", call.lineno)
-        if not any(line > end for line in later) and (loop is None or _loop_might_match(loop, params)):
+        needs = [c for c, at in later if at > end and not _maybe_fresh(c, end, assigned)]
+        if not needs and (loop is None or _loop_might_match(loop, params)):
             return True
     return False
+
+
+def _maybe_fresh(call, end: int, assigned) -> bool:
+    """A later `name.backward(...)` (keywords only) whose `name` is assigned after line `end`:
+    it may be a loss built afresh (`analysis.fresh`), which the rule does not count."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "backward" and isinstance(func.value, ast.Name) and not call.args):
+        return False
+    return any(end < line < call.lineno and name == func.value.id for line, name in assigned)
 
 
 def _loop_might_match(loop, params) -> bool:

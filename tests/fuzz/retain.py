@@ -38,6 +38,9 @@ ESCAPES: Dict[str, Tuple[str, str]] = {
     "global_stmt": ("global G\nG = h", "{call}\nG.sum().backward()"),
     "closure": ("return lambda: h.sum().backward()", "fn = {call}\nfn()"),
     "local_aug": ("t = h * 1.0\nt += h\nlog.append(float(t.sum()))", "{call}"),
+    # A later backward in the helper: on a loss built afresh (no need for the graph), or through it.
+    "fresh_later": ("z2 = torch.randn(2, 3)\nh2 = enc(z2)\nloss2 = h2.pow(2).sum()\nloss2.backward()", "{call}"),
+    "stale_later": ("loss2 = h.pow(3).sum()\nloss2.backward()", "{call}"),
 }
 
 # The helper's forward and backward; `{backward}` is the backward statement.
@@ -46,6 +49,7 @@ LOOPS: Dict[str, str] = {
     "loop_fresh": "for it in range(2):\n    h = enc(xin)\n    loss = h.pow(2).sum()\n    {backward}",
     "loop_carried_param": "for it in range(2):\n    state = cell(xin, state)\n    h = state\n    loss = h.pow(2).sum()\n    {backward}",
     "loop_built_before": "h = enc(xin)\nfor it in range(2):\n    loss = (h * (it + 1.0)).pow(2).sum()\n    {backward}",
+    "earlier_backward": "h0 = enc(xin)\nh0.pow(2).sum().backward()\nh = enc(xin)\nloss = h.pow(2).sum()\n{backward}",
     "loop_carried_local": "s = torch.zeros(2, 3)\nfor it in range(2):\n    s = cell(xin, s)\n    h = s\n    loss = h.pow(2).sum()\n    {backward}",
 }
 
@@ -64,7 +68,7 @@ def retain_step(pick, head: str) -> str:
     inside, after = ESCAPES[escape]
     body = LOOPS[loop].replace("{backward}", SPELLINGS[spelling])
     if inside:
-        if loop == "straight":
+        if not body.startswith("for "):
             body += "\n" + inside
         else:  # inside the loop, after the backward: every iteration hands its graph out
             body += "\n" + "\n".join("    " + line for line in inside.splitlines())
