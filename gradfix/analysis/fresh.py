@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM
-from gradfix.analysis.exprs import bound_names, is_inplace_call
+from gradfix.analysis.exprs import bound_names, code_of, is_inplace_call
 from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, VALUE_FUNCTIONS, VALUE_METHODS, has_inplace_suffix
 
 
@@ -50,7 +50,9 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     params = function_parameters(scope)
     bindings = _binding_counts(scope)
     module_values = _bindings_outside(module, scope) if scope is not module else {}
-    writes = _module_writes(module)
+    writes: Optional[Dict[str, list]] = None  # `_module_writes`, when first needed
+    # The block's `name = value` statements after the point, before the backward.
+    candidates = [(s, a) for s in block[:index] if line(s) > after for a in [_plain_assign(s)] if a is not None]
     pending = [func.value.value]
     fresh: Set[str] = set()
     before: Set[str] = set()
@@ -58,16 +60,12 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         name = pending.pop()
         if name in fresh:
             continue
-        assigns = [
-            s for s in block[:index]
-            if line(s) > after and _plain_assign(s) is not None and _plain_assign(s)[0] == name  # type: ignore[index]
-        ]
-        if assigns:
-            if bindings.get(name, 0) != len(assigns) or name in params:
+        values_bound = [value for _, (bound, value) in candidates if bound == name]
+        if values_bound:
+            if bindings.get(name, 0) != len(values_bound) or name in params:
                 return False  # bound some other way too
             fresh.add(name)
-            for statement in assigns:
-                value = _plain_assign(statement)[1]  # type: ignore[index]
+            for value in values_bound:
                 names = _value_names(value, classifier)
                 if names is None:
                     return False
@@ -76,11 +74,14 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         # Not bound afresh: a value from before, proven graph-free, or nothing of the kind.
         if name in params or bindings.get(name, 0):
             return False
+        if writes is None:
+            writes = _module_writes(module)
         values = list(module_values.get(name, [])) + list(writes.get(name, []))
         if not values or not all(v is not None and graph_free(v) for v in values):
             return False
         before.add(name)
-    own = {id(s) for s in block[:index] if _plain_assign(s) and _plain_assign(s)[0] in fresh}
+    # (Every binding of a fresh name is one of these: their counts matched.)
+    own = {id(s) for s, (bound, _) in candidates if bound in fresh}
     # A graph-free tensor from before stays one only if this function cannot update it in place
     # with a tensor of the old graph (`ones.add_(h)`, `fill(ones, h)`); other functions' in-place
     # updates of a module-level name are among `_module_writes`.
@@ -146,7 +147,7 @@ def _binding_counts(scope: cst.CSTNode) -> Dict[str, int]:
                 add([n.name.value for n in node.names] * 2)  # bound elsewhere too: never only here
             elif isinstance(node, cst.ImportAlias):
                 target = node.asname.name if node.asname is not None else node.name
-                add([cst.Module([]).code_for_node(target).split(".")[0]])
+                add([code_of(target).strip().split(".")[0]])
             elif isinstance(node, cst.Del):
                 add(bound_names(node.target))
             elif isinstance(node, cst.ExceptHandler) and node.name is not None:
@@ -211,38 +212,29 @@ def _value_names(value: cst.BaseExpression, classifier) -> Optional[List[str]]:
 def _only_value_uses(scope: cst.CSTNode, names: Set[str], backward: cst.CSTNode, bindings: Set[int]) -> bool:
     """Whether the names are used in `scope` only in their own bindings, the backward statement, and
     reads that end in a value (`float(x)`, `x.item()`, `print(x)`, an f-string)."""
-    ok = [True]
-    stack: List[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.Name) and node.value in names and not _ends_in_value(node, stack):
-                ok[0] = False
-            stack.append(node)  # (libcst calls on_leave for a node whose children it skips too)
-            return id(node) not in bindings and node is not backward
-
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            stack.pop()
-
-    scope.visit(Walk())
-    return ok[0]
+    skipped = bindings | {id(backward)}
+    return _every_use(scope, names, lambda node, parents: _ends_in_value(node, parents), skipped)
 
 
 def _only_safe_uses(scope: cst.CSTNode, names: Set[str], classifier) -> bool:
     """Whether every read of the names in `scope` leaves what they hold as it is: an argument of a
     pure function or known module call (not in place), the receiver of a pure tensor or value
     method, an operand of arithmetic or a comparison, or a read that ends in a value."""
-    if not names:
-        return True
+    return not names or _every_use(scope, names, lambda node, parents: _leaves_it(node, parents, classifier))
+
+
+def _every_use(scope: cst.CSTNode, names: Set[str], allowed, skipped: Set[int] = frozenset()) -> bool:  # type: ignore[assignment]
+    """Whether `allowed(name_node, its parents, innermost last)` holds for every use of the names in
+    `scope`, the code of the `skipped` nodes (ids) aside."""
     ok = [True]
     stack: List[cst.CSTNode] = []
 
     class Walk(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.Name) and node.value in names and not _leaves_it(node, stack, classifier):
+            if isinstance(node, cst.Name) and node.value in names and not allowed(node, stack):
                 ok[0] = False
-            stack.append(node)
-            return True
+            stack.append(node)  # (libcst calls on_leave for a node whose children it skips too)
+            return id(node) not in skipped
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
             stack.pop()
@@ -276,7 +268,11 @@ def _leaves_it(node: cst.CSTNode, parents: List[cst.CSTNode], classifier) -> boo
 
 
 def _ends_in_value(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
-    """A read of `node` whose parents (innermost last) end it in a value."""
+    """A read of `node` whose parents (innermost last) end it in a value.
+
+    Stricter than `exprs.ends_in_value`, which walks up through any expression to the call that
+    ends the read: here a read under a subscript, a container or a lambda is not one (the names
+    must not reach code that could update them in place)."""
     child: cst.CSTNode = node
     for parent in reversed(parents):
         if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):

@@ -20,7 +20,7 @@ proven (they may hold a graph built by the caller or an earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import Callable, Dict, List, Optional, Set
+from typing import AbstractSet, Callable, Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -135,6 +135,7 @@ def loop_reasons(
     # function declares `global`/`nonlocal`. Rebound in the loop, they are carried like a name
     # bound before it.
     entering = params | _declared(scope)
+    writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
         # Rebound in the loop and bound before it: one iteration hands its value to the next.
         carried = name in bound_inside and (name in outside or name in entering)
@@ -156,7 +157,9 @@ def loop_reasons(
         if name not in outside or scope is module:
             # A name of the module: what any function of the file stores into what it holds
             # (`feats["a"] = torch.sin(a)` in another function) or binds it to under `global`.
-            values += _module_writes(module).get(name, [])
+            if writes is None:
+                writes = _module_writes(module)
+            values += writes.get(name, [])
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
         if not values and name not in _BUILTINS:
@@ -193,6 +196,7 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
     bindings = _bindings_outside(scope, None) if scope is not module else {}
     module_bindings = _bindings_outside(module, scope) if scope is not module else _bindings_outside(module, None)
     params = function_parameters(scope)
+    writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
     for name in names:
         if name in params or name in ("self", "cls"):
             return False
@@ -200,7 +204,9 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
         if not values and name not in _BUILTINS:
             return False  # a variable of an enclosing function: whatever it holds
         if name not in bindings:
-            values = [*values, *_module_writes(module).get(name, [])]
+            if writes is None:
+                writes = _module_writes(module)
+            values = [*values, *writes.get(name, [])]
         if not all(v is not None and graph_free(v) for v in values):
             return False
     # Only names and calls of graph-free builtins over them (`zip(xs, ys)`, `enumerate(loader)`).
@@ -210,25 +216,8 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
 def _reads_only(node: cst.CSTNode, names: Set[str]) -> bool:
     """Whether `node` reads one of `names` as a value, and every name it reads as a value (callees
     aside: `tqdm(loader)`) is one of them or a builtin."""
-    found: List[str] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> bool:
-            if not isinstance(n.func, cst.Name):
-                n.func.visit(self)
-            for arg in n.args:
-                arg.value.visit(self)
-            return False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(Walk())
-    return any(name in names for name in found) and all(name in names or name in _BUILTINS for name in found)
+    found = _value_reads(node)
+    return bool(found & names) and all(name in names or name in _BUILTINS for name in found)
 
 
 def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
@@ -248,7 +237,7 @@ def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
         bound_inside |= set(bound_names(loop.target))
     for position, name in enumerate(reads):
         order.setdefault(name, position)
-    value_reads = _value_reads(loop.body)
+    value_reads = _value_reads(loop.body, _CODE_METHODS)
     return [
         name for name in sorted(order, key=order.__getitem__)
         if name in params and name not in bound_inside and name not in value_reads
@@ -260,9 +249,9 @@ def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
 _CODE_METHODS = STEP_METHODS | MODULE_LEAF_METHODS
 
 
-def _value_reads(body: cst.CSTNode) -> Set[str]:
-    """Names `body` reads other than as a callee (`model(x)`) or the receiver of a stepping method
-    (`opt.step()`, `model.eval()`)."""
+def _value_reads(body: cst.CSTNode, code_methods: AbstractSet[str] = frozenset()) -> Set[str]:
+    """Names `body` reads other than as a callee (`model(x)`) or the receiver of one of
+    `code_methods` (`opt.step()`, `model.eval()`)."""
     found: Set[str] = set()
 
     class Walk(cst.CSTVisitor):
@@ -270,7 +259,7 @@ def _value_reads(body: cst.CSTNode) -> Set[str]:
             func = node.func
             if isinstance(func, cst.Name):
                 pass  # called: code
-            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _CODE_METHODS:
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in code_methods:
                 pass  # stepped or switched
             else:
                 func.visit(self)
@@ -343,34 +332,36 @@ def _innermost_loop(scope: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.CST
     return found[0]
 
 
+def _root(node: cst.BaseExpression) -> Optional[str]:
+    """The name an access path starts from (`feats` for `feats["a"].x`), or None."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
     """(root name, stored value) for every store into an object in `body`, in source order:
     `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`."""
     found: List[tuple] = []
 
-    def root(node: cst.BaseExpression) -> Optional[str]:
-        while isinstance(node, (cst.Attribute, cst.Subscript)):
-            node = node.value
-        return node.value if isinstance(node, cst.Name) else None
-
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in COLLECTING_METHODS:
-                name = root(func.value)
+                name = _root(func.value)
                 if name is not None:
                     found.extend((name, arg.value) for arg in node.args)
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
                 if isinstance(target.target, (cst.Attribute, cst.Subscript)):
-                    name = root(target.target)
+                    name = _root(target.target)
                     if name is not None:
                         found.append((name, node.value))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             if isinstance(node.target, (cst.Attribute, cst.Subscript)):
-                name = root(node.target)
+                name = _root(node.target)
                 if name is not None:
                     found.append((name, node.value))
 
@@ -526,21 +517,16 @@ def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
     `x.add_(v)`, `x[0].copy_(v)`, `torch.add(x, v, out=x)`: whatever it puts there is unknown."""
     found: List[tuple] = []
 
-    def root(node: cst.BaseExpression) -> Optional[str]:
-        while isinstance(node, (cst.Attribute, cst.Subscript)):
-            node = node.value
-        return node.value if isinstance(node, cst.Name) else None
-
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
             if isinstance(func, cst.Attribute) and has_inplace_suffix(func.attr.value):
-                name = root(func.value)
+                name = _root(func.value)
                 if name is not None:
                     found.append((name, None))
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "out":
-                    name = root(arg.value)
+                    name = _root(arg.value)
                     if name is not None:
                         found.append((name, None))
 

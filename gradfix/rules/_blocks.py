@@ -13,7 +13,7 @@ from typing import Iterable, List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from gradfix.analysis.exprs import contains_node, ends_in_value
+from gradfix.analysis.exprs import bound_names, contains_node, ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -132,18 +132,8 @@ def _rebinds(statement: cst.CSTNode, name: str) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
-        if isinstance(small, cst.Assign) and any(_binds(t.target, name) for t in small.targets):
+        if isinstance(small, cst.Assign) and any(name in bound_names(t.target) for t in small.targets):
             return True
-        if isinstance(small, cst.AnnAssign) and small.value is not None and _binds(small.target, name):
+        if isinstance(small, cst.AnnAssign) and small.value is not None and name in bound_names(small.target):
             return True
-    return False
-
-
-def _binds(target: cst.CSTNode, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(target.value, name)
     return False
