@@ -117,3 +117,17 @@ def test_the_rewrite_a_reaching_loss_forbids_raises():
     rewritten = _lint(source, fix=True, unsafe_fixes=True).fixed.decode()
     report = harness.verify_pair(source, rewritten, filename="gan.py", device="cpu", repeat=0)
     assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+def test_a_fresh_name_a_nested_function_rebinds_keeps_the_reason():
+    # `g` rebinds `fake2` (nonlocal) to a tensor of the discriminator's graph before the generator
+    # loss reads it: that loss is not built afresh, and the merge would free what it needs.
+    source = GAN.replace("    fake2 = G(z)\n", "    fake2 = G(z)\n\n    def g():\n        nonlocal fake2\n        fake2 = h\n\n    g()\n").replace(
+        "    loss_real = crit(D(real), ones)\n", "    h = G(torch.randn(16, 4)) * 1.0\n    loss_real = crit(D(h), ones)\n"
+    ).replace("    optD.step()\n", "")
+    (finding,) = _lint(source).findings
+    assert not finding.fixable and "may use a graph that `retain_graph=True` kept alive" in finding.message, finding.message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(source, fix=True, unsafe_fixes=True).fixed.decode()
+    report = harness.verify_pair(source, rewritten, filename="gan.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error

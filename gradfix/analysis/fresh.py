@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM
-from gradfix.analysis.exprs import bound_names, code_of, is_inplace_call
+from gradfix.analysis.exprs import binding_counts, is_inplace_call
 from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, VALUE_FUNCTIONS, VALUE_METHODS, has_inplace_suffix
 
 
@@ -48,7 +48,7 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         return False
     block, index = found
     params = function_parameters(scope)
-    bindings = _binding_counts(scope)
+    bindings = binding_counts(scope)  # (nested code counts too; its uses fail `_only_value_uses` anyway)
     module_values = _bindings_outside(module, scope) if scope is not module else {}
     writes: Optional[Dict[str, list]] = None  # `_module_writes`, when first needed
     # The block's `name = value` statements after the point, before the backward.
@@ -119,45 +119,6 @@ def _plain_assign(statement: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpress
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
             return small.targets[0].target.value, small.value
     return None
-
-
-def _binding_counts(scope: cst.CSTNode) -> Dict[str, int]:
-    """How many times each name is bound in `scope`'s own code, by any form (`global`/`nonlocal`,
-    imports, `del`, `except ... as` and definitions counted too)."""
-    counts: Dict[str, int] = {}
-
-    def add(names) -> None:
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
-                add([node.name.value])
-                return False
-            if isinstance(node, cst.Lambda):
-                return False
-            if isinstance(node, cst.AssignTarget):
-                add(bound_names(node.target))
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-                add(bound_names(node.target))
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                add(bound_names(node.asname.name))
-            elif isinstance(node, (cst.Global, cst.Nonlocal)):
-                add([n.name.value for n in node.names] * 2)  # bound elsewhere too: never only here
-            elif isinstance(node, cst.ImportAlias):
-                target = node.asname.name if node.asname is not None else node.name
-                add([code_of(target).strip().split(".")[0]])
-            elif isinstance(node, cst.Del):
-                add(bound_names(node.target))
-            elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-                add(bound_names(node.name.name))
-            elif isinstance(node, cst.MatchAs) and node.name is not None:
-                add([node.name.value])
-            return True
-
-    scope.visit(Walk())
-    return counts
 
 
 def _value_names(value: cst.BaseExpression, classifier) -> Optional[List[str]]:
