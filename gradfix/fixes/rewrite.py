@@ -122,13 +122,12 @@ def to_fix(rewrite: Rewrite, layout: Layout, op_names: Mapping[str, str]) -> Fix
     from gradfix.fixes.imports import with_imports
 
     edits: List[TextEdit] = []
-    by_block: Dict[int, List[cst.CSTNode]] = {}
+    # Each block holding a replaced statement, once (by identity), with its indentation.
     blocks: Dict[int, Tuple[object, Tuple[str, ...]]] = {}
     for statement in rewrite.replacements:
         block, indents = layout.blocks[id(statement)]
-        by_block.setdefault(id(block), []).append(statement)
         blocks[id(block)] = (block, indents)
-    for key, (block, indents) in blocks.items():
+    for block, indents in blocks.values():
         old = list(block.body)  # type: ignore[attr-defined]
         new = rewrite_body(old, rewrite.replacements)
         edits.extend(_body_edits(layout, old, new, indents))
