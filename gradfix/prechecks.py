@@ -31,8 +31,8 @@ BACKWARD_OF_CALL = re.compile(
     # or a spelling whose loss is an argument (`self.manual_backward(a + b)`)
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
 )
-# `.detach()` with no arguments: GF001's stop-gradient marker.
-DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)")
+# `.detach()` with no arguments, or `torch.detach(`: the stop-gradient markers (`exprs.detach_receiver`).
+DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)|torch" + GAP + rb"\." + GAP + rb"detach" + GAP + rb"\(")
 
 
 

@@ -30,6 +30,9 @@ SPELLINGS = {
     "clone_detach": ("x.clone().detach()", "y.clone().detach()"),
     "clone_detach_inplace": ("x.clone().detach_()", "y.detach()"),
     "mixed": ("x.detach().clone()", "y.clone().detach()"),
+    "torch_detach": ("torch.detach(x)", "torch.detach(y)"),
+    "torch_detach_and_method": ("torch.detach(x)", "y.detach()"),
+    "torch_detach_of_clone": ("torch.detach(x.clone())", "y.detach()"),
 }
 
 
@@ -45,7 +48,9 @@ def test_spelling_is_found_and_fixed_exactly(case):
     _safe_fix_is_exact(src, ["GF001"])
 
 
-@pytest.mark.parametrize("x", ["x.detach_()", "x.clone()", "x.detach().add(0)"])
+@pytest.mark.parametrize(
+    "x", ["x.detach_()", "x.clone()", "x.detach().add(0)", "torch.detach(x, y)", "torch.detach(input=x)", "np.detach(x)"]
+)
 def test_other_spellings_are_not_stop_gradients(x):
     src = GF001.format(X=x, Y="y.detach()")
     assert _lint(src, ["GF001"]).findings == []
@@ -71,3 +76,11 @@ def test_summed_form_with_copying_spellings():
     result = _lint(GF002, ["GF002"])
     assert [(f.line, f.fixable) for f in result.findings] == [(11, True)]
     _safe_fix_is_exact(GF002, ["GF002"])
+
+
+def test_summed_form_with_torch_detach():
+    src = GF002.replace("z_e.detach().clone()", "torch.detach(z_e)").replace("z_q.clone().detach()", "torch.detach(z_q)")
+    result = _lint(src, ["GF002"])
+    assert [(f.line, f.fixable) for f in result.findings] == [(11, True)]
+    assert "torch.detach" not in result.fixed.decode()
+    _safe_fix_is_exact(src, ["GF002"])

@@ -186,6 +186,8 @@ class BodyChecker(cst.CSTVisitor):
                 if verdict.kind != PURE:
                     self._fail(verdict.kind, f"calls `{name}`, which {verdict.reason}")
                 return
+        if self.c.constants.is_constant(node):
+            return  # a module-level tensor no code of the file can make trainable (`constants.py`)
         # A global tensor here could be a trainable parameter that the two
         # evaluations' gradients cancel on.
         self._fail(UNKNOWN, f"reads `{name}` from outside (a trainable tensor there would change its gradient)")

@@ -50,6 +50,7 @@ from gradfix.analysis.bindings_index import (
     self_attribute_values,
 )
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
+from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of
 from gradfix.analysis.vocabulary import (
@@ -80,6 +81,7 @@ class CalleeClassifier:
         self._index: Optional[tuple] = None
         # GF004: helper defs inlined although their name may be bound elsewhere -> why.
         self._rebound_inlined: Dict[int, str] = {}
+        self.constants = ModuleConstants(get_metadata, self.qualified)
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:

@@ -47,12 +47,26 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
 def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """`X` if `node` is a stop-gradient spelling of `X`, else None.
 
-    The spellings: `X.detach()`, and with a copy on either side, `X.detach().clone()`,
-    `X.clone().detach()`, `X.clone().detach_()` (the copy changes nothing the rewrite keeps:
-    the callee is proven not to modify its arguments). `X.detach_()` alone is not one: it
-    detaches `X` itself, in place.
+    The spellings: `X.detach()` and `torch.detach(X)`, and with a copy on either side,
+    `X.detach().clone()`, `X.clone().detach()`, `X.clone().detach_()` (the copy changes
+    nothing the rewrite keeps: the callee is proven not to modify its arguments).
+    `X.detach_()` alone is not one: it detaches `X` itself, in place. (`torch` is read as
+    the torch module, as everywhere a call is named by its text.)
     """
-    if not (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)):
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return None
+    if node.args:
+        # `torch.detach(X)`: one positional argument, nothing else.
+        func = node.func
+        if (
+            func.attr.value == "detach"
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "torch"
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
+            return _unclone(node.args[0].value)
         return None
     method = node.func.attr.value
     inner = node.func.value

@@ -16,7 +16,7 @@ Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
 scaler, Lightning's `self.manual_backward(loss, ...)` and
 `torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
-subscripts, stop-gradiented by `.detach()` (or, with a copy,
+subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a copy,
 `.detach().clone()`, `.clone().detach()`, `.clone().detach_()`), with the
 `.detach()` anywhere inside an argument
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls

@@ -93,6 +93,8 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         for child in ast.iter_child_nodes(node):
             parents[child] = node
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_"):
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.args:
+                return True  # `torch.detach(x)`: rare; the key below strips only the method spellings
             stops.append(node)
     marked = set()
     for stop in stops:

@@ -134,6 +134,23 @@ CALLEES: Dict[str, Tuple[str, str]] = {
         "W = torch.randn(3, 3, requires_grad=True)\n\n\ndef dist(u, v, w=W):\n    return ((u - v) @ w).pow(2).mean()\n",
         "dist({A}, {B})",
     ),
+    # A module-level constant tensor (`analysis/constants.py`), and ways of making one trainable.
+    "def_constant_global": (
+        "W = torch.randn(3, 3) / 3\n\n\ndef dist(u, v):\n    return ((u - v) @ W.t()).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
+    "def_constant_made_trainable": (
+        "W = torch.randn(3, 3) / 3\nW.requires_grad_()\n\n\ndef dist(u, v):\n    return ((u - v) @ W).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
+    "def_constant_view_updated": (
+        "W = torch.randn(3, 3) / 3\nW.t()[0].add_(w)\n\n\ndef dist(u, v):\n    return ((u - v) @ W).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
+    "def_constant_as_tensor": (
+        "W = torch.as_tensor(a[:3] * 0.5)\n\n\ndef dist(u, v):\n    return ((u - v) @ W).pow(2).mean()\n",
+        "dist({A}, {B})",
+    ),
     "partial": ("dist = functools.partial(F.smooth_l1_loss, beta=0.5)\n", "dist({A}, {B})"),
     "def_rebound_random": (
         "def dist(u, v):\n    return F.mse_loss(u, v)\n\n\ndist = lambda u, v: F.mse_loss(F.dropout(u, 0.5), v)\n",
@@ -693,7 +710,12 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     def call(A: str, B: str) -> str:
         return ctemplate.format(A=A, B=B)
 
-    d = ".detach()"
+    stop = pick("stop", ["method", "function"], prefer=["method"])
+
+    def det(v: str) -> str:
+        """`v` stop-gradiented, spelled `v.detach()` or `torch.detach(v)`."""
+        return f"torch.detach({v})" if stop == "function" else f"{v}.detach()"
+
     X, Y = ops.X, ops.Y
     if pick("flip", [False, True]):  # the first pass detaches the other operand
         X, Y = Y, X
@@ -741,8 +763,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         """The second evaluation's statement, inside the drawn `with` block."""
         return stmt if wrap2 == "none" else f"{WRAPS[wrap2]}:\n" + textwrap.indent(stmt, "    ")
     # term with X live / Y detached, and X detached / Y live; `swap` swaps the second's argument order
-    t_xlive = call(X, Y + d)
-    t_ylive = call(Y, X + d) if swap else call(X + d, Y)
+    t_xlive = call(X, det(Y))
+    t_ylive = call(Y, det(X)) if swap else call(det(X), Y)
     if code == "GF001":
         e1, e2 = f"{c1}{t_ylive}", f"{c2}{t_xlive}"
         r2 = "retain_graph=True" if retain2 else ""
@@ -816,7 +838,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         elif form == "helper":
             # the `.detach()` hidden in small helpers of the file, which GF004 inlines
             setup_lines.append(
-                f"\n\ndef hs(u, v):\n    return {call('u', 'v' + d)}\n\n\ndef hp(u, v):\n    return {call('u' + d, 'v')}\n"
+                f"\n\ndef hs(u, v):\n    return {call('u', det('v'))}\n\n\ndef hp(u, v):\n    return {call(det('u'), 'v')}\n"
             )
             body.append(f"s = hs({X}, {Y})")
             if mid_between:
