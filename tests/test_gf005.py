@@ -54,9 +54,17 @@ def test_in_a_loop_the_message_says_the_next_iteration_too():
     )
 
 
-def test_module_level_is_not_reported():
+def test_module_level_outside_a_main_guard_is_reported_with_an_unsafe_fix():
+    # Code that imports the module (or a notebook's later cell) may backpropagate through `loss` again.
     data = b"import torch\nx = torch.ones(2, requires_grad=True)\nloss = (x * 2).sum()\nloss.backward(retain_graph=True)\n"
-    assert lint_bytes(data, "t.py", LintOptions(("GF005",))).findings == []
+    (finding,) = lint_bytes(data, "t.py", LintOptions(("GF005",))).findings
+    assert (finding.line, finding.col, finding.fixable) == (4, 15, False)
+    assert finding.message == (
+        "`retain_graph=True` keeps the graph of `loss` alive, but nothing later in the module backpropagates through it: "
+        "its saved activations stay in memory until the graph is freed [unsafe fix: module-level code outside "
+        "`if __name__ == \"__main__\":` (line 4) also runs for code that imports the module (or in a notebook, before "
+        "later cells): that code may backpropagate through `loss` again]"
+    )
 
 
 LOOP_OVER_PARAMETERS = """import torch

@@ -47,7 +47,7 @@ import libcst as cst
 
 from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import stores_into
-from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, same_expr, strip_parens
 from gradfix.analysis.linear import Coef, LoopCount, ONE, _literal
 from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
@@ -149,6 +149,10 @@ class Expansion:
     symbol_uses: Dict[str, Set[int]] = field(default_factory=dict)
     # Helper calls the expansion inlined (`self.assoc(p, q)`): proven pure, so they change no symbol.
     inlined_sites: Set[int] = field(default_factory=set)
+    # A loop's `if u == 0: acc = e ... else: acc += e ...` (`_reset_branches`): each statement of
+    # the accumulating branch (by id), which the walk followed, -> its twin in the resetting branch,
+    # which a rewrite must change alike.
+    twins: Dict[int, cst.SimpleStatementLine] = field(default_factory=dict)
 
     def symbol_invariant(self, symbol: str) -> bool:
         """Does `symbol` hold one value at all its uses? No store to it, and no call known to
@@ -506,8 +510,14 @@ class _Walker:
         elements: Dict[str, Lin] = {}
         inner_context = context + (node,)
         self.out.steps.append((node.target, inner_context))
-        for index, statement in enumerate(body):
-            where = (statement, body, index, inner_context)
+        for statement, statements, index, twin in _flattened(body):
+            if twin is not None:
+                # In `if u == 0: acc = e else: acc += e` (`_reset_branches`), followed as its
+                # accumulating branch: each iteration adds `e` to what the last reset kept, for
+                # every accumulator of the `if` alike. The resetting branch holds the twin (same
+                # values, `=` for `+=`), which a rewrite changes alike.
+                self.out.twins[id(statement)] = twin
+            where = (statement, statements, index, inner_context)
             self.out.steps.append((statement, inner_context))
             small = statement.body[0]  # type: ignore[attr-defined]  (the plan checked the shape)
             if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
@@ -533,7 +543,8 @@ class _Walker:
         for name in list(elements):
             elements[name] = self._own_terms(elements[name], node)
         for name in accumulators:
-            self.assign(env, name, env[name] + deltas[name])  # type: ignore[operator]  (the plan checked it is a Lin)
+            # (An accumulator first bound by a reset in the loop starts from nothing.)
+            self.assign(env, name, env.get(name, ZERO) + deltas[name])  # type: ignore[operator]  (the plan checked it is a Lin)
         for name in lists:
             self.assign(env, name, ListValue(node, elements[name]))
         # Names bound in the body hold their last iteration's value after the loop.
@@ -643,13 +654,29 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
         return None
     accumulators: Set[str] = set()
     lists: Dict[str, int] = {}
+    reset: Set[str] = set()
     for statement in node.body.body:
+        if isinstance(statement, cst.If):
+            branches = _reset_branches(statement)
+            if branches is None:
+                return None
+            for name in branches[3]:
+                # A reset discards what the accumulator held: only nothing may be discarded (no
+                # term of before the loop), and each accumulator is reset by one `if` only.
+                before = env.get(name, ZERO)
+                if not isinstance(before, Lin) or before.all_terms() or name in reset:
+                    return None
+                reset.add(name)
+    flat = _flattened(node.body.body)
+    for statement, _, _, twin in flat:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
         small = statement.body[0]
         if isinstance(small, (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)):
             return None
         if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            if small.target.value in reset and twin is not None and _small(twin, cst.Assign):
+                continue  # a reset pair's `acc += e`
             if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(env.get(small.target.value), Lin):
                 accumulators.add(small.target.value)
             else:
@@ -666,19 +693,32 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
                 lists[target] = lists.get(target, 0) + 1
     if any(count != 1 for count in lists.values()):
         return None
-    # Accumulators and lists are read nowhere else in the body.
+    if reset and (accumulators or lists or sum(isinstance(x, cst.If) for x in node.body.body) != 1):
+        # A pair is exact only if its two terms' sums keep the same iterations: with a reset, every
+        # sum of the loop must be one reset by the same `if` (`s` reset at `u == 1` drops the first
+        # iteration's term, a `p` never reset keeps its twin).
+        return None
+    accumulators |= reset
+    # Accumulators and lists are read nowhere else in the body (nor in an `if`'s test).
     carried = accumulators | set(lists)
-    for statement in node.body.body:
-        small = statement.body[0]  # type: ignore[attr-defined]
+    if any(_self_reads(s.test, name) for s in node.body.body if isinstance(s, cst.If) for name in carried):
+        return None
+    smalls = [(statement.body[0], twin) for statement, _, _, twin in flat]  # type: ignore[attr-defined]
+    smalls += [(twin.body[0], statement) for statement, _, _, twin in flat if twin is not None]  # the resetting branch too
+    for small, other in smalls:
+        # `other`: the twin of a statement in a reset-or-accumulate `if` (None elsewhere).
         for name in carried:
             reads = _self_reads(small, name)
             allowed = 0
             if isinstance(small, cst.AugAssign) and code_of(small.target).strip() == name:
                 allowed = 1
             elif isinstance(small, cst.Assign) and _target_name(small) == name:
-                if _without_self(small.value, name) is None:
+                if name in reset and other is not None and _small(other, cst.AugAssign):
+                    allowed = 1  # a reset pair's `acc = e`: the target only
+                elif _without_self(small.value, name) is None:
                     return None  # `acc = 0.0` inside the loop: only the last iteration would count
-                allowed = 2  # the target and the one read in `acc = acc + e`
+                else:
+                    allowed = 2  # the target and the one read in `acc = acc + e`
             elif name in _stored_names(small):
                 return None  # any other store into an accumulator or a list
             elif isinstance(small, cst.Expr) and _append_target(small) == name:
@@ -686,6 +726,95 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
             if len(reads) > allowed:
                 return None
     return accumulators, set(lists)
+
+
+def _flattened(body: Sequence[cst.BaseStatement]) -> List[tuple]:
+    """(statement, its statement list, its index there, its twin or None) for a loop body, with each
+    reset-or-accumulate `if` (`_reset_branches`) replaced by its accumulating branch's statements,
+    each paired with its twin in the resetting branch. (The caller checked every `if` is one.)"""
+    out: List[tuple] = []
+    for index, statement in enumerate(body):
+        branches = _reset_branches(statement) if isinstance(statement, cst.If) else None
+        if branches is None:
+            out.append((statement, body, index, None))
+            continue
+        resets, adds, add_body, _ = branches
+        out.extend((add, add_body, position, reset) for position, (reset, add) in enumerate(zip(resets, adds)))
+    return out
+
+
+def _reset_branches(node: cst.If) -> Optional[Tuple[list, list, Sequence[cst.BaseStatement], Set[str]]]:
+    """(the resetting branch's statements, the accumulating branch's, the latter's statement list,
+    the accumulators reset) for `if C: a = e ... else: a += e ...` (either branch first), else None.
+
+    The branches are one-line statements, pairwise either a reset pair (`a = e` in one branch and
+    `a += e` in the other, the same value, every pair's `=` in the same branch, each name once) or
+    the same statement written alike (the one evaluation a rewrite puts before a pair,
+    `kl_shared = ...`), which names no reset accumulator; `C` calls and binds nothing: it decides,
+    for every accumulator alike, which iterations the sums keep. The accumulate-with-a-first-
+    iteration idiom: `if u == 0: series_loss = ... else: series_loss += ...`.
+    """
+    if not isinstance(node.orelse, cst.Else) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    if not isinstance(node.orelse.body, cst.IndentedBlock) or _calls_or_binds(node.test):
+        return None
+    left, right = list(node.body.body), list(node.orelse.body.body)
+    if not left or len(left) != len(right):
+        return None
+    if not all(isinstance(x, cst.SimpleStatementLine) and len(x.body) == 1 for x in left + right):
+        return None
+    orientation = None  # True: the resets are in the `if` branch
+    names: Set[str] = set()
+    for one, two in zip(left, right):
+        a, b = one.body[0], two.body[0]
+        if isinstance(a, cst.Assign) and isinstance(b, cst.AugAssign):
+            assign, augmented, here = a, b, True
+        elif isinstance(a, cst.AugAssign) and isinstance(b, cst.Assign):
+            assign, augmented, here = b, a, False
+        else:
+            if code_of(a).strip() != code_of(b).strip():
+                return None
+            continue  # written alike in both
+        name = _target_name(assign)
+        if (
+            (orientation is not None and orientation != here)
+            or name is None
+            or name in names
+            or not isinstance(augmented.target, cst.Name)
+            or augmented.target.value != name
+            or not isinstance(augmented.operator, cst.AddAssign)
+            or not same_expr(assign.value, augmented.value)
+        ):
+            return None
+        orientation = here
+        names.add(name)
+    if orientation is None:
+        return None
+    for one, two in zip(left, right):
+        if code_of(one.body[0]).strip() == code_of(two.body[0]).strip() and any(_self_reads(one, n) for n in names):
+            return None  # a statement written alike that names a reset accumulator
+    if orientation:
+        return left, right, node.orelse.body.body, names
+    return right, left, node.body.body, names
+
+
+def _small(statement: cst.CSTNode, kind: type) -> bool:
+    """A one-statement line holding a `kind` (`cst.Assign`, `cst.AugAssign`)."""
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], kind)
+
+
+def _calls_or_binds(node: cst.CSTNode) -> bool:
+    found: List[cst.CSTNode] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            found.append(n)
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            found.append(n)
+
+    node.visit(Find())
+    return bool(found)
 
 
 def _stored_names(node: cst.CSTNode) -> Set[str]:

@@ -269,7 +269,7 @@ class Visitor(BlockVisitor):
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
 
-        fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second)
+        fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second, expansion.twins)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
         line1 = self.line(first.anchor)
         where = (
@@ -439,10 +439,12 @@ class Visitor(BlockVisitor):
         ratio: Coef,
         reasons: Reasons,
         carried_by_second: bool = False,
+        twins: Optional[Dict[int, cst.SimpleStatementLine]] = None,
     ) -> Rewrite:
         """One evaluation before the first term's statement; the term that carries it takes its
         name, the other its detached value. `match` is aligned on the carrying term and `ratio` is
-        the other's coefficient over its own."""
+        the other's coefficient over its own. Terms in the accumulating branch of a loop's
+        `if u == 0: acc = e else: acc += e` get the same change in the resetting branch (`twins`)."""
         carrier = second if carried_by_second else first
         merged, ops = merged_call(carrier.call, match, ONE, ratio, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
         callee = _inner_callee(first.call)
@@ -459,6 +461,10 @@ class Visitor(BlockVisitor):
             replaced = first.statement.visit(Replace(dict([new_first])))
             replacements[first.statement] = [hoisted, replaced.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
             replacements[second.statement] = [second.statement.visit(Replace(dict([new_second])))]  # type: ignore[list-item]
+        for statement in dict.fromkeys((first.statement, second.statement)):
+            twin = (twins or {}).get(id(statement))
+            if twin is not None:
+                replacements[twin] = _twin_statements(twin, replacements[statement], statement is first.statement, name, merged)
         description = f"Evaluate `{callee}` once with `grad_scale`; the other loss takes its value, detached"
         if len(run.calls) > 1:
             # One backward of the sum (GF003's rewrite) is part of the fix: a
@@ -474,6 +480,24 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _twin_statements(
+    twin: cst.SimpleStatementLine, new: List[cst.BaseStatement], hoists: bool, name: str, merged: cst.BaseExpression
+) -> List[cst.BaseStatement]:
+    """The replacement of a statement's twin in the resetting branch of a reset-or-accumulate `if`
+    (`objective._reset_branches`), from the statement's own (`new`, with the one evaluation first
+    where `hoists`): the same one evaluation before it, and the same new statement, except that a
+    reset pair's twin keeps its `acc = ...` where the statement had `acc += ...`."""
+    updated = new[-1]
+    small = updated.body[0]  # type: ignore[attr-defined]
+    if isinstance(small, cst.AugAssign) and isinstance(twin.body[0], cst.Assign):
+        last = twin.with_changes(body=[twin.body[0].with_changes(value=small.value.deep_clone())])
+    else:
+        last = twin.with_changes(body=[small.deep_clone()])  # written alike in both branches
+    if not hoists:
+        return [last]
+    return [hoisted_assign(twin, name, merged.deep_clone()), last.with_changes(leading_lines=[])]
 
 
 def _declared_elsewhere(function: cst.CSTNode) -> Dict[str, tuple]:

@@ -29,8 +29,6 @@ class Visitor(BlockVisitor):
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         function = self.scopes[-1]
-        if not isinstance(function, cst.FunctionDef):
-            return  # module level: its tensors stay reachable by whoever imports it
         for index in range(len(block)):
             call = backward_call(block, index)
             if call is None:
@@ -38,6 +36,8 @@ class Visitor(BlockVisitor):
             arg = _retain_arg(call)
             if arg is None or "create_graph" in call.keywords or call.opaque_args:
                 continue
+            if isinstance(function, cst.Module) and self._in_class(call.statement):
+                continue  # a class body's own statements: not followed
             end = self.line(call.statement, end=True)
             if later_use_reasons(end, function, self.line, self.facts, self.classifier):
                 continue  # a later backward may need the graph: retaining it is the point
@@ -57,16 +57,42 @@ class Visitor(BlockVisitor):
                     inputs = loop_inputs(call.statement, function)
             self.findings.append(self._finding(call, arg, function, in_loop, inputs))
 
-    def _in_loop(self, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    def _in_loop(self, node: cst.CSTNode, function: cst.CSTNode) -> bool:
+        return self._outermost_loop(node, function) is not None
+
+    def _outermost_loop(self, node: cst.CSTNode, scope: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The outermost loop (or comprehension) of `scope` around `node`, or None."""
+        found = None
         parent = self.get_metadata(ParentNodeProvider, node, None)
-        while parent is not None and parent is not function:
+        while parent is not None and parent is not scope:
             if isinstance(parent, _LOOPS):
+                found = parent
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return found
+
+    def _in_class(self, node: cst.CSTNode) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, cst.Module):
+            if isinstance(parent, cst.ClassDef):
                 return True
             parent = self.get_metadata(ParentNodeProvider, parent, None)
         return False
 
-    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.FunctionDef, in_loop: bool, inputs: List[str]) -> Finding:
-        reasons = self._unproven(call, function)
+    def _under_main_guard(self, node: cst.CSTNode, module: cst.Module) -> bool:
+        """Whether `node` runs only when the file is run as a script: inside the body of a
+        top-level `if __name__ == "__main__":`."""
+        child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and parent is not module:
+            if isinstance(parent, cst.If) and child is parent.body and _is_main_test(parent.test):
+                return self.get_metadata(ParentNodeProvider, parent, None) is module
+            child, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
+        return False
+
+    def _finding(self, call: BackwardCall, arg: cst.Arg, function: cst.CSTNode, in_loop: bool, inputs: List[str]) -> Finding:
+        if isinstance(function, cst.Module):
+            reasons = self._unproven_at_module_level(call, function)
+        else:
+            reasons = self._unproven(call, function)
         if inputs:
             shown = ", ".join(f"`{name}`" for name in inputs)
             reasons.add(
@@ -86,9 +112,10 @@ class Visitor(BlockVisitor):
             unsafe_reason=reasons.text(),
         )
         later = "later in this iteration or the next of" if in_loop else "later in"
+        where = "the module" if isinstance(function, cst.Module) else f"`{function.name.value}`"
         message = (
             f"`retain_graph=True` keeps the graph of `{loss}` alive, but nothing {later} "
-            f"`{function.name.value}` backpropagates through it: its saved activations stay in memory until "
+            f"{where} backpropagates through it: its saved activations stay in memory until "
             f"the graph is freed"
         )
         return self.report(arg, message, fix, reasons)
@@ -108,6 +135,34 @@ class Visitor(BlockVisitor):
         if escape is not None:
             reasons.add(escape)
         reasons.extend(introspection_reasons(function, self.line))
+        reasons.extend(spelling_reasons([backward.statement], self.facts))
+        return reasons
+
+    def _unproven_at_module_level(self, backward: BackwardCall, module: cst.Module) -> Reasons:
+        """What could backpropagate through the graph again, for a call in module-level code.
+
+        Script code runs once: what it keeps matters only to code that runs after it. The
+        module's own later code is `later_use_reasons`' (checked before); in a loop, the loop's
+        calls are checked as a function's are (the next iteration runs them again); and code
+        that imports the module, or a notebook's later cell, is out of sight: only a call under
+        `if __name__ == "__main__":` is proven to run where nothing comes after it."""
+        reasons = Reasons()
+        if not self._under_main_guard(backward.statement, module):
+            reasons.add(
+                f"module-level code outside `if __name__ == \"__main__\":` (line {self.line(backward.statement)}) also "
+                f"runs for code that imports the module (or in a notebook, before later cells): that code may "
+                f"backpropagate through `{code_of(backward.receiver).strip()}` again"
+            )
+        loop = self._outermost_loop(backward.statement, module)
+        if loop is not None:
+            for call in calls_within(loop):
+                if call is backward.call:
+                    continue
+                why = self._call_keeps(call, backward)
+                if why is not None:
+                    reasons.add(why)
+                    break
+        reasons.extend(introspection_reasons(module, self.line))
         reasons.extend(spelling_reasons([backward.statement], self.facts))
         return reasons
 
@@ -228,6 +283,16 @@ class Visitor(BlockVisitor):
         if isinstance(node, (cst.Tuple, cst.List)):
             return all(self._value(e.value) for e in node.elements)
         return False
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round, either quote)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    sides = [test.left, test.comparisons[0].comparator]
+    names = [s for s in sides if isinstance(s, cst.Name) and s.value == "__name__"]
+    strings = [s for s in sides if isinstance(s, cst.SimpleString) and s.evaluated_value == "__main__"]
+    return len(names) == 1 and len(strings) == 1
 
 
 def _retain_arg(call: BackwardCall) -> Optional[cst.Arg]:

@@ -42,8 +42,7 @@ graph-free values through known modules and pure functions, cannot need this
 graph: `analysis/fresh.py`), where GF001, GF003 or GF004 merge the call away
 (their fix supersedes this one), when the call is inside a loop that reads a value built before it
 (or carried from an earlier iteration, or a parameter read as a tensor) not
-proven graph-free, at module level,
-when `retain_graph` is not the literal `True`, and when the call passes
+proven graph-free, in a class body, when `retain_graph` is not the literal `True`, and when the call passes
 `create_graph=True` (higher-order gradients keep the graph on purpose).
 
 ## Fix safety
@@ -65,6 +64,13 @@ state, a loader yielding tensors of one graph would need the graph). Otherwise
 the fix is unsafe and the message names the call or statement and its line.
 The function's own arguments are taken as data: a tensor argument carrying a
 graph the caller backpropagates again later is not seen.
+
+Module-level script code is checked as a function's body is: no later
+backward in the module, in a loop nothing carried and every call of the loop
+proven harmless. It runs once, so what it keeps matters only to code after it:
+the fix is safe only under a top-level `if __name__ == "__main__":`, since code
+outside the guard also runs for whoever imports the module (or, in a notebook,
+before later cells), which may backpropagate through the graph again.
 """
 
 from __future__ import annotations
@@ -84,7 +90,7 @@ from gradfix.analysis.vocabulary import (
 
 CODE = "GF005"
 NAME = "needless-retain-graph"
-SUMMARY = "`backward(retain_graph=True)` with no later backward in the function: the graph is kept alive for nothing"
+SUMMARY = "`backward(retain_graph=True)` with no later backward in the function (or script): the graph is kept alive for nothing"
 DEFAULT = True
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (b"backward(", b"retain_graph")
@@ -106,19 +112,22 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     if tree is None:
         return True  # left to the parser to report
     return any(
-        _function_might_match(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        _function_might_match(node) for node in ast.walk(tree) if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
     )
 
 
 def _function_might_match(function) -> bool:
+    """For a function or the module (its own statements: `_retaining_backwards` skips defs)."""
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
     later = [
         (n, n.lineno) for n in calls
         if (isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "grad", "manual_backward"))
         or (isinstance(n.func, ast.Name) and n.func.id in ("backward", "grad", "manual_backward"))
     ]
-    params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} - {"self", "cls"}
-    params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    params = set()
+    if not isinstance(function, ast.Module):
+        params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} - {"self", "cls"}
+        params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
     assigned = [(n.lineno, t.id) for n in ast.walk(function) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
     for call, loop in _retaining_backwards(function.body, None):
         end = getattr(call, "end_lineno", call.lineno)

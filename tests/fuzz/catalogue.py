@@ -809,8 +809,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     else:  # GF004
         mid_between = draw(st.booleans())
         if loop:
-            style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init"],
-                         prefer=["index_aug"])
+            style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
+                                        "reset_first", "reset_mid", "reset_one"], prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
                 "enumerate": "for i, (u, v) in enumerate(zip(xs, ys)):",
@@ -826,13 +826,23 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 acc_s, acc_p = f"    s = s + {sx}", f"    p = p + {sy}"
             else:
                 acc_s, acc_p = f"    s += {sx}", f"    p += {sy}"
-            body.append(acc_s)
+            lines = []
             if mid_between:
                 lines = "\n".join(between_lines("s" if style != "list_mean" else None)).splitlines()
                 if style in ("zip", "enumerate"):
                     lines = [line.replace("xs[i]", "u") for line in lines]
+            if style.startswith("reset_"):
+                # `if i == 0: s = ... else: s += ...` (GF004 follows it as the `else` branch; the
+                # fix changes both); reset at the second iteration, or `p` never reset (not followed).
+                test = "i == 1" if style == "reset_mid" else "i == 0"
+                reset_p = f"        p += {sy}" if style == "reset_one" else f"        p = {sy}"
+                branch = lambda first, second: [first] + ["        " + x if x else "" for x in lines] + [second]
+                body += [f"    if {test}:"] + branch(f"        s = {sx}", reset_p)
+                body += ["    else:"] + branch(f"        s += {sx}", f"        p += {sy}")
+            else:
+                body.append(acc_s)
                 body.extend("    " + line if line else "" for line in lines)
-            body.append(acc_p)
+                body.append(acc_p)
             if style == "list_mean":
                 body += ["s = torch.stack(ss).mean()", "p = torch.stack(ps).mean()"]
         elif form == "helper":

@@ -24,6 +24,13 @@ class Outcome:
     messages: List[str] = field(default_factory=list)
 
 
+MAIN_GUARD = 'if __name__ == "__main__":'
+
+
+def _opened(source: str) -> str:
+    return source.replace(MAIN_GUARD, "if True:")
+
+
 def run(source: str, codes: Sequence[str]) -> Outcome:
     from gradfix.harness import verify_pair
 
@@ -43,7 +50,9 @@ def run(source: str, codes: Sequence[str]) -> Outcome:
     if result.fixed is None:
         return Outcome("no_fix", messages=messages)
     fixed = result.fixed.decode()
-    report = verify_pair(source, fixed, filename=FILENAME, device="cpu", repeat=0)
+    # The harness runs a snippet as an imported module: script code under a main guard runs only
+    # with the guard opened, in both versions alike.
+    report = verify_pair(_opened(source), _opened(fixed), filename=FILENAME, device="cpu", repeat=0)
     if report.error is not None and report.error_side != "rewritten" and not (
         report.error_side is None and "nothing to compare" in report.error
     ):

@@ -59,8 +59,33 @@ SPELLINGS = {
 }
 
 
+# Script code (module level, under `if __name__ == "__main__":`, which `check.run` opens to execute
+# it): what follows the backward there, at the guard's level.
+SCRIPT_SETUP = """
+total = torch.zeros(2, 3)
+outs = []
+state = torch.zeros(2, 3)
+
+
+def finish():
+    box.h.sum().backward()
+"""
+SCRIPT_AFTER: Dict[str, str] = {
+    "none": "",
+    "log_value": "log.append(loss.item())",
+    "later_backward": "h.sum().backward()",
+    "fresh_later": ESCAPES["fresh_later"][0],
+    "stale_later": ESCAPES["stale_later"][0],
+    "stored_then_function": "box.h = h\nfinish()",
+    "param_add_": "total.add_(h)\ntotal.sum().backward()",
+    "append_then_backward": "outs.append(h)\nouts[-1].sum().backward()",
+}
+
+
 def retain_step(pick, head: str) -> str:
     """The source of one GF005 step; `pick(key, options)` records the choice."""
+    if pick("where", ["function", "script"], prefer=["function"]) == "script":
+        return _script_step(pick, head)
     escape = pick("escape", list(ESCAPES), prefer=["none", "log_value", "return_value", "local_aug"])
     loop = pick("retain_loop", list(LOOPS), prefer=["straight", "loop_fresh"])
     spelling = pick("spelling", list(SPELLINGS))
@@ -79,3 +104,15 @@ def retain_step(pick, head: str) -> str:
         step += ["    " + line for line in after.replace("{call}", call).splitlines()]
     source = "\n".join([head, SETUP, "", *helper, "", "", *step]) + "\n"
     return source
+
+
+def _script_step(pick, head: str) -> str:
+    """Module-level code: the backward and what follows it, under the main guard or not."""
+    after = pick("script_after", list(SCRIPT_AFTER), prefer=["none", "log_value", "fresh_later"])
+    loop = pick("retain_loop", list(LOOPS), prefer=["straight", "loop_fresh"])
+    spelling = pick("spelling", list(SPELLINGS))
+    guard = pick("guard", ["main", "none"], prefer=["main"])
+    body = LOOPS[loop].replace("{backward}", SPELLINGS[spelling]) + ("\n" + SCRIPT_AFTER[after] if SCRIPT_AFTER[after] else "")
+    if guard == "main":
+        body = 'if __name__ == "__main__":\n' + "\n".join("    " + line for line in body.splitlines())
+    return "\n".join([head, SETUP, SCRIPT_SETUP, "", body]) + "\n"
