@@ -26,6 +26,10 @@ What the expansion follows, and nothing else:
   (`acc += e`, `acc = acc + e`, read nowhere else in the body) and lists
   appended to once per iteration (`lst.append(e)`), reduced after the loop by
   `sum(lst)`, `torch.stack(lst).mean()` or `torch.mean(torch.stack(lst))`;
+  one `if C: acc = e ... else: acc += e ...` may reset the sums
+  (`_reset_branches`), followed as its accumulating branch when it resets every
+  sum of the loop (the resetting branch is each statement's *twin*, which a
+  rewrite changes alike);
 - `with` bodies (autocast, no_grad...) as part of the block, remembered as the
   term's context, so that only terms evaluated under the same context pair up;
 - `.detach()`, `.item()` and the like: values with no gradient (coefficient 0).

@@ -29,7 +29,18 @@ The expansion follows `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple
 assignments, sums and differences, products and quotients by numbers, names,
 attributes or `len(...)`, loops that accumulate with `+=` or append to a
 list once per iteration (reduced by `sum(lst)`, `torch.stack(lst).mean()`,
-`torch.mean(torch.stack(lst))`), and `with` bodies. A `.detach()` hidden
+`torch.mean(torch.stack(lst))`), and `with` bodies. A loop may reset its sums
+in an `if` (the first-iteration idiom), followed as the accumulating branch
+when every sum of the loop is reset there alike; the fix changes both branches:
+
+    for u in range(len(prior)):
+        if u == 0:
+            series_loss = torch.mean(kl(series[u], prior[u].detach()))
+            prior_loss = torch.mean(kl(series[u].detach(), prior[u]))
+        else:
+            series_loss += torch.mean(kl(series[u], prior[u].detach()))
+            prior_loss += torch.mean(kl(series[u].detach(), prior[u]))
+ A `.detach()` hidden
 in a small helper is seen too: a call of a function of the same module (or
 of a method of the enclosing class, on `self`) that is proven pure, has
 plain positional parameters and returns one expression is expanded as that
