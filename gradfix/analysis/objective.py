@@ -70,11 +70,31 @@ class Term:
     # the helper call in the tree, and the inlined expression `call` is part of.
     site: Optional[cst.Call] = None
     inlined: Optional[cst.BaseExpression] = None
+    # When the term is the element of a reduced comprehension (`sum([kl(s[u], p[u].detach()) for u
+    # in range(n)])`, `_comprehension_reduction`): that comprehension node.
+    comprehension: Optional[cst.CSTNode] = None
 
     @property
     def anchor(self) -> cst.CSTNode:
         """The node of the tree that stands for the term: the call, or the helper call it was inlined from."""
         return self.site if self.site is not None else self.call
+
+
+class Fused:
+    """The iterations of comprehensions with one `for u in range(...)` clause, written alike, in
+    one statement list: where such comprehensions evaluate their elements, as a loop's context
+    entry. Terms of two of them pair up like two terms of one loop body: iteration `i` of each sees
+    the same `u`, and a fix may evaluate both elements in one comprehension (loop fusion)."""
+
+    __slots__ = ("clause",)
+
+    def __init__(self, clause: str) -> None:
+        self.clause = clause
+
+
+def in_iterations(context: Tuple[object, ...]) -> bool:
+    """Whether a term with this context is evaluated once per iteration of a loop or fused comprehensions."""
+    return any(isinstance(node, (cst.For, Fused)) for node in context)
 
 
 @dataclass(frozen=True)
@@ -126,6 +146,60 @@ Value = Union[Lin, ListValue]
 
 def _all_terms(value: Value) -> FrozenSet[int]:
     return value.element.all_terms() if isinstance(value, ListValue) else value.all_terms()
+
+
+def comprehension_reduction(node: cst.Call) -> Optional[Tuple[cst.CSTNode, bool]]:
+    """(the comprehension, whether the reduction is a mean) for `sum(<comp>)`, `torch.stack(<list
+    comp>).mean()`/`.sum()`, `torch.mean(torch.stack(<list comp>))`/`torch.sum(...)` over a
+    comprehension of one `for NAME in range(...)` clause (`_stable_range`), no condition; else None."""
+    func = node.func
+    comp: Optional[cst.BaseExpression] = None
+    mean = False
+    if isinstance(func, cst.Name) and func.value == "sum" and len(node.args) == 1 and node.args[0].keyword is None:
+        comp = node.args[0].value
+        if not isinstance(strip_parens(comp), (cst.ListComp, cst.GeneratorExp)):
+            return None
+    elif isinstance(func, cst.Attribute) and func.attr.value in ("mean", "sum") and not node.args:
+        comp, mean = _stacked(func.value), func.attr.value == "mean"
+    elif code_of(func).strip() in ("torch.mean", "torch.sum") and len(node.args) == 1 and node.args[0].keyword is None:
+        comp, mean = _stacked(node.args[0].value), code_of(func).strip() == "torch.mean"
+    if comp is None or (node.args and node.args[0].star):
+        return None
+    if not isinstance(comp, cst.ListComp) and not (isinstance(comp, cst.GeneratorExp) and isinstance(func, cst.Name)):
+        return None  # (`torch.stack` takes a list, not a generator)
+    clause = comp.for_in
+    if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None or not isinstance(clause.target, cst.Name):
+        return None
+    return (comp, mean) if _stable_range(clause.iter) else None
+
+
+def _stable_range(node: cst.BaseExpression) -> bool:
+    """`range(...)` whose arguments are numbers, names, attributes, `len(...)` of those and arithmetic."""
+    node = strip_parens(node)
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"):
+        return False
+    return 1 <= len(node.args) <= 3 and all(arg.keyword is None and not arg.star and _plain_bound(arg.value) for arg in node.args)
+
+
+def _plain_bound(node: cst.BaseExpression) -> bool:
+    node = strip_parens(node)
+    if isinstance(node, (cst.Integer, cst.Name)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _plain_bound(node.value)
+    if isinstance(node, cst.BinaryOperation):
+        return _plain_bound(node.left) and _plain_bound(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _plain_bound(node.expression)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        value = strip_parens(node.args[0].value)
+        return node.args[0].keyword is None and not node.args[0].star and isinstance(value, (cst.Name, cst.Attribute))
+    return False
+
+
+def _normalised(clause: cst.CompFor) -> str:
+    """A comprehension clause's text with whitespace removed: clauses written alike compare equal."""
+    return "".join(code_of(clause).split())
 
 
 def loop_count(loop: cst.For) -> LoopCount:
@@ -229,6 +303,7 @@ class _Walker:
         self.site: Optional[Tuple[cst.Call, cst.BaseExpression]] = None
         self.top = 0  # the top-level statement being walked
         self.context: Tuple[cst.CSTNode, ...] = ()
+        self._fused: Dict[tuple, Fused] = {}  # (statement list, clause text) -> its Fused
 
     # -- values of expressions -----------------------------------------------------
     def value(self, node: cst.BaseExpression, env: Dict[str, Value], where) -> Lin:
@@ -282,10 +357,13 @@ class _Walker:
         if isinstance(func, cst.Name) and func.value in ("float", "int") and len(node.args) == 1:
             self._consume_names(node.args[0].value, env)
             return ZERO
-        # Reductions of a list built in a loop.
+        # Reductions of a list built in a loop, or of a comprehension.
         listed = self._list_reduction(node, env)
         if listed is not None:
             return listed
+        reduced = self._comprehension_reduction(node, env, where)
+        if reduced is not None:
+            return reduced
         if self.inline is not None and self.site is None and not contains_detach(node) and not self._reads_carrier(node, env):
             # A `.detach()` hidden in a helper: expand the helper's expression instead (one level deep).
             inlined = self.inline(node)
@@ -329,6 +407,34 @@ class _Walker:
         if mean:
             return found.element.scale(Coef.of(Fraction(1), (), (loop_count(found.loop),)))
         return found.element
+
+    def _comprehension_reduction(self, node: cst.Call, env: Dict[str, Value], where) -> Optional[Lin]:
+        """`sum([e for u in range(n)])`, `sum(e for u in range(n))`, `torch.stack([e for u in
+        range(n)]).mean()` (or `.sum()`, `torch.mean(...)`, `torch.sum(...)`) whose element `e` is
+        one call holding a `.detach()`: the term `e`, once per iteration of a `Fused` context.
+
+        The clause must be one `for NAME in range(...)` with no condition, whose bounds call
+        nothing but `len` (the same iterations wherever it is written, unlike an iterator a first
+        comprehension may exhaust), and `e` may read no name that carries terms."""
+        found = comprehension_reduction(node)
+        if found is None or where is None:
+            return None
+        comp, mean = found
+        element = strip_parens(comp.elt)  # type: ignore[attr-defined]
+        clause = comp.for_in  # type: ignore[attr-defined]
+        if not (isinstance(element, cst.Call) and contains_detach(element)) or self._reads_carrier(element, env):
+            return None
+        if isinstance(clause.target, cst.Name) and _all_terms(env.get(clause.target.value, ZERO)):
+            return None
+        statement, body, index, context = where
+        key = (id(body), _normalised(clause))
+        fused = self._fused.setdefault(key, Fused(key[1]))
+        term = Term(element, statement, body, index, self.top, context + (fused,), comprehension=comp)
+        self.out.terms[id(element)] = term
+        value = Lin.of({id(element): ONE})
+        if mean:
+            value = value.scale(Coef.of(Fraction(1), (), (loop_count(fused),)))
+        return value
 
     def coef(self, node: cst.BaseExpression, env: Dict[str, Value]) -> Optional[Coef]:
         """A coefficient that carries no term: numbers, names, attributes, `len(...)`, and products of them."""

@@ -26,7 +26,7 @@ from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.objective import Expansion, Lin, Term, expand
+from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -250,6 +250,9 @@ class Visitor(BlockVisitor):
                 names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
                 reasons.add(f"{names} may change `{symbol}` between its uses as a coefficient")
         watched = read_paths(first.call) + read_paths(second.call)
+        for term in (first, second):
+            if term.comprehension is not None:  # its iterations: `range(len(prior))` reads `prior`
+                watched += read_paths(term.comprehension.for_in.iter)  # type: ignore[attr-defined]
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
         body = first.body
@@ -301,7 +304,7 @@ class Visitor(BlockVisitor):
             reasons.add("gradfix cannot place the one evaluation among the statements")
             return
         hoisted = self.line(first.statement)
-        scope = self.get_metadata(ScopeProvider, first.anchor, None)
+        scope = self.get_metadata(ScopeProvider, _outside(first), None)
         for symbol in ratio.symbols():
             stores = expansion.symbol_stores_before_uses(symbol, since)
             if not stores:
@@ -398,7 +401,7 @@ class Visitor(BlockVisitor):
         """
         keys = {id(first.call), id(second.call)}
         carriers = [name for name, terms in expansion.carriers.items() if terms & keys]
-        scope = self.get_metadata(ScopeProvider, first.anchor, None)
+        scope = self.get_metadata(ScopeProvider, _outside(first), None)
         if scope is None:
             return ["gradfix cannot resolve the scope of the losses"]
         receivers = [c.receiver for c in run.calls]
@@ -452,8 +455,16 @@ class Visitor(BlockVisitor):
         name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
         hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        new_first = self._substitute(first, detached(name) if carried_by_second else cst.Name(name))
-        new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name))
+        if carrier.comprehension is not None:
+            # Fused comprehensions: the one evaluation is a list, one element per iteration, built
+            # where the first was; the carrying comprehension becomes that list, the other its
+            # detached elements (`[v.detach() for v in kl_shared]`).
+            hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
+            new_first = (first.comprehension, _detached_list(name) if carried_by_second else cst.Name(name))
+            new_second = (second.comprehension, cst.Name(name) if carried_by_second else _detached_list(name))
+        else:
+            new_first = self._substitute(first, detached(name) if carried_by_second else cst.Name(name))
+            new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name))
         if first.statement is second.statement:
             both = first.statement.visit(Replace(dict([new_first, new_second])))
             replacements[first.statement] = [hoisted, both.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
@@ -480,6 +491,24 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _outside(term: Term) -> cst.CSTNode:
+    """A node of the term's statement in the function's own scope (a comprehension's element is
+    in the comprehension's scope; the comprehension itself is not)."""
+    return term.comprehension if term.comprehension is not None else term.anchor
+
+
+def _listed(element: cst.BaseExpression, comprehension: cst.CSTNode) -> cst.ListComp:
+    """`[element for u in range(...)]` with the comprehension's own clause."""
+    return cst.ListComp(elt=element, for_in=comprehension.for_in.deep_clone())  # type: ignore[attr-defined]
+
+
+def _detached_list(name: str) -> cst.ListComp:
+    """`[v.detach() for v in name]`: the list's values without gradient, in order."""
+    return cst.ListComp(
+        elt=detached("v"), for_in=cst.CompFor(target=cst.Name("v"), iter=cst.Name(name))
+    )
 
 
 def _twin_statements(
@@ -540,8 +569,7 @@ def _accumulated(first: Term, second: Term) -> bool:
     through one name. GF002 takes a pair of one loss written out in one sum (or
     in names defined by one term each), and cannot rewrite a loop.
     """
-    in_loop = any(isinstance(node, cst.For) for node in first.context)
-    return in_loop and first.statement is not second.statement
+    return in_iterations(first.context) and first.statement is not second.statement
 
 
 def _inner_callee(call: cst.Call) -> str:

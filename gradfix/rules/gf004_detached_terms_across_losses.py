@@ -185,8 +185,9 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
 
 
 def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
-    """Some statement list holds a `for` (or a `with` around one) that may evaluate two terms with
-    `.detach()`, and after it a plain `X.backward(...)` statement. "May": the loop's lines hold
+    """Some statement list holds a `for` (or a `with` around one), or statements with
+    comprehensions, that may evaluate two terms with `.detach()`, and after it a plain
+    `X.backward(...)` statement. "May": the loop's lines hold
     `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
     True when the file does not parse: the parser reports it. A loop's lines are read only in a
     block that backpropagates: most blocks do not."""
@@ -198,8 +199,14 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
     helpers: Optional[re.Pattern] = None
     for block, _ in blocks:
         last = max((i for i, s in enumerate(block) if prechecks.plain_backward(s) is not None), default=0)
+        in_comprehensions = 0  # `detach` in the lines of simple statements holding a comprehension
         for statement in block[:last]:
             kind = type(statement)
+            if kind not in (ast.For, ast.With) and any(type(n) in (ast.ListComp, ast.GeneratorExp) for n in ast.walk(statement)):
+                in_comprehensions += prechecks.lines_of(statement, text, state).count(b"detach")
+                if in_comprehensions >= 2:
+                    return True  # reduced comprehensions that may hold a pair (fused by the rule)
+                continue
             if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
                 continue
             loop = prechecks.lines_of(statement, text, state)

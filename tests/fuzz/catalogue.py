@@ -810,7 +810,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         mid_between = draw(st.booleans())
         if loop:
             style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
-                                        "reset_first", "reset_mid", "reset_one"], prefer=["index_aug"])
+                                        "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack"],
+                         prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
                 "enumerate": "for i, (u, v) in enumerate(zip(xs, ys)):",
@@ -819,7 +820,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             if style in ("zip", "enumerate"):
                 sx, sy = (t.replace("xs[i]", "u").replace("ys[i]", "v") for t in (sx, sy))
             init = {"list_mean": ["ss = []", "ps = []"], "zeros_init": ["s = torch.zeros(())", "p = torch.zeros(())"]}
-            body += init.get(style, ["s = 0.0", "p = 0.0"]) + [header]
+            if not style.startswith("comp_"):
+                body += init.get(style, ["s = 0.0", "p = 0.0"]) + [header]
             if style == "list_mean":
                 acc_s, acc_p = f"    ss.append({sx})", f"    ps.append({sy})"
             elif style == "plus_assign":
@@ -831,7 +833,18 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 lines = "\n".join(between_lines("s" if style != "list_mean" else None)).splitlines()
                 if style in ("zip", "enumerate"):
                     lines = [line.replace("xs[i]", "u") for line in lines]
-            if style.startswith("reset_"):
+            if style.startswith("comp_"):
+                # Reduced comprehensions of one clause (GF004 fuses them).
+                clause = "for i in range(len(xs))"
+                reduce = {
+                    "comp_sum": "sum([{e} " + clause + "])",
+                    "comp_gen": "sum({e} " + clause + ")",
+                    "comp_stack": "torch.stack([{e} " + clause + "]).mean()",
+                }[style]
+                body.append("s = " + reduce.format(e=sx))
+                body.extend(lines)
+                body.append("p = " + reduce.format(e=sy))
+            elif style.startswith("reset_"):
                 # `if i == 0: s = ... else: s += ...` (GF004 follows it as the `else` branch; the
                 # fix changes both); reset at the second iteration, or `p` never reset (not followed).
                 test = "i == 1" if style == "reset_mid" else "i == 0"
