@@ -30,6 +30,9 @@ What the expansion follows, and nothing else:
   (`_reset_branches`), followed as its accumulating branch when it resets every
   sum of the loop (the resetting branch is each statement's *twin*, which a
   rewrite changes alike);
+- reduced comprehensions, `sum([e for u in range(n)])` and the like
+  (`comprehension_reduction`), whose element is one term: once per iteration of
+  a `Fused` context shared by the block's comprehensions with the same clause;
 - `with` bodies (autocast, no_grad...) as part of the block, remembered as the
   term's context, so that only terms evaluated under the same context pair up;
 - `.detach()`, `.item()` and the like: values with no gradient (coefficient 0).

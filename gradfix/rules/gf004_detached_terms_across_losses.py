@@ -40,6 +40,21 @@ when every sum of the loop is reset there alike; the fix changes both branches:
         else:
             series_loss += torch.mean(kl(series[u], prior[u].detach()))
             prior_loss += torch.mean(kl(series[u].detach(), prior[u]))
+
+Two reduced comprehensions with the same `for u in range(...)` clause in one
+block pair like one loop's terms, when each element is one term (`sum([...])`,
+`sum(generator)`, `torch.stack([...]).mean()` or `.sum()`); the fix fuses them:
+
+    series_loss = sum([torch.mean(kl(series[u], prior[u].detach())) for u in range(n)])
+    prior_loss = sum([torch.mean(kl(series[u].detach(), prior[u])) for u in range(n)])
+
+becomes
+
+    kl_shared = [torch.mean(kl(series[u], grad_scale(prior[u], -1.0))) for u in range(n)]
+    series_loss = sum(kl_shared)
+    prior_loss = sum([v.detach() for v in kl_shared])
+
+(Not over `zip(...)` or any iterator: a first comprehension may exhaust it.)
  A `.detach()` hidden
 in a small helper is seen too: a call of a function of the same module (or
 of a method of the enclosing class, on `self`) that is proven pure, has
