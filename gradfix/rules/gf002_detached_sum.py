@@ -89,9 +89,12 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     # every `.detach()`-like call once, then look at the marked calls.
     parents = {}
     stops = []
-    for node in ast.walk(tree):
+    pending = [tree]  # one traversal (`ast.walk` and then each node's children would be two)
+    while pending:
+        node = pending.pop()
         for child in ast.iter_child_nodes(node):
             parents[child] = node
+            pending.append(child)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_"):
             if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.args:
                 return True  # `torch.detach(x)`: rare; the key below strips only the method spellings

@@ -118,6 +118,9 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
 
 def _function_might_match(function) -> bool:
     """For a function or the module (its own statements: `_retaining_backwards` skips defs)."""
+    retaining = list(_retaining_backwards(function.body, None))
+    if not retaining:
+        return False  # most functions: no walk of their whole body
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
     later = [
         (n, n.lineno) for n in calls
@@ -129,7 +132,7 @@ def _function_might_match(function) -> bool:
         params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} - {"self", "cls"}
         params |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
     assigned = [(n.lineno, t.id) for n in ast.walk(function) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)]
-    for call, loop in _retaining_backwards(function.body, None):
+    for call, loop in retaining:
         end = getattr(call, "end_lineno", call.lineno)
         needs = [c for c, at in later if at > end and not _maybe_fresh(c, end, assigned)]
         if not needs and (loop is None or _loop_might_match(loop, params)):
