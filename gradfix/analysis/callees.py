@@ -29,7 +29,7 @@ report). The verdict is a `Callee` (`callee_kinds.py`).
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, Optional, Set
+from typing import Callable, Collection, Dict, List, Optional, Set
 
 import libcst as cst
 from libcst.metadata import (
@@ -52,7 +52,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of
+from gradfix.analysis.exprs import code_of, same_expr
 from gradfix.analysis.vocabulary import (
     DETERMINISTIC_LAYERS,
     GRAD_MODE_CONTEXTS,
@@ -359,7 +359,7 @@ class CalleeClassifier:
         if isinstance(value, (cst.Lambda, cst.FunctionDef)):
             verdict = self.function_callee(value)
             if verdict.kind == PURE:
-                return Callee(PURE)
+                return Callee(PURE, symmetric=symmetric_definition(value))
             return Callee(verdict.kind, reason=f"`{text}`: {verdict.reason}")
         return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
 
@@ -493,3 +493,85 @@ class CalleeClassifier:
         if positional and positional[0].name.value == "self":
             return "self"
         return None
+
+
+def symmetric_definition(node: cst.CSTNode) -> bool:
+    """A function or lambda of two positional parameters `(p, q)` that returns `g(p, q) + g(q, p)`:
+    the same value and gradients with its arguments swapped (docs/design.md §1, E9), exactly,
+    since two summands add alike in either order (`sym_kl(P.detach(), S)` against
+    `sym_kl(S.detach(), P)`). Only one `return` (after an optional docstring), no defaults, no
+    other parameters; the two summands are compared as written, with `p` and `q` exchanged."""
+    params = node.params  # type: ignore[attr-defined]
+    if params.posonly_params or params.kwonly_params or params.star_kwarg is not None or not isinstance(params.star_arg, cst.MaybeSentinel):
+        return False
+    if len(params.params) != 2 or any(p.default is not None for p in params.params):
+        return False
+    first, second = (p.name.value for p in params.params)
+    if isinstance(node, cst.Lambda):
+        returned = node.body
+    else:
+        statements = list(node.body.body)  # type: ignore[attr-defined]
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
+            return False
+        small = statements[0].body[0]
+        if not isinstance(small, cst.Return) or small.value is None:
+            return False
+        returned = small.value
+    while isinstance(returned, cst.BaseExpression) and getattr(returned, "lpar", None):
+        returned = returned.with_changes(lpar=[], rpar=[])
+    if not (isinstance(returned, cst.BinaryOperation) and isinstance(returned.operator, cst.Add)):
+        return False
+    if _binds(returned):
+        return False  # a comprehension or lambda may rebind `p` or `q`: renaming would not be exchanging
+    left, right = returned.left, returned.right
+    exchanged = left.visit(_Exchange(first, second))
+    return same_expr(exchanged, right)  # type: ignore[arg-type]
+
+
+def _binds(node: cst.CSTNode) -> bool:
+    found: List[cst.CSTNode] = []
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, (cst.CompFor, cst.Lambda, cst.NamedExpr)):
+                found.append(n)
+            return not found
+
+    node.visit(Find())
+    return bool(found)
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+class _Exchange(cst.CSTTransformer):
+    """Renames two names into each other (reads only: not attribute names nor keywords)."""
+
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__()
+        self.names = {a: b, b: a}
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        return False  # the receiver is renamed in leave_Attribute; the attribute name is not a read
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(value=original.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
+        return False
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(value=original.value.visit(self))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if original.value in self.names:
+            return updated.with_changes(value=self.names[original.value])
+        return updated

@@ -22,7 +22,8 @@ subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a cop
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
 chained on the evaluation (`D(x.detach()).mean()`); swapped arguments for
 callees that are symmetric in value and gradient (`mse_loss`, `l1_loss`,
-`smooth_l1_loss`, `huber_loss` and their modules).
+`smooth_l1_loss`, `huber_loss` and their modules, and pure helpers of the
+file whose one `return` is `g(p, q) + g(q, p)`: `callees.symmetric_definition`).
 
 ## Why it is costly
 Both evaluations compute the same value. Running `f` twice costs two forwards,

@@ -134,6 +134,9 @@ CALLEES: Dict[str, Tuple[str, str]] = {
         "W = torch.randn(3, 3, requires_grad=True)\n\n\ndef dist(u, v, w=W):\n    return ((u - v) @ w).pow(2).mean()\n",
         "dist({A}, {B})",
     ),
+    # Symmetric by construction (`callees.symmetric_definition`): may be paired with swapped arguments.
+    "def_symmetric": ("def dist(u, v):\n    return (u * v.tanh()).sum() + (v * u.tanh()).sum()\n", "dist({A}, {B})"),
+    "def_symmetric_weighted": ("def dist(u, v):\n    return (u * v.tanh()).sum() + 2.0 * (v * u.tanh()).sum()\n", "dist({A}, {B})"),
     # A module-level constant tensor (`analysis/constants.py`), and ways of making one trainable.
     "def_constant_global": (
         "W = torch.randn(3, 3) / 3\n\n\ndef dist(u, v):\n    return ((u - v) @ W.t()).pow(2).mean()\n",
@@ -259,7 +262,7 @@ CALLEES: Dict[str, Tuple[str, str]] = {
 PROVABLE_CALLEES = [
     "F.mse_loss", "F.l1_loss", "F.smooth_l1_loss", "F.mse_loss_sum", "F.kl_div", "nn.MSELoss", "nn.L1Loss_sum",
     "lambda", "lambda_asym", "def_one", "def_kl", "def_multi", "def_inplace_local", "def_aug_fresh", "def_aug_clone",
-    "seq", "autograd_linear", "autograd_mul_method",
+    "seq", "autograd_linear", "autograd_mul_method", "def_symmetric", "def_constant_global",
 ]
 MODULE_CALLEES = {k for k in CALLEES if k.startswith("seq") or k.startswith("nn.")}
 SEQ_CALLEES = {k for k in CALLEES if k.startswith("seq")}
@@ -644,7 +647,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     else:
         kinds = [o for o in OPERANDS if o != "self" or method]
         ops = make_operands(pick("operands", kinds), fx, fy, method)
-    swap = pick("swap", [False, False, False, True]) if code in ("GF001", "GF002") else False
+    swap = pick("swap", [False, False, False, True]) if code in ("GF001", "GF002", "GF004") else False
 
     # Coefficients of the two terms.
     coef_kinds = []
