@@ -20,6 +20,8 @@ HEAD = "import torch\nimport torch.nn.functional as F\n\n\ndef step(x, y, z, bet
         "    return F.mse_loss(torch.cat([x.detach(), z], 1), y) + F.mse_loss(torch.cat([x, z], 1), y.detach())\n",
         "    return F.mse_loss(x, y.detach().clone()) + F.mse_loss(x.clone().detach(), y)\n",
         "    return D(x.detach(), y).mean() + D(x, y.detach()).mean()\n",  # a method chain on the call
+        "    return (x - y.detach()).pow(2).mean() + beta * (x.detach() - y).pow(2).mean()\n",  # on a receiver
+        "    return torch.detach(x).sum() + F.mse_loss(x, y)\n",  # `torch.detach(x)`: let through
     ],
 )
 def test_the_shapes_of_a_pair_pass(body):
@@ -33,6 +35,8 @@ def test_the_shapes_of_a_pair_pass(body):
         "    return F.mse_loss(x, y.detach()) + F.l1_loss(x.detach(), y)\n",  # two callees
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(x, y.detach())\n",  # written the same
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(z.detach(), y)\n",  # other arguments
+        "    return (x - y.detach()).pow(2).mean() + (x - y.detach()).pow(2).mean()\n",  # receivers written the same
+        "    return (x - y.detach()).pow(2).mean() + (x.detach() - y).abs().mean()\n",  # two methods
     ],
 )
 def test_files_without_a_pair_are_ruled_out(body):

@@ -334,6 +334,23 @@ def align_calls(
     return out
 
 
+def align_receivers(c1: cst.Call, c2: cst.Call) -> Optional[List[Point]]:
+    """Align two method calls `(e1).m(args)` and `(e2).m(args)` on their receivers modulo `.detach()`
+    (`(z_q - z.detach()).pow(2)` against `(z_q.detach() - z).pow(2)`), then on their arguments;
+    None when they differ in anything else."""
+    if not (isinstance(c1.func, cst.Attribute) and isinstance(c2.func, cst.Attribute)):
+        return None
+    if c1.func.attr.value != c2.func.attr.value:
+        return None
+    out: List[Point] = []
+    try:
+        _align(c1.func.value, c2.func.value, out)
+        align_args(c1.args, c2.args, out)
+    except Mismatch:
+        return None
+    return out
+
+
 def core_call(call: cst.Call) -> Tuple[cst.Call, List[cst.Call]]:
     """`f(x.detach(), y).mean()` -> (`f(x.detach(), y)`, [the `.mean()` call]).
 

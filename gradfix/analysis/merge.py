@@ -18,6 +18,7 @@ from gradfix.analysis.exprs import (
     DETACHED_IN_SECOND,
     Point,
     align_calls,
+    align_receivers,
     binding_counts,
     calls_within,
     code_of,
@@ -31,7 +32,7 @@ from gradfix.analysis.exprs import (
 from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
 from gradfix.analysis.callees import CalleeClassifier
-from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS
+from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, has_inplace_suffix
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 
@@ -42,9 +43,14 @@ class PairMatch:
     swapped: bool  # arguments matched after swapping them (symmetric callee)
     core: cst.Call  # the call of the first evaluation that holds the stop-gradients
     chain: List[cst.Call]  # method calls chained on it (`.mean()`), outermost first
+    # A pure tensor method whose receiver holds the stop-gradients (`(z_q - z.detach()).pow(2)`):
+    # the receiver is one of its operands.
+    receiver: bool = False
 
     @property
     def callee_text(self) -> str:
+        if self.receiver:
+            return f".{self.core.func.attr.value}()"  # type: ignore[attr-defined]
         return code_of(self.core.func).strip()
 
 
@@ -59,6 +65,14 @@ def match_pair(c1: cst.Call, c2: cst.Call, classifier: CalleeClassifier) -> Opti
     c2, chain2 = core_call(c2)
     if not same_chain(chain1, chain2):
         return None
+    if _receiver_form(c1, c2):
+        points = align_receivers(c1, c2)
+        if points is None:
+            return None
+        kinds = {p.kind for p in points}
+        if DETACHED_IN_FIRST not in kinds or DETACHED_IN_SECOND not in kinds:
+            return None
+        return PairMatch(points, Callee(PURE), False, c1, chain1, receiver=True)
     if not same_expr(c1.func, c2.func) or contains_detach(c1.func):
         return None
     callee = classifier.classify(c1.func)
@@ -100,7 +114,8 @@ class MergeSafety:
             reasons.add(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
         if callee.unproven:
             reasons.add(callee.unproven)
-        for inner in calls_in(c1.args):
+        operands = list(c1.args) + ([cst.Arg(c1.func.value)] if match.receiver else [])  # type: ignore[attr-defined]
+        for inner in calls_in(operands):
             if detach_receiver(inner) is not None:
                 continue
             func = inner.func
@@ -128,6 +143,23 @@ class MergeSafety:
                     reasons.add(Reason(text, COEFFICIENT, factor))
                     break
         return reasons
+
+
+def _receiver_form(c1: cst.Call, c2: cst.Call) -> bool:
+    """Both are the same pure tensor method (`.pow`, `.abs`, `.sum`; not in place) called on a
+    receiver that is no plain name and holds a stop-gradient, with no stop-gradient in the
+    arguments: the method's operands are its receiver and arguments."""
+    f1, f2 = c1.func, c2.func
+    if not (isinstance(f1, cst.Attribute) and isinstance(f2, cst.Attribute)):
+        return False
+    method = f1.attr.value
+    if method != f2.attr.value or method not in PURE_TENSOR_METHODS or has_inplace_suffix(method):
+        return False
+    if isinstance(f1.value, (cst.Name, cst.Attribute)) or isinstance(f2.value, (cst.Name, cst.Attribute)):
+        return False  # `crit.forward(...)`, `self.D(...)`: a callee, not a tensor
+    if not (contains_detach(f1.value) and contains_detach(f2.value)):
+        return False
+    return not any(contains_detach(a) for a in (*c1.args, *c2.args))
 
 
 def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:

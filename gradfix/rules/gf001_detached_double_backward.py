@@ -20,7 +20,8 @@ subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a cop
 `.detach().clone()`, `.clone().detach()`, `.clone().detach_()`), with the
 `.detach()` anywhere inside an argument
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
-chained on the evaluation (`D(x.detach()).mean()`); swapped arguments for
+chained on the evaluation (`D(x.detach()).mean()`); a pure tensor method whose
+receiver holds the stop-gradients (`(x.detach() - y).pow(2).mean()`); swapped arguments for
 callees that are symmetric in value and gradient (`mse_loss`, `l1_loss`,
 `smooth_l1_loss`, `huber_loss` and their modules, and pure helpers of the
 file whose one `return` is `g(p, q) + g(q, p)`: `callees.symmetric_definition`).

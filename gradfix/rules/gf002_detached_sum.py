@@ -8,6 +8,8 @@ are the classic case:
 
     vq_loss = F.mse_loss(z_q, z_e.detach()) + beta * F.mse_loss(z_q.detach(), z_e)
 
+The function may be a pure tensor method whose receiver holds the operands,
+`(z_q - z_e.detach()).pow(2).mean() + beta * (z_q.detach() - z_e).pow(2).mean()`.
 A term may also be a name defined above in the same block by
 `name = coef * f(...)`, the spelling most VQ-VAE code uses:
 
@@ -110,12 +112,18 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         if not (isinstance(node, ast.Call) and id(node) in marked):
             continue
         args = [ast.unparse(a) for a in node.args] + sorted(f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords)
+        func = node.func
         if not any(_STOP.search(a) for a in args):
-            continue
+            # A method whose receiver holds the stop-gradient (`(z_q - z.detach()).pow(2)`):
+            # the receiver is one more operand, and the method's name the callee.
+            if not isinstance(func, ast.Attribute) or not _STOP.search(ast.unparse(func.value)):
+                continue
+            args = [ast.unparse(func.value)] + args
+            func = ast.Name(id="." + func.attr)
         scope = parents.get(node)
         while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             scope = parents.get(scope)
-        key = (id(scope), ast.dump(node.func), tuple(sorted(_STOP.sub("", a) for a in args)))
+        key = (id(scope), ast.dump(func), tuple(sorted(_STOP.sub("", a) for a in args)))
         written = tuple(args)
         if seen.setdefault(key, written) != written:
             return True

@@ -134,6 +134,9 @@ CALLEES: Dict[str, Tuple[str, str]] = {
         "W = torch.randn(3, 3, requires_grad=True)\n\n\ndef dist(u, v, w=W):\n    return ((u - v) @ w).pow(2).mean()\n",
         "dist({A}, {B})",
     ),
+    # A pure tensor method on a receiver holding the operands (`merge._receiver_form`).
+    "receiver_pow": ("", "({A} - {B}).pow(2).mean()"),
+    "receiver_abs_sum": ("", "({A} * {B}).abs().sum(dim=-1).mean()"),
     # Symmetric by construction (`callees.symmetric_definition`): may be paired with swapped arguments.
     "def_symmetric": ("def dist(u, v):\n    return (u * v.tanh()).sum() + (v * u.tanh()).sum()\n", "dist({A}, {B})"),
     "def_symmetric_weighted": ("def dist(u, v):\n    return (u * v.tanh()).sum() + 2.0 * (v * u.tanh()).sum()\n", "dist({A}, {B})"),
@@ -262,7 +265,7 @@ CALLEES: Dict[str, Tuple[str, str]] = {
 PROVABLE_CALLEES = [
     "F.mse_loss", "F.l1_loss", "F.smooth_l1_loss", "F.mse_loss_sum", "F.kl_div", "nn.MSELoss", "nn.L1Loss_sum",
     "lambda", "lambda_asym", "def_one", "def_kl", "def_multi", "def_inplace_local", "def_aug_fresh", "def_aug_clone",
-    "seq", "autograd_linear", "autograd_mul_method", "def_symmetric", "def_constant_global",
+    "seq", "autograd_linear", "autograd_mul_method", "def_symmetric", "def_constant_global", "receiver_pow",
 ]
 MODULE_CALLEES = {k for k in CALLEES if k.startswith("seq") or k.startswith("nn.")}
 SEQ_CALLEES = {k for k in CALLEES if k.startswith("seq")}
