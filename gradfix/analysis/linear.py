@@ -182,6 +182,12 @@ def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
         if left is None or right is None:
             return None
         return left * right
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        # `(1 - beta)`: a sum of coefficients is one.
+        left, right = parse_coef(node.left), parse_coef(node.right)
+        if left is None or right is None:
+            return None
+        return left + (-right if isinstance(node.operator, cst.Subtract) else right)
     return None
 
 

@@ -659,7 +659,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     for i in range(2):
         kind = pick(
             f"coef{i + 1}",
-            ["literal", "const", "rebound", "learned", "cfg", "box_attr"] + (["self_attr"] if method else []),
+            ["literal", "const", "rebound", "learned", "cfg", "box_attr", "compound", "compound_learned"]
+            + (["self_attr"] if method else []),
             prefer=["literal", "const"],
         )
         coef_kinds.append(kind)
@@ -675,6 +676,10 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             coefs.append('CFG["w"] * ')
         elif kind == "box_attr":
             coefs.append("box.k * ")
+        elif kind == "compound":  # a sum of a number and a module constant (`linear.parse_coef`)
+            coefs.append("(1 - K) * ")
+        elif kind == "compound_learned":  # ... and of a trainable tensor: not a number
+            coefs.append("(K + w) * ")
         else:
             coefs.append("k * ")
     if "rebound" in coef_kinds:
