@@ -190,7 +190,14 @@ class Visitor(BlockVisitor):
         if any(stores_into(block[d], watched) for d in defs):  # type: ignore[index]
             return None
         host = min(defs)  # type: ignore[type-var]
-        between = [block[k] for k in range(host + 1, index) if k not in defs]
+        later = max(defs)  # type: ignore[type-var]
+        # Between the definitions, the second evaluation must see the operands the first saw.
+        # After both, the values are computed: rebinding an operand's name (the straight-through
+        # estimator's `z_q = z + (z_q - z).detach()` before the sum) changes neither; only what the
+        # new value's expression does is scanned. A store into an operand still counts.
+        roots = {path[0] for path in watched}
+        between = [block[k] for k in range(host + 1, later)]
+        between += [_without_rebinding(block[k], roots) for k in range(later + 1, index)]
         verdict = scan_between(between, with_aliases(watched, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
@@ -354,3 +361,18 @@ def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
             factor = f"({factor})"
         text = f"{name} + ({factor} * {name}).detach()"
     return cst.parse_expression(text)
+
+
+def _without_rebinding(statement: cst.BaseStatement, names: Set[str]) -> cst.BaseStatement:
+    """`name = value` with `name` one of `names` (plain names only, one target) as the expression
+    statement `value`: what it computes, without the rebinding; any other statement as it is."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value in names
+        ):
+            return statement.with_changes(body=[cst.Expr(value=small.value)])
+    return statement

@@ -18,8 +18,11 @@ A term may also be a name defined above in the same block by
     loss = recon + q_latent + COMMITMENT_COST * e_latent
 
 Coefficients, operands and symmetric argument swaps are recognised as in
-GF001 (`gradfix rule GF001`). Not reported when an operand is rebound or
-modified between the two definitions, or when the sum is evaluated only
+GF001 (`gradfix rule GF001`). An operand rebound after both definitions (the
+straight-through estimator's `z_q = z + (z_q - z).detach()` before the sum)
+changes neither term: the one evaluation replaces the earlier definition. Not
+reported when an operand is rebound or modified between the two definitions,
+modified in place between them and the sum, or when the sum is evaluated only
 conditionally (a comprehension, `x if c else y`, `and`/`or`). Two names
 summed in several statements (`loss1 = rec - s + p`, `loss2 = s - p + rec`)
 are one finding, reported at the first sum.

@@ -801,6 +801,13 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             body.append(f"q = {t_xlive}")
             body.extend(between_lines("q"))
             body.append(second(f"e = {t_ylive}"))
+            after_defs = pick("after_defs", ["none", "ste_rebind", "inplace"], prefer=["none"])
+            if after_defs != "none" and ops.rebind is not None:
+                # After both definitions: the straight-through estimator rebinds an operand (the
+                # terms read the old value), or an operand is changed in place.
+                rebind_x = ops.rebind.split(" = ")[0]
+                body.append(f"{rebind_x} = {rebind_x} + ({rebind_x} * 0.5).detach()" if after_defs == "ste_rebind"
+                            else f"with torch.no_grad():\n    {rebind_x}.mul_(1.5)")
             body.append(SUMS[sum_style].format(f"{c1}q", f"{c2}e") + tail)
             names = {"first": "q", "second": "e"}
         body.append("loss.backward()")
