@@ -128,10 +128,11 @@ NOT_FOLLOWED = {
     # mixed reductions: the ratio would carry the iteration count
     "sum_and_mean": (S + P, GEN_S + STACK_P),
     # an element of two terms (the fused form takes one term per element)
-    "two_terms": (
-        S,
-        "    series_loss = sum([torch.mean(kl(series[u], prior[u].detach())) + torch.mean(kl(prior[u].detach(), series[u])) "
-        "for u in range(len(prior))])\n",
+    # an element of several parts over a range whose items are not their positions
+    "parts_not_positions": (
+        S + P,
+        "    series_loss = sum([0.5 * torch.mean(kl(series[u], prior[u].detach())) for u in range(1, len(prior))])\n"
+        "    prior_loss = sum([0.5 * torch.mean(kl(series[u].detach(), prior[u])) for u in range(1, len(prior))])\n",
     ),
 }
 
@@ -143,6 +144,31 @@ def test_shapes_not_proven_are_not_gf004(case):
     src = SRC.replace(old, new)
     assert _lint(src, ["GF004"], unsafe=True).findings == []
     _safe_fix_is_exact(src, ["GF001", "GF003", "GF004"])
+
+
+TWO_TERMS = SRC.replace(
+    S + P,
+    "    series_loss = sum([torch.mean(kl(series[u], prior[u].detach())) + torch.mean(kl(prior[u].detach(), series[u]))"
+    " for u in range(len(prior))])\n"
+    "    prior_loss = sum(torch.mean(kl(prior[u], series[u].detach())) + torch.mean(kl(series[u].detach(), prior[u]))"
+    " for u in range(len(prior)))\n",
+)
+
+
+def test_elements_of_several_terms_are_indexed_and_exact():
+    # The anomaly transformer's symmetrised discrepancy, as comprehensions: each pair takes its
+    # iteration's item of one list (`kl_shared[u]`); the second pair is fixed in the next pass.
+    result = _lint(TWO_TERMS, ["GF004"])
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(20, 22, True), (20, 69, True)]
+    fixed = result.fixed.decode()
+    assert (
+        "    kl_shared = [torch.mean(kl(series[u], grad_scale(prior[u], -1.0))) for u in range(len(prior))]\n"
+        "    kl_shared_2 = [torch.mean(kl(grad_scale(prior[u], -1.0), series[u])) for u in range(len(prior))]\n"
+        "    series_loss = sum([kl_shared[u] + kl_shared_2[u] for u in range(len(prior))])\n"
+        "    prior_loss = sum(kl_shared_2[u].detach() + kl_shared[u].detach() for u in range(len(prior)))\n"
+    ) in fixed
+    _safe_fix_is_exact(TWO_TERMS, ["GF004"])
+    assert _lint(fixed, ["GF001", "GF003", "GF004"], unsafe=True).findings == []
 
 
 def test_an_exhausted_iterator_is_why_zip_clauses_are_not_fused():

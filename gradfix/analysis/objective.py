@@ -184,6 +184,12 @@ def _stable_range(node: cst.BaseExpression) -> bool:
     return 1 <= len(node.args) <= 3 and all(arg.keyword is None and not arg.star and _plain_bound(arg.value) for arg in node.args)
 
 
+def _positions(node: cst.BaseExpression) -> bool:
+    """`range(N)` (one argument): each item is its position."""
+    node = strip_parens(node)
+    return _stable_range(node) and len(node.args) == 1  # type: ignore[attr-defined]
+
+
 def _plain_bound(node: cst.BaseExpression) -> bool:
     node = strip_parens(node)
     if isinstance(node, (cst.Integer, cst.Name)):
@@ -413,28 +419,39 @@ class _Walker:
 
     def _comprehension_reduction(self, node: cst.Call, env: Dict[str, Value], where) -> Optional[Lin]:
         """`sum([e for u in range(n)])`, `sum(e for u in range(n))`, `torch.stack([e for u in
-        range(n)]).mean()` (or `.sum()`, `torch.mean(...)`, `torch.sum(...)`) whose element `e` is
-        one call holding a `.detach()`: the term `e`, once per iteration of a `Fused` context.
+        range(n)]).mean()` (or `.sum()`, `torch.mean(...)`, `torch.sum(...)`): the terms of `e`,
+        once per iteration of a `Fused` context.
 
         The clause must be one `for NAME in range(...)` with no condition, whose bounds call
         nothing but `len` (the same iterations wherever it is written, unlike an iterator a first
-        comprehension may exhaust), and `e` may read no name that carries terms."""
+        comprehension may exhaust), and `e` may read no name that carries terms. An element that
+        is one call holding a `.detach()` is a term as a whole (the fix makes the comprehension a
+        list of one evaluation per iteration); an element of several parts is expanded, and its
+        terms are indexed by the fix (`kl_shared[u]`), so its clause must be `range(N)`, whose
+        items are their positions."""
         found = comprehension_reduction(node)
         if found is None or where is None:
             return None
         comp, mean = found
-        element = strip_parens(comp.elt)  # type: ignore[attr-defined]
+        element = comp.elt  # type: ignore[attr-defined]  (parentheses kept: the node of the tree)
         clause = comp.for_in  # type: ignore[attr-defined]
-        if not (isinstance(element, cst.Call) and contains_detach(element)) or self._reads_carrier(element, env):
-            return None
-        if isinstance(clause.target, cst.Name) and _all_terms(env.get(clause.target.value, ZERO)):
+        if not contains_detach(element) or self._reads_carrier(element, env) or _all_terms(env.get(clause.target.value, ZERO)):
             return None
         statement, body, index, context = where
         key = (id(body), _normalised(clause))
         fused = self._fused.setdefault(key, Fused(key[1]))
-        term = Term(element, statement, body, index, self.top, context + (fused,), comprehension=comp)
-        self.out.terms[id(element)] = term
-        value = Lin.of({id(element): ONE})
+        if isinstance(element, cst.Call):
+            term = Term(element, statement, body, index, self.top, context + (fused,), comprehension=comp)
+            self.out.terms[id(element)] = term
+            value = Lin.of({id(element): ONE})
+        else:
+            if not _positions(clause.iter):
+                return None
+            inner = {k: v for k, v in env.items() if k != clause.target.value}  # the comprehension's own name
+            before = set(self.out.terms)
+            value = self.value(element, inner, (statement, body, index, context + (fused,)))
+            for new in set(self.out.terms) - before:
+                self.out.terms[new].comprehension = comp
         if mean:
             value = value.scale(Coef.of(Fraction(1), (), (loop_count(fused),)))
         return value

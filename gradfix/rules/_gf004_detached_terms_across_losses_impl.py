@@ -455,13 +455,19 @@ class Visitor(BlockVisitor):
         name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
         hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        if carrier.comprehension is not None:
+        if carrier.comprehension is not None and _whole_elements(first, second):
             # Fused comprehensions: the one evaluation is a list, one element per iteration, built
             # where the first was; the carrying comprehension becomes that list, the other its
             # detached elements (`[v.detach() for v in kl_shared]`).
             hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
             new_first = (first.comprehension, _detached_list(name) if carried_by_second else cst.Name(name))
             new_second = (second.comprehension, cst.Name(name) if carried_by_second else _detached_list(name))
+        elif carrier.comprehension is not None:
+            # Terms inside larger elements: each takes its iteration's item of the list
+            # (`kl_shared[u]`; the clause is `range(N)`, so `u` is the position).
+            hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
+            new_first = self._substitute(first, _item(name, first, detach=carried_by_second))
+            new_second = self._substitute(second, _item(name, second, detach=not carried_by_second))
         else:
             new_first = self._substitute(first, detached(name) if carried_by_second else cst.Name(name))
             new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name))
@@ -497,6 +503,18 @@ def _outside(term: Term) -> cst.CSTNode:
     """A node of the term's statement in the function's own scope (a comprehension's element is
     in the comprehension's scope; the comprehension itself is not)."""
     return term.comprehension if term.comprehension is not None else term.anchor
+
+
+def _whole_elements(first: Term, second: Term) -> bool:
+    """Both terms are their comprehensions' whole elements (no helper inlined)."""
+    return all(t.comprehension is not None and t.site is None and t.call is t.comprehension.elt for t in (first, second))  # type: ignore[attr-defined]
+
+
+def _item(name: str, term: Term, detach: bool) -> cst.BaseExpression:
+    """`name[u]` (or `name[u].detach()`) for a term of a comprehension over `u`."""
+    target = term.comprehension.for_in.target.value  # type: ignore[union-attr]
+    item = cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(cst.Index(cst.Name(target)))])
+    return cst.Call(func=cst.Attribute(value=item, attr=cst.Name("detach"))) if detach else item
 
 
 def _listed(element: cst.BaseExpression, comprehension: cst.CSTNode) -> cst.ListComp:

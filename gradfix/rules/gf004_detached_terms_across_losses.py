@@ -55,6 +55,9 @@ becomes
     prior_loss = sum([v.detach() for v in kl_shared])
 
 (Not over `zip(...)` or any iterator: a first comprehension may exhaust it.)
+An element of several parts (the symmetrised discrepancy, `kl(s[u], p[u].detach())
++ kl(p[u].detach(), s[u])`) over `range(N)` is expanded, and its term takes its
+iteration's item of the list: `kl_shared[u]`, `kl_shared[u].detach()`.
  A `.detach()` hidden
 in a small helper is seen too: a call of a function of the same module (or
 of a method of the enclosing class, on `self`) that is proven pure, has

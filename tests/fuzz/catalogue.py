@@ -828,7 +828,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         mid_between = draw(st.booleans())
         if loop:
             style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
-                                        "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack"],
+                                        "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack",
+                                        "comp_parts"],
                          prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
@@ -858,6 +859,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                     "comp_sum": "sum([{e} " + clause + "])",
                     "comp_gen": "sum({e} " + clause + ")",
                     "comp_stack": "torch.stack([{e} " + clause + "]).mean()",
+                    # an element of several parts: its term is indexed by the fix (`shared[i]`)
+                    "comp_parts": "sum([0.5 * {e} + (c ** 2).mean() " + clause + "])",
                 }[style]
                 body.append("s = " + reduce.format(e=sx))
                 body.extend(lines)
