@@ -52,7 +52,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, same_expr
+from gradfix.analysis.exprs import code_of, same_expr, single_return
 from gradfix.analysis.vocabulary import (
     DETERMINISTIC_LAYERS,
     GRAD_MODE_CONTEXTS,
@@ -507,18 +507,9 @@ def symmetric_definition(node: cst.CSTNode) -> bool:
     if len(params.params) != 2 or any(p.default is not None for p in params.params):
         return False
     first, second = (p.name.value for p in params.params)
-    if isinstance(node, cst.Lambda):
-        returned = node.body
-    else:
-        statements = list(node.body.body)  # type: ignore[attr-defined]
-        if statements and _is_docstring(statements[0]):
-            statements = statements[1:]
-        if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
-            return False
-        small = statements[0].body[0]
-        if not isinstance(small, cst.Return) or small.value is None:
-            return False
-        returned = small.value
+    returned = node.body if isinstance(node, cst.Lambda) else single_return(node)  # type: ignore[arg-type]
+    if returned is None:
+        return False
     while isinstance(returned, cst.BaseExpression) and getattr(returned, "lpar", None):
         returned = returned.with_changes(lpar=[], rpar=[])
     if not (isinstance(returned, cst.BinaryOperation) and isinstance(returned.operator, cst.Add)):
@@ -541,15 +532,6 @@ def _binds(node: cst.CSTNode) -> bool:
 
     node.visit(Find())
     return bool(found)
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 class _Exchange(cst.CSTTransformer):

@@ -35,7 +35,7 @@ for a module-level number (docs/design.md §1, E1).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Set
+from typing import Callable, Dict, Set
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider

@@ -600,3 +600,26 @@ def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
     collector = _Bindings()
     tree.visit(collector)
     return collector.counts
+
+
+def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """The expression a function returns when its body is one `return` (after an optional docstring), else None."""
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = list(body.body)
+    if statements and is_docstring(statements[0]):
+        statements = statements[1:]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
+        return None
+    small = statements[0].body[0]
+    return small.value if isinstance(small, cst.Return) and small.value is not None else None
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -20,6 +20,7 @@ from gradfix.analysis.exprs import (
     core_call,
     detach_receiver,
     read_paths,
+    single_return,
     strip_parens,
 )
 from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
@@ -82,7 +83,7 @@ class Visitor(BlockVisitor):
         if len(names) != len(args):
             return None
         bound.update(zip(names, args))
-        returned = _single_return(helper)
+        returned = single_return(helper)
         if returned is None or not self.classifier.pure_function(helper):
             return None
         scope = self.get_metadata(ScopeProvider, returned, None)
@@ -604,26 +605,6 @@ def _inner_callee(call: cst.Call) -> str:
         return text
 
 
-def _single_return(helper: cst.FunctionDef) -> Optional[cst.BaseExpression]:
-    body = helper.body
-    if not isinstance(body, cst.IndentedBlock):
-        return None
-    statements = list(body.body)
-    if statements and _is_docstring(statements[0]):
-        statements = statements[1:]
-    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
-        return None
-    small = statements[0].body[0]
-    return small.value if isinstance(small, cst.Return) and small.value is not None else None
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _atomic(node: cst.BaseExpression) -> bool:

@@ -124,13 +124,9 @@ class Visitor(BlockVisitor):
     def _unproven(self, backward: BackwardCall, function: cst.FunctionDef) -> Reasons:
         """What could keep a tensor of the graph for a later backward (empty: a safe fix)."""
         reasons = Reasons()
-        for call in calls_within(function):
-            if call is backward.call:
-                continue
-            why = self._call_keeps(call, backward)
-            if why is not None:
-                reasons.add(why)
-                break
+        keeps = self._first_keeping(function, backward)
+        if keeps is not None:
+            reasons.add(keeps)
         escape = self._escape(function)
         if escape is not None:
             reasons.add(escape)
@@ -154,17 +150,21 @@ class Visitor(BlockVisitor):
                 f"backpropagate through `{code_of(backward.receiver).strip()}` again"
             )
         loop = self._outermost_loop(backward.statement, module)
-        if loop is not None:
-            for call in calls_within(loop):
-                if call is backward.call:
-                    continue
-                why = self._call_keeps(call, backward)
-                if why is not None:
-                    reasons.add(why)
-                    break
+        keeps = self._first_keeping(loop, backward) if loop is not None else None
+        if keeps is not None:
+            reasons.add(keeps)
         reasons.extend(introspection_reasons(module, self.line))
         reasons.extend(spelling_reasons([backward.statement], self.facts))
         return reasons
+
+    def _first_keeping(self, scope: cst.CSTNode, backward: BackwardCall) -> Optional[str]:
+        """Why the first call in `scope` (but the backward itself) may keep a tensor of the graph, or None."""
+        for call in calls_within(scope):
+            if call is not backward.call:
+                why = self._call_keeps(call, backward)
+                if why is not None:
+                    return why
+        return None
 
     def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
         func = call.func
