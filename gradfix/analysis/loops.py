@@ -92,9 +92,9 @@ def loop_reasons(
 ) -> List[Reason]:
     """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs.
 
-    `parameters=False` leaves out the function's parameters that the loop only calls, iterates or
-    steps (`model(x)`, `for x, y in loader`, `opt.zero_grad()`): GF005 names those itself
-    (`loop_inputs`); a parameter read as a value (`h * 2`, `loss.backward()`) or rebound in the
+    `parameters=False` leaves out the function's parameters (in module-level code, the module's
+    names) that the loop only calls, iterates or steps (`model(x)`, `for x, y in loader`,
+    `opt.zero_grad()`): GF005 names those itself (`loop_inputs`); a parameter read as a value (`h * 2`, `loss.backward()`) or rebound in the
     loop, and a store into `self`, still count.
     """
     loop = _innermost_loop(scope, statement)
@@ -141,6 +141,8 @@ def loop_reasons(
         carried = name in bound_inside and (name in outside or name in entering)
         if name in bound_inside and not carried:
             continue
+        if name in trusted and not carried and name not in params:
+            continue  # a module-level name the loop uses only as code (`loop_inputs`): GF005 names it
         if name in params or name in ("self", "cls"):
             if name in trusted and not carried:
                 continue
@@ -224,11 +226,18 @@ def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
     """The function's parameters that the innermost loop around `statement` uses only as code or a
     source of items: calls (`model(x)`), steps (`opt.zero_grad()`, `model.train()`) or iterates
     (`for x, y in tqdm(loader)`), never rebinding them; in order of first use. (`self` is not
-    one: `loop_reasons` already lets calls through it pass.)"""
+    one: `loop_reasons` already lets calls through it pass.) In module-level code (`scope` the
+    module), the module's names bound before the loop to what is not proven graph-free
+    (`model = Net()`, `loader = DataLoader(ds)`), used so."""
     loop = _innermost_loop(scope, statement)
     if loop is None:
         return []
     params = function_parameters(scope)
+    if isinstance(scope, cst.Module):
+        params = {
+            name for name, values in _bindings_outside(scope, loop).items()
+            if not all(v is not None and graph_free(v) for v in values)
+        }
     reads, bound_inside = _reads_and_binds(loop.body)
     order: Dict[str, int] = {}
     if isinstance(loop, cst.For):

@@ -95,9 +95,10 @@ class Visitor(BlockVisitor):
             reasons = self._unproven(call, function)
         if inputs:
             shown = ", ".join(f"`{name}`" for name in inputs)
+            source = "from before it" if isinstance(function, cst.Module) else "from the caller"
             reasons.add(
                 Reason(
-                    f"{shown} {'comes' if len(inputs) == 1 else 'come'} into the loop from the caller: if "
+                    f"{shown} {'comes' if len(inputs) == 1 else 'come'} into the loop {source}: if "
                     f"{'it carries' if len(inputs) == 1 else 'one carries'} a tensor from one iteration to the next "
                     f"(a module keeping its hidden state, a loader yielding tensors of one graph), the next "
                     f"iteration backpropagates through this graph",

@@ -67,7 +67,8 @@ graph the caller backpropagates again later is not seen.
 
 Module-level script code is checked as a function's body is: no later
 backward in the module, in a loop nothing carried and every call of the loop
-proven harmless. It runs once, so what it keeps matters only to code after it:
+proven harmless (objects built before the loop that it only calls, steps or
+iterates, `model = Net()`, are named in an unsafe fix, as parameters are). It runs once, so what it keeps matters only to code after it:
 the fix is safe only under a top-level `if __name__ == "__main__":`, since code
 outside the guard also runs for whoever imports the module (or, in a notebook,
 before later cells), which may backpropagate through the graph again.
