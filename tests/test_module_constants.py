@@ -82,6 +82,7 @@ UNSAFE = {
     "parameter_of_it": ({"before": "P = torch.nn.Parameter(W1)\n"}, False),
     "out_keyword": ({"after": "\n\ndef bump(v):\n    torch.add(v, 1, out=W1)\n"}, False),
     "string_reads": ({"before": "globals()['W1'].requires_grad_()\n"}, True),
+    "numpy_alias": ({"after": "\n\ndef bump():\n    W1.numpy()[0, 0] = 1.0\n"}, False),
     "kwargs_factory": ({"w1": "torch.randn(3, 3, **OPTS)"}, False),
 }
 

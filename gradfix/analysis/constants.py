@@ -24,7 +24,8 @@ The proof is an allowlist, on both sides.
   view of the tensor (`W.t()`, `W[0]`, `torch.reshape(W, ...)`), the view must
   be used so in turn. Anything else (assigned to another name, returned,
   passed to another function, `W.requires_grad_()`, `W.requires_grad = True`,
-  `W.add_(v)`, `W[0] = v`, `nn.Parameter(W)`) means it is not proven.
+  `W.add_(v)`, `W[0] = v`, `nn.Parameter(W)`, `W.numpy()`, which shares its
+  memory) means it is not proven.
 * The name has one binding in the file (no `global W` rebinding elsewhere),
   and the file neither star-imports nor reads names by their strings
   (`globals()`, `vars()`, `eval`, `exec`, `sys.modules`).
@@ -63,6 +64,9 @@ _METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 # torch functions (besides FRESH_METHODS' names) whose result is always a new tensor.
 _FRESH_FUNCTIONS = frozenset({"cat", "stack", "einsum", "cdist", "linear", "conv1d", "conv2d", "conv3d", "kl_div", "cross_entropy"})
+# Results that share the tensor's memory outside autograd: writing into one changes the constant
+# (`W.numpy()[0] = 1.0`) where no analysis of the tensor sees it.
+_SHARES_MEMORY = frozenset({"numpy", "data_ptr", "untyped_storage", "storage"})
 # Calls that read or write module-level names by their strings.
 _STRING_READERS = frozenset({"globals", "vars", "eval", "exec", "__import__"})
 
@@ -164,7 +168,7 @@ class ModuleConstants:
                 call = self.meta(ParentNodeProvider, parent, None)
                 if isinstance(call, cst.Call) and call.func is parent:
                     method = parent.attr.value
-                    if has_inplace_suffix(method):
+                    if has_inplace_suffix(method) or method in _SHARES_MEMORY:
                         return False
                     if method in FRESH_METHODS:
                         return True
