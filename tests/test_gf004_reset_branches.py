@@ -54,7 +54,7 @@ FIXED_LOOP = '''\
         if u == 0:
             kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -1.0)))
             series_loss = kl_shared
-            prior_loss = kl_shared.detach()
+            prior_loss = kl_shared.detach().clone()
         else:
             kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -1.0)))
             series_loss += kl_shared

@@ -183,7 +183,7 @@ class Visitor(BlockVisitor):
                     new_lines.append(_assign_line(statement, name, merged))
                 if reads[id(site)]:
                     # The loss value is read later: rebuild it, detached, from the one result.
-                    value = site.expr.visit(Replace({site.call: detached(name)}))
+                    value = site.expr.visit(Replace({site.call: detached(name, copy=site.expr is site.call)}))
                     rebuilt = _assign_line(statement, site.target.value, value)  # type: ignore[union-attr, arg-type]
                     if new_lines:
                         rebuilt = rebuilt.with_changes(leading_lines=[])

@@ -218,7 +218,7 @@ class Visitor(BlockVisitor):
             if reads[id(term)]:
                 # The loss value is read elsewhere: rebuild it, detached, from the one evaluation.
                 assign = original.body[0]
-                value = assign.value.visit(Replace({term.call: detached(name)}))
+                value = assign.value.visit(Replace({term.call: detached(name, copy=assign.value is term.call)}))
                 rebuilt = original.with_changes(body=[assign.with_changes(value=value)])
                 lines.append(rebuilt.with_changes(leading_lines=[]) if lines else rebuilt)
             replacements[original] = lines

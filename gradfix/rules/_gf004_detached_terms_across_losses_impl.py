@@ -470,8 +470,8 @@ class Visitor(BlockVisitor):
             new_first = self._substitute(first, _item(name, first, detach=carried_by_second))
             new_second = self._substitute(second, _item(name, second, detach=not carried_by_second))
         else:
-            new_first = self._substitute(first, detached(name) if carried_by_second else cst.Name(name))
-            new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name))
+            new_first = self._substitute(first, detached(name, _bare(first)) if carried_by_second else cst.Name(name))
+            new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name, _bare(second)))
         if first.statement is second.statement:
             both = first.statement.visit(Replace(dict([new_first, new_second])))
             replacements[first.statement] = [hoisted, both.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
@@ -504,6 +504,28 @@ def _outside(term: Term) -> cst.CSTNode:
     """A node of the term's statement in the function's own scope (a comprehension's element is
     in the comprehension's scope; the comprehension itself is not)."""
     return term.comprehension if term.comprehension is not None else term.anchor
+
+
+def _is_detached_name(node: cst.BaseExpression, name: str) -> bool:
+    """`name.detach()`, as written."""
+    return (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "detach"
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == name
+    )
+
+
+def _bare(term: Term) -> bool:
+    """The term is the whole value its statement binds a name to (`p = kl(s, q.detach())`, or a
+    helper call standing for the term): replaced by the detached value, the name would share
+    the one evaluation's memory (`build.detached`)."""
+    small = term.statement.body[0]
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is not term.anchor:
+        return False
+    return term.site is None or term.inlined is term.call
 
 
 def _whole_elements(first: Term, second: Term) -> bool:
@@ -540,7 +562,10 @@ def _twin_statements(
     updated = new[-1]
     small = updated.body[0]  # type: ignore[attr-defined]
     if isinstance(small, cst.AugAssign) and isinstance(twin.body[0], cst.Assign):
-        last = twin.with_changes(body=[twin.body[0].with_changes(value=small.value.deep_clone())])
+        value = small.value.deep_clone()
+        if _is_detached_name(value, name):
+            value = detached(name, copy=True)  # `acc = kl_shared.detach()` would share its memory (`build.detached`)
+        last = twin.with_changes(body=[twin.body[0].with_changes(value=value)])
     else:
         last = twin.with_changes(body=[small.deep_clone()])  # written alike in both branches
     if not hoists:

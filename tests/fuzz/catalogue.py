@@ -448,6 +448,9 @@ AFTER: Dict[str, str] = {
     "none": "",
     "log_second": 'metrics["second"] = {second}.item()',
     "log_both": "log.append(({first}.item(), {second}.item()))",
+    # An in-place update of one name after the pattern: a rebuilt value sharing the one evaluation's
+    # memory with another name would change that one too (`build.detached(copy=True)`).
+    "aug_first": "{first} += 0.25\nlog.append(({first}.item(), {second}.item()))",
     "opt_step": "opt.step()\nopt.zero_grad()",
     "reuse_first": "{first}.backward()",
     "reuse_first_sum": "({first} * 0.5).backward()",
