@@ -50,7 +50,9 @@ second call's keyword arguments; an operand live in both calls gets `a + b` (0
 gives zeros, not None); a factor of 1 needs no op. `grad_scale` is an identity
 in the forward that scales only this one use's gradient, never a hook on `x`
 itself (a hook would flip every other use of `x`). Loss values read later
-(logging, `.item()`) are rebuilt as detached values of the one result.
+(logging, `.item()`) are rebuilt as detached values of the one result (a
+copy, `.detach().clone()`, where the value stands alone: it must not share
+memory with the merged loss).
 
 ## Not reported (docs/design.md §1, E3, E7)
 When anything between the two passes steps an optimizer, zeroes, reads or
