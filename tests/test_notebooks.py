@@ -53,7 +53,7 @@ IN_CELL_FIXED = textwrap.dedent(
     """\
     %time
     l1_l2 = F.mse_loss(grad_scale(x, -1.0), y)
-    l1 = l1_l2.detach()
+    l1 = l1_l2.detach().clone()
     l2 = -1 * l1_l2.detach()
     l1_l2.backward()
     print(l1.item(), l2.item())"""
