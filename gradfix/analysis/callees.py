@@ -52,7 +52,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, same_expr, single_return
+from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens
 from gradfix.analysis.vocabulary import (
     DETERMINISTIC_LAYERS,
     GRAD_MODE_CONTEXTS,
@@ -510,8 +510,7 @@ def symmetric_definition(node: cst.CSTNode) -> bool:
     returned = node.body if isinstance(node, cst.Lambda) else single_return(node)  # type: ignore[arg-type]
     if returned is None:
         return False
-    while isinstance(returned, cst.BaseExpression) and getattr(returned, "lpar", None):
-        returned = returned.with_changes(lpar=[], rpar=[])
+    returned = strip_parens(returned)
     if not (isinstance(returned, cst.BinaryOperation) and isinstance(returned.operator, cst.Add)):
         return False
     if _binds(returned):

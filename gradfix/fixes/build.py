@@ -10,7 +10,7 @@ Shared by GF001-GF005. What a fix must prove before it is safe is analysis
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -196,14 +196,15 @@ def hoisted_assign(template: cst.SimpleStatementLine, name: str, value: cst.Base
     )
 
 
-def detached(name: str, copy: bool = False) -> cst.Call:
-    """`name.detach()`; with `copy`, `name.detach().clone()`.
+def detached(name: Union[str, cst.BaseExpression], copy: bool = False) -> cst.Call:
+    """`name.detach()` (`name` a name, or an expression to detach); with `copy`, `name.detach().clone()`.
 
     A name bound to the bare detached value shares the one evaluation's memory, and so with the
     name that carries it (`s = kl_shared`, `p = kl_shared.detach()`): an in-place update of either
     later (`s += reg`) would change the other, where the original's two evaluations were two
     tensors. Such a binding takes a copy (a loss is usually a scalar: the copy is free)."""
-    call = cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("detach")))
+    value = cst.Name(name) if isinstance(name, str) else name
+    call = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach")))
     return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("clone"))) if copy else call
 
 

@@ -454,19 +454,21 @@ class Visitor(BlockVisitor):
         callee = _inner_callee(first.call)
         last = callee.rsplit(".", 1)[-1]
         name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
-        hoisted = hoisted_assign(first.statement, name, merged)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        if carrier.comprehension is not None and _whole_elements(first, second):
+        if carrier.comprehension is not None:
             # Fused comprehensions: the one evaluation is a list, one element per iteration, built
-            # where the first was; the carrying comprehension becomes that list, the other its
-            # detached elements (`[v.detach() for v in kl_shared]`).
+            # where the first was.
             hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
+        else:
+            hoisted = hoisted_assign(first.statement, name, merged)
+        if carrier.comprehension is not None and _whole_elements(first, second):
+            # The carrying comprehension becomes that list, the other its detached elements
+            # (`[v.detach() for v in kl_shared]`).
             new_first = (first.comprehension, _detached_list(name) if carried_by_second else cst.Name(name))
             new_second = (second.comprehension, cst.Name(name) if carried_by_second else _detached_list(name))
         elif carrier.comprehension is not None:
             # Terms inside larger elements: each takes its iteration's item of the list
             # (`kl_shared[u]`; the clause is `range(N)`, so `u` is the position).
-            hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
             new_first = self._substitute(first, _item(name, first, detach=carried_by_second))
             new_second = self._substitute(second, _item(name, second, detach=not carried_by_second))
         else:
@@ -537,7 +539,7 @@ def _item(name: str, term: Term, detach: bool) -> cst.BaseExpression:
     """`name[u]` (or `name[u].detach()`) for a term of a comprehension over `u`."""
     target = term.comprehension.for_in.target.value  # type: ignore[union-attr]
     item = cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(cst.Index(cst.Name(target)))])
-    return cst.Call(func=cst.Attribute(value=item, attr=cst.Name("detach"))) if detach else item
+    return detached(item) if detach else item
 
 
 def _listed(element: cst.BaseExpression, comprehension: cst.CSTNode) -> cst.ListComp:
@@ -628,8 +630,6 @@ def _inner_callee(call: cst.Call) -> str:
                 core, _ = core_call(value)
                 continue
         return text
-
-
 
 
 def _atomic(node: cst.BaseExpression) -> bool:

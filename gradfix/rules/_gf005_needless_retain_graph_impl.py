@@ -36,7 +36,7 @@ class Visitor(BlockVisitor):
             arg = _retain_arg(call)
             if arg is None or "create_graph" in call.keywords or call.opaque_args:
                 continue
-            if isinstance(function, cst.Module) and self._in_class(call.statement):
+            if isinstance(function, cst.Module) and self.classifier.enclosing_class(call.statement) is not None:
                 continue  # a class body's own statements: not followed
             end = self.line(call.statement, end=True)
             if later_use_reasons(end, function, self.line, self.facts, self.classifier):
@@ -69,14 +69,6 @@ class Visitor(BlockVisitor):
                 found = parent
             parent = self.get_metadata(ParentNodeProvider, parent, None)
         return found
-
-    def _in_class(self, node: cst.CSTNode) -> bool:
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        while parent is not None and not isinstance(parent, cst.Module):
-            if isinstance(parent, cst.ClassDef):
-                return True
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return False
 
     def _under_main_guard(self, node: cst.CSTNode, module: cst.Module) -> bool:
         """Whether `node` runs only when the file is run as a script: inside the body of a
