@@ -45,6 +45,9 @@ class Term:
     # When the term is a name: its `name = coef * f(...)` statement in the block.
     def_index: Optional[int] = None
     target: Optional[cst.Name] = None
+    # Names between the sum and that statement (`commitment = beta * e_latent` above `loss = q + commitment`):
+    # each link's (statement index, target, read of the name below it), nearest the sum first.
+    links: Tuple[Tuple[int, cst.Name, cst.Name], ...] = ()
 
 
 class Visitor(BlockVisitor):
@@ -70,17 +73,36 @@ class Visitor(BlockVisitor):
             if parsed is not None and contains_detach(parsed[1]):
                 terms.append(Term(node, sign, parsed[0], parsed[1]))
                 continue
-            # `beta * commitment_loss`, the name defined by `commitment_loss = f(...)` above.
+            # `beta * commitment_loss`, the name defined by `commitment_loss = f(...)` above,
+            # or through names defined as a coefficient times a name (`commitment = beta * e_latent`).
             for coef, name in _split_named(node):
-                defined = definition(block, index, name.value)
-                if defined is None:
-                    continue
-                def_index, assign = defined
-                inner = split_linear(assign.value)
-                if inner is not None and contains_detach(inner[1]) and isinstance(assign.targets[0].target, cst.Name):
-                    terms.append(Term(node, sign, coef * inner[0], inner[1], def_index, assign.targets[0].target))
+                followed = self._follow(block, index, coef, name, _LINKS)
+                if followed is not None:
+                    terms.append(Term(node, sign, *followed))
                     break
         return terms
+
+    def _follow(self, block, index: int, coef: Coef, name: cst.Name, depth: int):
+        """The definition above statement `index` that evaluates the call `name` stands for:
+        (coefficient, call, its statement's index, its target, links), or None."""
+        defined = definition(block, index, name.value)
+        if defined is None:
+            return None
+        def_index, assign = defined
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name):
+            return None
+        inner = split_linear(assign.value)
+        if inner is not None and contains_detach(inner[1]):
+            return coef * inner[0], inner[1], def_index, target, ()
+        if depth == 0:
+            return None
+        for link_coef, below in _split_named(assign.value):
+            followed = self._follow(block, def_index, coef * link_coef, below, depth - 1)
+            if followed is not None:
+                *found, links = followed
+                return (*found, ((def_index, target, below), *links))
+        return None
 
     def _sum(self, block: Sequence[cst.BaseStatement], index: int, root: cst.BinaryOperation) -> None:
         terms = self._terms(block, index, root)
@@ -96,6 +118,8 @@ class Visitor(BlockVisitor):
                     first.def_index is not None and first.def_index == second.def_index
                 ):
                     continue  # one term inline and one defined above: not handled
+                if _reads_own_names(first, second):
+                    continue  # `e * e`, `commitment = e * q`: not linear in the evaluations
                 match = match_pair(first.call, second.call, self.classifier)
                 if match is None:
                     continue
@@ -204,12 +228,23 @@ class Visitor(BlockVisitor):
         if verdict.unknown:
             reasons.add(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
         host_term = first if first.def_index == host else second
-        reads = {id(t): self._read_elsewhere(t, (first.node, second.node), reasons) for t in (first, second)}
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        reads: Dict[int, bool] = {}
+        for term in (first, second):
+            # From the sum down the links: a name read elsewhere keeps its statement, and
+            # with it every name below it, down to the call's own, rebuilt detached.
+            needed = False
+            excluded: Sequence[cst.CSTNode] = (first.node, second.node)
+            for link_index, link_target, below in term.links:
+                needed = self._read_elsewhere(link_target, excluded, reasons) or needed
+                if not needed:
+                    replacements[block[link_index]] = []  # nothing reads it any more
+                excluded = (below,)
+            reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons) or needed  # type: ignore[arg-type]
         if reads[id(host_term)]:
             name = self._names.fresh(f"{host_term.target.value}_term", self.scopes)  # type: ignore[union-attr]
         else:
             name = host_term.target.value  # type: ignore[union-attr]
-        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         for term in (first, second):
             original = block[term.def_index]  # type: ignore[index]
             lines: List[cst.BaseStatement] = []
@@ -229,8 +264,9 @@ class Visitor(BlockVisitor):
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
-    def _read_elsewhere(self, term: Term, in_sum: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
-        """Is the term's name read anywhere but as the term of the sum (`in_sum`: the two terms)?
+    def _read_elsewhere(self, target: cst.Name, excluded: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
+        """Is the name `target` binds read anywhere but in `excluded` (the two terms of the sum, or the
+        next link's read of it)?
 
         After the rewrite the name is rebuilt as a detached value of the one
         evaluation: exact for a read that ends in a value (`e.item()`,
@@ -238,8 +274,7 @@ class Visitor(BlockVisitor):
         0.1 * e`, a second sum, `return e`) sees the value without its
         gradient, which is added to `reasons`, naming the line.
         """
-        target = term.target
-        name = target.value  # type: ignore[union-attr]
+        name = target.value
         scope = self.get_metadata(ScopeProvider, target, None)
         references = None
         if scope is not None:
@@ -250,7 +285,7 @@ class Visitor(BlockVisitor):
         if references is None:
             reasons.add(f"gradfix cannot resolve the reads of `{name}`")
             return True
-        elsewhere = [node for node in references if not any(contains_node(t, node) for t in in_sum)]
+        elsewhere = [node for node in references if not any(contains_node(t, node) for t in excluded)]
         read = self.tensor_read(name, elsewhere, "it carries different gradients after the rewrite")
         if read is not None:
             reasons.add(read)
@@ -273,6 +308,9 @@ class Visitor(BlockVisitor):
 
 # Where an expression is evaluated only sometimes, or in another scope: a sum
 # there cannot be hoisted before the statement.
+# How many names may stand between a sum and a term's call (`loss = q + c`, `c = beta * e`, `e = f(...)`: one).
+_LINKS = 3
+
 _CONDITIONAL = (
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
@@ -337,6 +375,16 @@ def _flatten(node: cst.BaseExpression, sign: int) -> List[Tuple[cst.BaseExpressi
         # `bare` may be a copy (parentheses stripped): its children are the tree's own.
         return _flatten(bare.left, sign) + _flatten(bare.right, right_sign)
     return [(node, sign)]
+
+
+def _reads_own_names(first: Term, second: Term) -> bool:
+    """Whether a coefficient reads a name that holds one of the terms (a term's own name or a link)."""
+    names = {
+        target.value
+        for term in (first, second)
+        for target in ([term.target] if term.target is not None else []) + [link[1] for link in term.links]
+    }
+    return any(symbol.split(".")[0] in names for term in (first, second) for symbol in term.coef.symbols())
 
 
 def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:

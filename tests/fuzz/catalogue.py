@@ -811,7 +811,20 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 rebind_x = ops.rebind.split(" = ")[0]
                 body.append(f"{rebind_x} = {rebind_x} + ({rebind_x} * 0.5).detach()" if after_defs == "ste_rebind"
                             else f"with torch.no_grad():\n    {rebind_x}.mul_(1.5)")
-            body.append(SUMS[sum_style].format(f"{c1}q", f"{c2}e") + tail)
+            # The second term through names of its own (`w = 0.5 * e`, then the sum of `w`), maybe logged.
+            link = pick("link", ["none", "one", "two", "logged", "tensor_read"], prefer=["none"])
+            summed = "e"
+            if link != "none":
+                body.append("w = 0.5 * e")
+                summed = "w"
+                if link == "two":
+                    body.append("w2 = -w / 4")
+                    summed = "w2"
+                elif link == "logged":
+                    body.append("log.append(w.item())")
+                elif link == "tensor_read":
+                    body.append("log.append(w * 1.0)")
+            body.append(SUMS[sum_style].format(f"{c1}q", f"{c2}{summed}") + tail)
             names = {"first": "q", "second": "e"}
         body.append("loss.backward()")
     elif code == "GF003":
