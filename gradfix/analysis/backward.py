@@ -6,7 +6,7 @@ Shared by the rules that look at backward passes (GF001, GF003, GF004).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -17,7 +17,7 @@ from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.exprs import binding_counts, code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
 
 
 @dataclass
@@ -120,14 +120,18 @@ def single_assign(statement: cst.BaseStatement) -> Optional[cst.Assign]:
     return None
 
 
-def definition(block: Sequence[cst.BaseStatement], index: int, name: str) -> Optional[Tuple[int, cst.Assign]]:
-    """The nearest `name = ...` above `index` in the block, if nothing else binds `name` between."""
+def definition(block: Sequence[cst.BaseStatement], index: int, name: Union[str, Tuple[str, ...]]) -> Optional[Tuple[int, cst.Assign]]:
+    """The nearest `name = ...` above `index` in the block, if nothing else binds `name` between.
+
+    `name` may be an access path (`("self", "vq_loss")` for `self.vq_loss = ...`): then nothing
+    between may store into it or into the object it hangs on (`self = ...`)."""
+    path = (name,) if isinstance(name, str) else tuple(name)
     for j in range(index - 1, -1, -1):
         assign = single_assign(block[j])
-        if assign is not None and isinstance(assign.targets[0].target, cst.Name):
-            if assign.targets[0].target.value == name:
+        if assign is not None and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
+            if access_path(assign.targets[0].target) == path:
                 return j, assign
-        if stores_into(block[j], [(name,)]) is not None:
+        if stores_into(block[j], [path]) is not None:
             return None
     return None
 

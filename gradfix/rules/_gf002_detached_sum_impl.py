@@ -7,12 +7,13 @@ from gradfix.reasons import Reasons
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import (
+    access_path,
     calls_within,
     code_of,
     contains_detach,
@@ -34,6 +35,10 @@ from gradfix.rules._blocks import BlockVisitor
 
 
 
+# What holds a term's value: a name, or an attribute of a name (`self.vq_loss`).
+Held = Union[cst.Name, cst.Attribute]
+
+
 @dataclass
 class Term:
     """A term of a sum that evaluates a call holding stop-gradients."""
@@ -42,12 +47,12 @@ class Term:
     sign: int  # its sign in the sum
     coef: Coef  # its coefficient (through its definition when the term is a name)
     call: cst.Call
-    # When the term is a name: its `name = coef * f(...)` statement in the block.
+    # When the term is a name (or an attribute, `self.vq_loss`): its `name = coef * f(...)` statement in the block.
     def_index: Optional[int] = None
-    target: Optional[cst.Name] = None
+    target: Optional[Held] = None
     # Names between the sum and that statement (`commitment = beta * e_latent` above `loss = q + commitment`):
     # each link's (statement index, target, read of the name below it), nearest the sum first.
-    links: Tuple[Tuple[int, cst.Name, cst.Name], ...] = ()
+    links: Tuple[Tuple[int, Held, Held], ...] = ()
 
 
 class Visitor(BlockVisitor):
@@ -82,15 +87,16 @@ class Visitor(BlockVisitor):
                     break
         return terms
 
-    def _follow(self, block, index: int, coef: Coef, name: cst.Name, depth: int):
+    def _follow(self, block, index: int, coef: Coef, name: Held, depth: int):
         """The definition above statement `index` that evaluates the call `name` stands for:
         (coefficient, call, its statement's index, its target, links), or None."""
-        defined = definition(block, index, name.value)
+        path = access_path(name)
+        defined = definition(block, index, path) if path is not None else None
         if defined is None:
             return None
         def_index, assign = defined
         target = assign.targets[0].target
-        if not isinstance(target, cst.Name):
+        if not isinstance(target, (cst.Name, cst.Attribute)):
             return None
         inner = split_linear(assign.value)
         if inner is not None and contains_detach(inner[1]):
@@ -222,7 +228,16 @@ class Visitor(BlockVisitor):
         roots = {path[0] for path in watched}
         between = [block[k] for k in range(host + 1, later)]
         between += [_without_rebinding(block[k], roots) for k in range(later + 1, index)]
-        verdict = scan_between(between, with_aliases(watched, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
+        # An attribute holding a term must keep its value until the sum reads it: a call that may
+        # change it (`self.reset()`) is as unproven as one that may change an operand.
+        held = [
+            access_path(target)
+            for term in (first, second)
+            for target in [term.target] + [link[1] for link in term.links]
+            if isinstance(target, cst.Attribute)
+        ]
+        watched_between = watched + [path for path in held if path is not None]
+        verdict = scan_between(between, with_aliases(watched_between, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
         if verdict.unknown:
@@ -242,9 +257,9 @@ class Visitor(BlockVisitor):
                 excluded = (below,)
             reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons) or needed  # type: ignore[arg-type]
         if reads[id(host_term)]:
-            name = self._names.fresh(f"{host_term.target.value}_term", self.scopes)  # type: ignore[union-attr]
+            name = self._names.fresh(f"{_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
         else:
-            name = host_term.target.value  # type: ignore[union-attr]
+            name = host_term.target.value  # type: ignore[union-attr]  (an attribute is always read elsewhere)
         for term in (first, second):
             original = block[term.def_index]  # type: ignore[index]
             lines: List[cst.BaseStatement] = []
@@ -264,7 +279,7 @@ class Visitor(BlockVisitor):
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
-    def _read_elsewhere(self, target: cst.Name, excluded: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
+    def _read_elsewhere(self, target: Held, excluded: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
         """Is the name `target` binds read anywhere but in `excluded` (the two terms of the sum, or the
         next link's read of it)?
 
@@ -273,7 +288,17 @@ class Visitor(BlockVisitor):
         `float(e)`, an f-string, `print(e)`); any other read (`total = loss +
         0.1 * e`, a second sum, `return e`) sees the value without its
         gradient, which is added to `reasons`, naming the line.
+
+        An attribute (`self.vq_loss`) may be read anywhere, in other methods and other modules:
+        it is always rebuilt, and the fix is unsafe.
         """
+        if isinstance(target, cst.Attribute):
+            text = code_of(target).strip()
+            reasons.add(
+                f"`{text}` is an attribute, which code outside the function may read as a tensor: "
+                f"after the rewrite it holds the value without its gradient"
+            )
+            return True
         name = target.value
         scope = self.get_metadata(ScopeProvider, target, None)
         references = None
@@ -316,16 +341,21 @@ _CONDITIONAL = (
 )
 
 
-def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, cst.Name]]:
+def _stem(target: Held) -> str:
+    """`vq_loss` for `vq_loss` and `self.vq_loss`: the base of a new name."""
+    return target.value if isinstance(target, cst.Name) else target.attr.value
+
+
+def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, Held]]:
     """`-beta * commitment_loss` -> [(Coef(-beta), the name), ...]: every reading of
-    the term as a coefficient times a name (`BETA * loss` reads both ways; the
-    caller keeps the one whose name is a loss defined above)."""
-    if isinstance(node, cst.Name):
+    the term as a coefficient times a name or an attribute of a name (`BETA * loss`
+    reads both ways; the caller keeps the one whose name is a loss defined above)."""
+    if isinstance(node, cst.Name) or (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
         return [(Coef.of(Fraction(1)), node)]
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         negate = isinstance(node.operator, cst.Minus)
         return [(-c if negate else c, n) for c, n in _split_named(node.expression)]
-    readings: List[Tuple[Coef, cst.Name]] = []
+    readings: List[Tuple[Coef, Held]] = []
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         for named_side, coef_side in ((node.left, node.right), (node.right, node.left)):
             coef = parse_coef(coef_side)
@@ -382,7 +412,8 @@ def _reads_own_names(first: Term, second: Term) -> bool:
     names = {
         target.value
         for term in (first, second)
-        for target in ([term.target] if term.target is not None else []) + [link[1] for link in term.links]
+        for target in [term.target] + [link[1] for link in term.links]
+        if isinstance(target, cst.Name)
     }
     return any(symbol.split(".")[0] in names for term in (first, second) for symbol in term.coef.symbols())
 

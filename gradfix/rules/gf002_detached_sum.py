@@ -17,6 +17,15 @@ A term may also be a name defined above in the same block by
     e_latent = F.mse_loss(z_q.detach(), z_e)
     loss = recon + q_latent + COMMITMENT_COST * e_latent
 
+The name may be reached through up to three names, each defined as a
+coefficient times the one below it (`commitment = COMMITMENT_COST * e_latent`,
+then `vq = q_latent + commitment`); a link nothing else reads is removed by
+the fix, one read elsewhere is kept. A term may be held in an attribute of a
+name (`self.commitment_loss = F.mse_loss(...)`, summed as
+`self.commitment_loss`): found, but the fix is always unsafe, because code
+outside the function may read the attribute as a tensor, and after the
+rewrite it holds the value without gradient.
+
 Coefficients, operands and symmetric argument swaps are recognised as in
 GF001 (`gradfix rule GF001`). An operand rebound after both definitions (the
 straight-through estimator's `z_q = z + (z_q - z).detach()` before the sum)
