@@ -120,20 +120,38 @@ def single_assign(statement: cst.BaseStatement) -> Optional[cst.Assign]:
     return None
 
 
-def definition(block: Sequence[cst.BaseStatement], index: int, name: Union[str, Tuple[str, ...]]) -> Optional[Tuple[int, cst.Assign]]:
+def definition(block: Sequence[cst.BaseStatement], index: int, name: Union[str, cst.BaseExpression]) -> Optional[Tuple[int, cst.Assign]]:
     """The nearest `name = ...` above `index` in the block, if nothing else binds `name` between.
 
-    `name` may be an access path (`("self", "vq_loss")` for `self.vq_loss = ...`): then nothing
-    between may store into it or into the object it hangs on (`self = ...`)."""
-    path = (name,) if isinstance(name, str) else tuple(name)
+    `name` may be a node that holds a value (`held`): `self.vq_loss` or `losses["adv"]`, matched as
+    written; then nothing between may store into it, into another item of the same object, or
+    into the object (`self = ...`, `losses = {}`)."""
+    if isinstance(name, str):
+        name = cst.Name(name)
+    path = access_path(name)
+    if path is None:
+        return None
     for j in range(index - 1, -1, -1):
         assign = single_assign(block[j])
-        if assign is not None and isinstance(assign.targets[0].target, (cst.Name, cst.Attribute)):
-            if access_path(assign.targets[0].target) == path:
-                return j, assign
+        if assign is not None and same_expr(assign.targets[0].target, name):
+            return j, assign
         if stores_into(block[j], [path]) is not None:
             return None
     return None
+
+
+def held(node: cst.BaseExpression) -> bool:
+    """A value held by a name, an attribute of a name (`self.loss_G`) or an item of a name under a
+    literal key (`losses["adv"]`, `losses[0]`): what `definition` can find the binding of."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return isinstance(node.value, cst.Name)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.Integer))
+    return False
 
 
 @dataclass

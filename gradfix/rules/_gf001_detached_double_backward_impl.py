@@ -11,11 +11,12 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, later_use_reasons, spelling_reasons
+from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, held, later_use_reasons, spelling_reasons
 from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.exprs import (
+    code_of,
     contains_detach,
     contains_node,
     read_paths,
@@ -40,7 +41,8 @@ class _Site:
     scaler: Optional[cst.BaseExpression]
     retains_graph: bool
     def_index: Optional[int]  # the `name = ...` statement, or None when inline
-    target: Optional[cst.Name]
+    # The name (or attribute, `self.loss_G`, or dict item, `losses["adv"]`) it was bound to.
+    target: Optional[cst.BaseExpression]
     expr: cst.BaseExpression  # the loss expression
     coef: Coef
     call: cst.Call
@@ -59,15 +61,14 @@ class Visitor(BlockVisitor):
         if found is None or not found.plain:
             return None  # docs/design.md §1 E7: gradient=, inputs=, create_graph= or opaque arguments
         def_index: Optional[int] = None
-        target: Optional[cst.Name] = None
+        target: Optional[cst.BaseExpression] = None
         expr: cst.BaseExpression = found.receiver
-        name = found.loss_name
-        if name is not None:
-            defined = definition(block, index, name)
+        if held(found.receiver):
+            defined = definition(block, index, strip_parens(found.receiver))
             if defined is None:
                 return None
             def_index, assign = defined
-            target = assign.targets[0].target  # type: ignore[assignment]
+            target = assign.targets[0].target
             expr = assign.value
         parsed = split_linear(expr)
         if parsed is None or not contains_detach(parsed[1]):
@@ -173,8 +174,9 @@ class Visitor(BlockVisitor):
             host = min(named, key=lambda s: s.def_index)  # type: ignore[arg-type, return-value]
             # A rebuilt value must never overwrite the merged loss before its
             # backward: a name shared by both losses then needs a fresh name.
-            shared = len({s.target.value for s in named if s.target is not None}) < len(named)
+            shared = len({_text(s.target) for s in named}) < len(named)
             clash = shared and any(reads.values())
+            # (A held loss, `losses["adv"]`, is always read elsewhere: it gets a fresh name.)
             name = host.target.value if not reads[id(host)] and not clash else self._fresh_name(named)  # type: ignore[union-attr]
             for site in named:
                 statement = block[site.def_index]  # type: ignore[index]
@@ -184,7 +186,7 @@ class Visitor(BlockVisitor):
                 if reads[id(site)]:
                     # The loss value is read later: rebuild it, detached, from the one result.
                     value = site.expr.visit(Replace({site.call: detached(name, copy=site.expr is site.call)}))
-                    rebuilt = _assign_line(statement, site.target.value, value)  # type: ignore[union-attr, arg-type]
+                    rebuilt = _assign_line(statement, site.target, value)  # type: ignore[arg-type]
                     if new_lines:
                         rebuilt = rebuilt.with_changes(leading_lines=[])
                     new_lines.append(rebuilt)
@@ -223,11 +225,19 @@ class Visitor(BlockVisitor):
         target = site.target
         if target is None:
             return True
+        if not isinstance(target, cst.Name):
+            # An attribute or a dict item may be read anywhere: other methods, the caller, a logger.
+            holder = "an attribute" if isinstance(target, cst.Attribute) else f"an item of `{_text(target.value)}`"  # type: ignore[attr-defined]
+            reasons.add(
+                f"`{_text(target)}` is {holder}, which code gradfix does not see may read as a tensor: "
+                f"after the rewrite it holds a detached value"
+            )
+            return True
         scope = self.get_metadata(ScopeProvider, target, None)
         if scope is None:
             reasons.add(f"gradfix cannot resolve the reads of `{target.value}`")
             return True
-        same_name = partner.target is not None and partner.target.value == target.value
+        same_name = isinstance(partner.target, cst.Name) and partner.target.value == target.value
         own = [site.statement] + ([partner.statement] if same_name else [])
         line = self.line(block[site.def_index])  # type: ignore[index]
         other = self.line(block[partner.def_index]) if same_name else None  # type: ignore[index]
@@ -256,15 +266,31 @@ class Visitor(BlockVisitor):
         return True
 
     def _fresh_name(self, named: List[_Site]) -> str:
-        parts = list(dict.fromkeys(s.target.value for s in named if s.target is not None))
+        parts = list(dict.fromkeys(_stem(s.target) for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
         return self._names.fresh(base, self.scopes)
 
 
-def _assign_line(template: cst.BaseStatement, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    """`name = value`, keeping the template line's comments and layout."""
+def _text(node: Optional[cst.BaseExpression]) -> str:
+    return "" if node is None else code_of(node).strip()
+
+
+def _stem(target: cst.BaseExpression) -> str:
+    """A base for a new name: `loss_G` for `loss_G` and `self.loss_G`, `adv` for `losses["adv"]`."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    key = target.slice[0].slice.value  # type: ignore[attr-defined]  (`backward.held`: a literal key)
+    text = key.evaluated_value if isinstance(key, cst.SimpleString) else f"{code_of(target.value).strip()}_{key.value}"  # type: ignore[attr-defined]
+    return text if isinstance(text, str) and text.isidentifier() else "loss"
+
+
+def _assign_line(template: cst.BaseStatement, target, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """`target = value` (a name, or the held target as written), keeping the template line's comments and layout."""
     assert isinstance(template, cst.SimpleStatementLine)
-    assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=strip_parens(value) if isinstance(value, cst.Call) else value)
+    target = cst.Name(target) if isinstance(target, str) else target
+    assign = cst.Assign(targets=[cst.AssignTarget(target)], value=strip_parens(value) if isinstance(value, cst.Call) else value)
     return template.with_changes(body=[assign])
 
 

@@ -90,8 +90,7 @@ class Visitor(BlockVisitor):
     def _follow(self, block, index: int, coef: Coef, name: Held, depth: int):
         """The definition above statement `index` that evaluates the call `name` stands for:
         (coefficient, call, its statement's index, its target, links), or None."""
-        path = access_path(name)
-        defined = definition(block, index, path) if path is not None else None
+        defined = definition(block, index, name)
         if defined is None:
             return None
         def_index, assign = defined

@@ -11,7 +11,10 @@ backpropagated and the first `backward` keeps the graph:
     l2 = -1 * F.mse_loss(x, y.detach())
     l2.backward()
 
-Recognised spellings: `loss = ...` then `loss.backward(...)`, inline
+Recognised spellings: `loss = ...` then `loss.backward(...)` (the loss may
+be held in an attribute, `self.loss_G`, or a dict item under a literal key,
+`losses["adv"]`: then the fix is unsafe, since code outside the function may
+read the rebuilt value as a tensor), inline
 `f(...).backward(...)`, `scaler.scale(loss).backward(...)` with the same
 scaler, Lightning's `self.manual_backward(loss, ...)` and
 `torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
