@@ -398,3 +398,27 @@ def test_a_conversion_of_something_else_is_harmless():
     result = _lint(src, ["GF001"])
     assert [f.fixable for f in result.findings] == [True]
     _safe_fix_is_exact(src, ["GF001"])
+
+
+def test_fresh_tensor_factories_are_harmless_between_passes_unless_they_write_out():
+    """`torch.zeros(...)` between the passes makes a new tensor and touches nothing: no reason.
+    With `out=` (or `**kwargs`, which may hold it) it writes into a tensor: not harmless."""
+    import libcst as cst
+
+    from gradfix.analysis.between import harmless_call
+
+    class Qualified:
+        def qualified(self, func):
+            return {"torch." + func.attr.value} if isinstance(func, cst.Attribute) else set()
+
+        def harmless(self, func):
+            return False
+
+    def call(text):
+        return cst.parse_expression(text)
+
+    assert harmless_call(call("torch.zeros(())"), Qualified())
+    assert harmless_call(call("torch.full_like(x, 2.0)"), Qualified())
+    assert not harmless_call(call("torch.zeros(3, out=x)"), Qualified())
+    assert not harmless_call(call("torch.zeros(3, **kw)"), Qualified())
+    assert not harmless_call(call("torch.randn(3)"), Qualified())  # advances the generator

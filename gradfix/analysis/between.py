@@ -42,6 +42,7 @@ from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace
 from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
+    FRESH_TENSOR_FACTORIES,
     FRESH_METHODS,
     GRADIENT_METHODS,
     HARMLESS_CONTEXTS,
@@ -49,6 +50,7 @@ from gradfix.analysis.vocabulary import (
     HARMLESS_FUNCTIONS,
     HARMLESS_METHODS,
     HARMLESS_QUALIFIED,
+    INPLACE_KEYWORDS,
     MODULE_MUTATORS,
     MUTATING_METHODS,
     VALUE_FUNCTIONS,
@@ -89,6 +91,9 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
         return True
     if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
         return True
+    if qualified & FRESH_TENSOR_FACTORIES:
+        # `torch.zeros(n, out=x)` writes into `x`; `**kwargs` may hold `out`.
+        return not any(arg.star or (arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS) for arg in call.args)
     return classifier is not None and classifier.harmless(func)
 
 

@@ -184,7 +184,7 @@ def _stable_range(node: cst.BaseExpression) -> bool:
     return 1 <= len(node.args) <= 3 and all(arg.keyword is None and not arg.star and _plain_bound(arg.value) for arg in node.args)
 
 
-def _positions(node: cst.BaseExpression) -> bool:
+def positions(node: cst.BaseExpression) -> bool:
     """`range(N)` (one argument): each item is its position."""
     node = strip_parens(node)
     return _stable_range(node) and len(node.args) == 1  # type: ignore[attr-defined]
@@ -445,7 +445,7 @@ class _Walker:
             self.out.terms[id(element)] = term
             value = Lin.of({id(element): ONE})
         else:
-            if not _positions(clause.iter):
+            if not positions(clause.iter):
                 return None
             inner = {k: v for k, v in env.items() if k != clause.target.value}  # the comprehension's own name
             before = set(self.out.terms)

@@ -232,6 +232,14 @@ HARMLESS_QUALIFIED = frozenset(
     | {"wandb.log", "math.isfinite", "math.isnan", "time.time", "time.perf_counter", "time.monotonic"}
 )
 
+# torch functions that return a new tensor and touch nothing else, unless told to write into one
+# (`out=`): harmless between two passes (`between.harmless_call`). Random ones are left out: they
+# advance the generator other calls read.
+FRESH_TENSOR_FACTORIES = frozenset(
+    f"torch.{n}"
+    for n in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "tensor", "arange", "linspace", "logspace", "eye")
+)
+
 # Context managers whose `__enter__`/`__exit__` only switch grad mode, autocast or profiling
 # for their own body, or do nothing: a `with` on anything else runs code gradfix has not seen.
 # (GRAD_MODE_CONTEXTS and four more: the between-passes scanner also accepts CPU autocast,

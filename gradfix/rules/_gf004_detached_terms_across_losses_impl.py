@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradfix.rules.gf004_detached_terms_across_losses import CODE
 from gradfix.reasons import COEFFICIENT, Reasons
 
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
@@ -20,6 +20,7 @@ from gradfix.analysis.exprs import (
     core_call,
     detach_receiver,
     read_paths,
+    same_expr,
     single_return,
     strip_parens,
 )
@@ -27,7 +28,7 @@ from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
+from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, positions
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -171,7 +172,11 @@ class Visitor(BlockVisitor):
             if id(first) in used:
                 continue
             for second in candidates[i + 1 :]:
-                if id(second) in used or first.body is not second.body or first.context != second.context:
+                if id(second) in used:
+                    continue
+                if (first.body is not second.body or first.context != second.context) and _fused_loops(
+                    block, first, second, expansion
+                ) is None:
                     continue
                 if first.site is not None and first.site is second.site:
                     continue  # both from one helper call: one loss
@@ -256,9 +261,20 @@ class Visitor(BlockVisitor):
                 watched += read_paths(term.comprehension.for_in.iter)  # type: ignore[attr-defined]
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
-        body = first.body
+        loops = _fused_loops(block, first, second, expansion)
+        if loops is not None:
+            # Iteration i of the second loop reads what iteration i of the first read: nothing in
+            # either loop (any iteration), nor between them, may change an operand, the range or
+            # the loop's name. The terms' own evaluations are left out (the callee is the pair's).
+            loop_a, loop_b = loops
+            watched += read_paths(loop_a.iter) + read_paths(loop_a.target)
+            between = [_masked(st, (first.anchor, second.anchor)) for st in loop_a.body.body]  # type: ignore[attr-defined]
+            between += list(block[first.top + 1 : second.top])
+            between += [_masked(st, (first.anchor, second.anchor)) for st in loop_b.body.body]  # type: ignore[attr-defined]
+        else:
+            between = list(first.body[first.index + 1 : second.index])
         watched = with_aliases(watched, self.scopes[-1], self.scopes[0])
-        verdict = scan_between(body[first.index + 1 : second.index], watched, HarmlessCalls(self.classifier))
+        verdict = scan_between(between, watched, HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
         if verdict.unknown:
@@ -273,7 +289,7 @@ class Visitor(BlockVisitor):
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
 
-        fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second, expansion.twins)
+        fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second, expansion.twins, loops)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
         line1 = self.line(first.anchor)
         where = (
@@ -289,6 +305,8 @@ class Visitor(BlockVisitor):
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
+        if loops is not None:
+            message += " (two loops over one range: the second reads the first's evaluations)"
         if second.site is not None:
             helper = code_of(second.site.func).strip()
             message += f" (`.detach()` inside `{helper}`: `{code_of(second.call).strip()}` here)"
@@ -444,6 +462,7 @@ class Visitor(BlockVisitor):
         reasons: Reasons,
         carried_by_second: bool = False,
         twins: Optional[Dict[int, cst.SimpleStatementLine]] = None,
+        loops: Optional[Tuple[cst.For, cst.For]] = None,
     ) -> Rewrite:
         """One evaluation before the first term's statement; the term that carries it takes its
         name, the other its detached value. `match` is aligned on the carrying term and `ratio` is
@@ -455,13 +474,29 @@ class Visitor(BlockVisitor):
         last = callee.rsplit(".", 1)[-1]
         name = self._names.fresh(f"{last}_shared" if last.isidentifier() else "shared_term", self.scopes)
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        if carrier.comprehension is not None:
+        if loops is not None:
+            # Two loops over one `range(N)`: each iteration of the first evaluates once, and appends
+            # to a list made before the loop the value the second loop's term takes at item `u`
+            # (iteration `u`'s): detached, or the one carrying both gradients.
+            loop_a = loops[0]
+            values = self._names.fresh(f"{last}_values" if last.isidentifier() else "shared_values", self.scopes)
+            replacements[loop_a] = [_empty_list(values), loop_a]
+            hoisted = hoisted_assign(first.statement, name, merged)
+            # A copy where a term stands alone: the list item must not share memory with a name the
+            # loop body may change in place (`build.detached`).
+            kept = cst.Name(name) if carried_by_second else detached(name, copy=_bare(first) or _bare(second))
+            appended = _appended(first.statement, values, kept)
+        elif carrier.comprehension is not None:
             # Fused comprehensions: the one evaluation is a list, one element per iteration, built
             # where the first was.
             hoisted = hoisted_assign(first.statement, name, _listed(merged, carrier.comprehension))
         else:
             hoisted = hoisted_assign(first.statement, name, merged)
-        if carrier.comprehension is not None and _whole_elements(first, second):
+        if loops is not None:
+            item = cst.Subscript(value=cst.Name(values), slice=[cst.SubscriptElement(cst.Index(cst.Name(loops[0].target.value)))])  # type: ignore[attr-defined]
+            new_first = self._substitute(first, detached(name, _bare(first)) if carried_by_second else cst.Name(name))
+            new_second = self._substitute(second, item)
+        elif carrier.comprehension is not None and _whole_elements(first, second):
             # The carrying comprehension becomes that list, the other its detached elements
             # (`[v.detach() for v in kl_shared]`).
             new_first = (first.comprehension, _detached_list(name) if carried_by_second else cst.Name(name))
@@ -474,7 +509,11 @@ class Visitor(BlockVisitor):
         else:
             new_first = self._substitute(first, detached(name, _bare(first)) if carried_by_second else cst.Name(name))
             new_second = self._substitute(second, cst.Name(name) if carried_by_second else detached(name, _bare(second)))
-        if first.statement is second.statement:
+        if loops is not None:
+            replaced = first.statement.visit(Replace(dict([new_first])))
+            replacements[first.statement] = [hoisted, appended, replaced.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
+            replacements[second.statement] = [second.statement.visit(Replace(dict([new_second])))]  # type: ignore[list-item]
+        elif first.statement is second.statement:
             both = first.statement.visit(Replace(dict([new_first, new_second])))
             replacements[first.statement] = [hoisted, both.with_changes(leading_lines=[])]  # type: ignore[attr-defined]
         else:
@@ -528,6 +567,70 @@ def _bare(term: Term) -> bool:
     if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is not term.anchor:
         return False
     return term.site is None or term.inlined is term.call
+
+
+def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, expansion: Expansion) -> Optional[Tuple[cst.For, cst.For]]:
+    """(first loop, second loop) when the terms stand directly in the bodies of two `for` loops of
+    the block, one after the other, written `for u in range(N)` alike (`objective.positions`: item
+    `u` of a list appended once per iteration is iteration `u`'s), with no `else`, and neither
+    term in a reset branch; else None. The rule then checks that nothing in or between the
+    loops changes what the terms, the range or `u` read."""
+    if len(first.context) != 1 or len(second.context) != 1 or first.comprehension is not None or second.comprehension is not None:
+        return None
+    loop_a, loop_b = first.context[0], second.context[0]
+    if not (isinstance(loop_a, cst.For) and isinstance(loop_b, cst.For)) or loop_a is loop_b:
+        return None
+    if first.top >= second.top or block[first.top] is not loop_a or block[second.top] is not loop_b:
+        return None
+    if id(first.statement) in expansion.twins or id(second.statement) in expansion.twins:
+        return None
+    for loop, term in ((loop_a, first), (loop_b, second)):
+        if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        if term.body is not loop.body.body or not isinstance(loop.target, cst.Name) or not positions(loop.iter):
+            return None
+    if loop_a.target.value != loop_b.target.value or not same_expr(loop_a.iter, loop_b.iter):  # type: ignore[attr-defined]
+        return None
+    return loop_a, loop_b
+
+
+def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode]) -> cst.BaseStatement:
+    """`statement` with each of `nodes` in it replaced by the name `_`. Every subtree that holds none
+    of them stays the tree's own object, so the classifier's metadata still applies to it."""
+    masked = {id(node) for node in nodes}
+
+    class Mask(cst.CSTTransformer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.changed = [False]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if id(node) in masked:
+                return False
+            self.changed.append(False)
+            return True
+
+        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+            if id(original_node) in masked:
+                self.changed[-1] = True
+                return cst.Name("_")
+            if self.changed.pop():
+                self.changed[-1] = True
+                return updated_node
+            return original_node
+
+    return statement.visit(Mask())  # type: ignore[return-value]
+
+
+def _empty_list(name: str) -> cst.SimpleStatementLine:
+    """`name = []`, to go just before a loop (which keeps its own comment lines)."""
+    return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=cst.List([]))])
+
+
+def _appended(template: cst.SimpleStatementLine, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """`name.append(value)`, to go between a hoisted evaluation and `template`."""
+    call = cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("append")), args=[cst.Arg(value)])
+    return template.with_changes(body=[cst.Expr(value=call)], leading_lines=[], trailing_whitespace=cst.TrailingWhitespace())
 
 
 def _whole_elements(first: Term, second: Term) -> bool:

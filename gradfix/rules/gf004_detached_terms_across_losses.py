@@ -58,7 +58,23 @@ becomes
 An element of several parts (the symmetrised discrepancy, `kl(s[u], p[u].detach())
 + kl(p[u].detach(), s[u])`) over `range(N)` is expanded, and its term takes its
 iteration's item of the list: `kl_shared[u]`, `kl_shared[u].detach()`.
- A `.detach()` hidden
+
+Two `for` loops of one block written `for u in range(N)` alike, one after the
+other, pair like one loop's terms too (iteration `u` of each sees the same
+`u`), when nothing in either loop body, nor between the loops, may change an
+operand, the range or `u`. The fix evaluates once in the first loop and keeps
+what the second loop's term takes in a list made before the first loop:
+
+    kl_values = []
+    for u in range(n):
+        kl_shared = torch.mean(kl(series[u], grad_scale(prior[u], -1.0)))
+        kl_values.append(kl_shared.detach())
+        series_loss += kl_shared
+    for u in range(n):
+        prior_loss += kl_values[u]
+
+(`range(N)` with one argument only: item `u` of the list is iteration `u`'s;
+a term of a reset branch is not fused.) A `.detach()` hidden
 in a small helper is seen too: a call of a function of the same module (or
 of a method of the enclosing class, on `self`) that is proven pure, has
 plain positional parameters and returns one expression is expanded as that
@@ -70,7 +86,7 @@ expression (one level deep), and the rewrite inlines it where it pairs:
     s_loss += assoc(series[i], prior[i])
     p_loss += assoc(prior[i], series[i])
 
-Both terms must be
+Otherwise both terms must be
 evaluated in the same loop iteration (the same loop body) or both outside any
 loop, under the same `with` context (docs/design.md §1, E4). Symmetric callees may
 swap their arguments, as in GF001.
@@ -105,7 +121,8 @@ not be backpropagated on its own. Together: one forward of `f` per pair and
 one backward.
 
 ## Not reported
-When the two terms are in different loops or different iterations, under
+When the two terms are in different loops (other than two loops over one
+`range(N)`, above) or different iterations, under
 different `with` contexts, or in one loss outside a loop or in one statement
 (GF002's summed form);
 when a loss is used non-linearly on the way (`s_loss ** 2`, `s_loss /
@@ -205,8 +222,9 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
 def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
     """Some statement list holds a `for` (or a `with` around one), or statements with
     comprehensions, that may evaluate two terms with `.detach()`, and after it a plain
-    `X.backward(...)` statement. "May": the loop's lines hold
-    `detach` twice, or call a function of this file whose lines hold it (a helper GF004 inlines).
+    `X.backward(...)` statement. "May": the loops' lines hold
+    `detach` twice (in one loop, or in two, which the rule may fuse), or a loop calls a function
+    of this file whose lines hold it (a helper GF004 inlines).
     True when the file does not parse: the parser reports it. A loop's lines are read only in a
     block that backpropagates: most blocks do not."""
     import ast
@@ -218,6 +236,7 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
     for block, _ in blocks:
         last = max((i for i, s in enumerate(block) if prechecks.plain_backward(s) is not None), default=0)
         in_comprehensions = 0  # `detach` in the lines of simple statements holding a comprehension
+        in_loops = 0  # `detach` in the lines of the block's loops (two loops over one range are fused)
         for statement in block[:last]:
             kind = type(statement)
             if kind not in (ast.For, ast.With) and any(type(n) in (ast.ListComp, ast.GeneratorExp) for n in ast.walk(statement)):
@@ -228,7 +247,8 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
             if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
                 continue
             loop = prechecks.lines_of(statement, text, state)
-            if loop.count(b"detach") >= 2:
+            in_loops += loop.count(b"detach")
+            if in_loops >= 2:
                 return True
             if helpers is None:
                 names = [

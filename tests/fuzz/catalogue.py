@@ -845,7 +845,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         if loop:
             style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
                                         "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack",
-                                        "comp_parts"],
+                                        "comp_parts", "two_loops", "two_loops_inner", "two_loops_other_range"],
                          prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
@@ -889,6 +889,17 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 branch = lambda first, second: [first] + ["        " + x if x else "" for x in lines] + [second]
                 body += [f"    if {test}:"] + branch(f"        s = {sx}", reset_p)
                 body += ["    else:"] + branch(f"        s += {sx}", f"        p += {sy}")
+            elif style.startswith("two_loops"):
+                # The two sums in two loops (GF004 fuses loops over one `range(N)`): what is drawn
+                # between the evaluations runs between the loops, or at the end of the first loop's
+                # body; the other range is not fused.
+                body.append(acc_s)
+                if style == "two_loops_inner":
+                    body.extend("    " + line if line else "" for line in lines)
+                else:
+                    body.extend(lines)
+                body.append("for i in range(len(ys)):" if style == "two_loops_other_range" else header)
+                body.append(acc_p)
             else:
                 body.append(acc_s)
                 body.extend("    " + line if line else "" for line in lines)
