@@ -65,8 +65,16 @@ def test_a_generator_step_after_the_merge_is_built_afresh():
 
 
 NEAR_MISSES = {
-    # `fake` comes from before the merge: its graph may be one the merge frees.
-    "reads_a_name_from_before": ("    fake2 = G(z)\n", "    fake2 = G(z) + fake\n", 28),
+    # `h` comes from before the merge, and the merged losses' graph holds it: the merge frees it.
+    "reads_a_name_from_before": ("    fake2 = G(z)\n", "    fake2 = G(z) + h\n", 29),  # (one line more: `h = D(real)`)
+    # `fake` from before, read by the discriminator's loss without `.detach()` there.
+    "reuses_a_name_read_with_gradient_before": (
+        ("    loss_fake = crit(D(fake.detach()), zeros)\n", "    fake2 = G(z)\n"),
+        ("    loss_fake = crit(D(fake), zeros)\n", "    fake2 = G(z) + fake\n"),
+        28,
+    ),
+    # `fake` from before, handed to code gradfix does not know before the merge.
+    "reuses_a_name_handed_on_before": ("    fake2 = G(z)\n", "    fake2 = G(z) + fake\n    record(fake)\n", 29),
     # An in-place update may tie the fresh loss to the old graph.
     "augmented": ("    fake2 = G(z)\n", "    fake2 = G(z)\n    fake2 += fake\n", 29),
     "inplace_method": ("    fake2 = G(z)\n", "    fake2 = G(z)\n    fake2.add_(fake)\n", 29),
@@ -100,7 +108,13 @@ def test_a_graph_free_tensor_from_before_that_may_be_updated_in_place_keeps_the_
 @pytest.mark.parametrize("case", sorted(NEAR_MISSES))
 def test_a_later_loss_that_may_reach_back_keeps_the_reason(case):
     old, new, later = NEAR_MISSES[case]
-    source = GAN.replace(old, new, 1) + "\n\ndef record(t):\n    pass\n\n\nclass Box:\n    scale = 1.0\n\n\nbox = Box()\n"
+    if "+ h\n" in new:  # `h`: a tensor of the discriminator's graph
+        source = GAN.replace("    loss_real = crit(D(real), ones)\n", "    h = D(real)\n    loss_real = crit(h, ones)\n")
+    else:
+        source = GAN
+    for o, n in zip((old,) if isinstance(old, str) else old, (new,) if isinstance(new, str) else new):
+        source = source.replace(o, n, 1)
+    source = source + "\n\ndef record(t):\n    pass\n\n\nclass Box:\n    scale = 1.0\n\n\nbox = Box()\n"
     (finding,) = _lint(source).findings
     assert not finding.fixable
     assert LATER.format(later) in finding.message, finding.message
@@ -124,6 +138,47 @@ def test_a_fresh_name_a_nested_function_rebinds_keeps_the_reason():
     # loss reads it: that loss is not built afresh, and the merge would free what it needs.
     source = GAN.replace("    fake2 = G(z)\n", "    fake2 = G(z)\n\n    def g():\n        nonlocal fake2\n        fake2 = h\n\n    g()\n").replace(
         "    loss_real = crit(D(real), ones)\n", "    h = G(torch.randn(16, 4)) * 1.0\n    loss_real = crit(D(h), ones)\n"
+    ).replace("    optD.step()\n", "")
+    (finding,) = _lint(source).findings
+    assert not finding.fixable and "may use a graph that `retain_graph=True` kept alive" in finding.message, finding.message
+    harness = pytest.importorskip("gradfix.harness")
+    rewritten = _lint(source, fix=True, unsafe_fixes=True).fixed.decode()
+    report = harness.verify_pair(source, rewritten, filename="gan.py", device="cpu", repeat=0)
+    assert report.error is not None and "backward through the graph a second time" in report.error
+
+
+REUSED = GAN.replace("    z = torch.randn(16, 4)\n    fake2 = G(z)\n", "").replace("crit(D(fake2), ones)", "crit(D(fake), ones)")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        REUSED,
+        # the generator's output through a name of its own, and a graph-free tensor added
+        REUSED.replace("    loss_g = crit(D(fake), ones)\n", "    fake2 = fake * 0.5 + ones * 0.0\n    loss_g = crit(D(fake2), ones)\n"),
+        # `fake` built from a name of its own, also read only detached before the merge
+        REUSED.replace("    fake = G(torch.randn(16, 4))\n", "    hidden = G(torch.randn(16, 4))\n    fake = torch.tanh(hidden) * 0.5\n").replace(
+            "    loss_real = crit(D(real), ones)\n", "    loss_real = crit(D(real), ones) + 0.0 * hidden.detach().sum()\n"
+        ),
+    ],
+    ids=["fake_reused", "through_a_name", "through_an_input"],
+)
+def test_a_generator_step_reusing_the_discriminators_fake_keeps_no_old_graph(source):
+    """The discriminator read `fake` only as `fake.detach()`: its backward calls never went through
+    `fake`'s graph, so the generator's loss may reuse it after the merge (issue 12)."""
+    result = _lint(source, fix=True)
+    (finding,) = result.findings
+    assert finding.fixable, finding.message
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(source, result.fixed.decode(), filename="gan.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows and all(r.ok for r in report.rows)
+
+
+def test_reusing_an_input_the_discriminator_read_with_gradient_keeps_the_reason_and_would_raise():
+    # `hidden` feeds `fake`, and the discriminator's loss reads it with gradient: the merge frees
+    # the generator's first layer, which the generator's loss goes through.
+    source = REUSED.replace("    fake = G(torch.randn(16, 4))\n", "    hidden = G(torch.randn(16, 4))\n    fake = torch.tanh(hidden) * 0.5\n").replace(
+        "    loss_real = crit(D(real), ones)\n", "    loss_real = crit(D(real), ones) + 0.0 * hidden.sum()\n"
     ).replace("    optD.step()\n", "")
     (finding,) = _lint(source).findings
     assert not finding.fixable and "may use a graph that `retain_graph=True` kept alive" in finding.message, finding.message

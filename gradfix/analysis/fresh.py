@@ -20,6 +20,16 @@ Proven from an allowlist (`fresh_backward`), else the later backward stays a rea
 - those names are used nowhere else in the function except where a read ends in a value
   (`float(x)`, `x.item()`, an f-string): nothing can update one of them in place with a tensor
   of the old graph (`fake += h`, `fake.add_(h)`, `foo(fake)`).
+
+A name from before the point may be read too, when its graph is not the one kept alive: a GAN
+generator step that reuses the discriminator step's `fake = G(z)`, which the discriminator read
+only as `fake.detach()`. Such a name is *kept*: bound once in the function, by a plain assignment
+in the same block before the point, whose value passes the same allowlist (its names kept or
+graph-free in turn); and every use of it in the function, besides its own binding, the values of
+other kept names and the later loss's own statements, is the receiver of `.detach()` or ends in
+a value. Then no tensor built before the point depends on its graph with gradient, so no backward
+before the point went through that graph (a name such a backward did go through, `h = D(real)`
+read by the discriminator's loss, fails the last condition).
 """
 
 from __future__ import annotations
@@ -56,9 +66,10 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     pending = [func.value.value]
     fresh: Set[str] = set()
     before: Set[str] = set()
+    kept: Dict[str, cst.CSTNode] = {}  # names from before the point whose graph the later loss may use
     while pending:
         name = pending.pop()
-        if name in fresh:
+        if name in fresh or name in kept:
             continue
         values_bound = [value for _, (bound, value) in candidates if bound == name]
         if values_bound:
@@ -71,9 +82,21 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
                     return False
                 pending.extend(names)
             continue
-        # Not bound afresh: a value from before, proven graph-free, or nothing of the kind.
-        if name in params or bindings.get(name, 0):
+        # Not bound afresh: a value from before, kept (its graph untouched before the point), proven
+        # graph-free, or nothing of the kind.
+        if name in params:
             return False
+        if bindings.get(name, 0):
+            bound_before = [(s, value) for s in block[:index] if line(s) <= after for a in [_plain_assign(s)] if a is not None and a[0] == name for value in [a[1]]]
+            if bindings[name] != 1 or len(bound_before) != 1:
+                return False
+            statement, value = bound_before[0]
+            names = _value_names(value, classifier)
+            if names is None:
+                return False
+            kept[name] = statement
+            pending.extend(names)
+            continue
         if writes is None:
             writes = _module_writes(module)
         values = list(module_values.get(name, [])) + list(writes.get(name, []))
@@ -85,6 +108,11 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     # A graph-free tensor from before stays one only if this function cannot update it in place
     # with a tensor of the old graph (`ones.add_(h)`, `fill(ones, h)`); other functions' in-place
     # updates of a module-level name are among `_module_writes`.
+    if kept:
+        # Their graphs: no use before the point may have built on them with gradient.
+        skipped = own | {id(s) for s in kept.values()} | {id(block[index])}
+        if not _every_use(scope, set(kept), lambda node, parents: _detached_or_value(node, parents), skipped):
+            return False
     return _only_value_uses(scope, fresh, block[index], own) and _only_safe_uses(scope, before, classifier)
 
 
@@ -202,6 +230,22 @@ def _every_use(scope: cst.CSTNode, names: Set[str], allowed, skipped: Set[int] =
 
     scope.visit(Walk())
     return ok[0]
+
+
+def _detached_or_value(node: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
+    """A read that is the receiver of `.detach()` (no arguments), or ends in a value."""
+    if len(parents) > 1:
+        attribute, call = parents[-1], parents[-2]
+        if (
+            isinstance(attribute, cst.Attribute)
+            and attribute.value is node
+            and attribute.attr.value == "detach"
+            and isinstance(call, cst.Call)
+            and call.func is attribute
+            and not call.args
+        ):
+            return True
+    return _ends_in_value(node, parents)
 
 
 def _leaves_it(node: cst.CSTNode, parents: List[cst.CSTNode], classifier) -> bool:
