@@ -403,15 +403,18 @@ def ends_in_value(
     parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]],
     functions: AbstractSet[str],
     methods: AbstractSet[str],
+    detaching: Optional[Callable[[cst.Call], bool]] = None,
 ) -> bool:
     """The read `node` ends in a value without gradient: `x.item()`, `(a - x).item()`, `float(x)`, an f-string.
 
     Walks up from `node` to its statement (`parent_of`: a node's parent, None
     at the top): an f-string, an argument of one of `functions` (`float`,
     `print`) or the receiver of one of `methods` called (`.item()`,
-    `.detach()`) ends the read in a value; an argument of any other call may
-    keep the tensor. Shared by the rules that must tell a name read as a
-    value (logging) from one read as a tensor (its gradient matters).
+    `.detach()`) ends the read in a value, and so does an argument of a call
+    `detaching` says detaches what it is given (Lightning's `self.log`); an
+    argument of any other call may keep the tensor. Shared by the rules that
+    must tell a name read as a value (logging) from one read as a tensor (its
+    gradient matters).
     """
     child = node
     parent = parent_of(child)
@@ -423,6 +426,8 @@ def ends_in_value(
             if child is func:
                 pass  # the receiver side of a method call: look further up
             elif isinstance(func, cst.Name) and func.value in functions:
+                return True
+            elif detaching is not None and detaching(parent):
                 return True
             else:
                 return False  # an argument of some other call: it may keep the tensor

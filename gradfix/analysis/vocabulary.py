@@ -240,6 +240,16 @@ FRESH_TENSOR_FACTORIES = frozenset(
     for n in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "tensor", "arange", "linspace", "logspace", "eye")
 )
 
+# Lightning's module class, by every import path it has had: its `self.log(name, value)` and
+# `self.log_dict(values)` store a detached copy of a tensor value unless `enable_graph=True`
+# (`ResultCollection.log`), so a loss logged that way is read as a value.
+LIGHTNING_MODULES = frozenset(
+    f"{package}.{path}LightningModule"
+    for package in ("pytorch_lightning", "lightning.pytorch", "lightning")
+    for path in ("", "core.", "core.module.", "core.lightning.")
+)
+LIGHTNING_LOG_METHODS = frozenset({"log", "log_dict"})
+
 # Context managers whose `__enter__`/`__exit__` only switch grad mode, autocast or profiling
 # for their own body, or do nothing: a `with` on anything else runs code gradfix has not seen.
 # (GRAD_MODE_CONTEXTS and four more: the between-passes scanner also accepts CPU autocast,

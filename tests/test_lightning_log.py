@@ -1,0 +1,149 @@
+"""Lightning's `self.log(name, loss)` is a value read (issue 12: unsafe reasons that are not true).
+
+`LightningModule.log` stores a detached copy of a tensor value unless `enable_graph=True`
+(`ResultCollection.log`: "no metrics should be logged with graphs"), and `log_dict` does the same
+for each value. So a loss logged that way after the backward calls is read as a value, like
+`loss.item()`: no reason to make the fix unsafe. Proven only in a class whose base is Lightning's
+`LightningModule` (by import) and which does not define `log`/`log_dict` itself.
+
+Lightning is not installed here: the executed test runs against a stub `pytorch_lightning`
+module that has the documented behaviour (`log` keeps `value.detach()`, `manual_backward` calls
+`loss.backward`), so it checks the rewrite, not Lightning.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from tests.test_field_cases import _lint
+
+SRC = '''\
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+
+torch.manual_seed(0)
+
+
+def kl_loss(p, q):
+    res = p * (torch.log(p + 0.0001) - torch.log(q + 0.0001))
+    return torch.sum(res, dim=-1)
+
+
+class Assoc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(5, 5)
+        self.b = nn.Linear(5, 5)
+        self.out = nn.Linear(5, 5)
+
+    def forward(self, x):
+        series = [torch.softmax(self.a(x) * s, -1) for s in (1.0, 2.0)]
+        prior = [torch.softmax(self.b(x) * s, -1) for s in (1.0, 2.0)]
+        return prior, series, self.out(x)
+
+
+class LitAT(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.model = Assoc()
+        self.loss_func = nn.MSELoss()
+
+    def training_step(self, batch):
+        x, y = batch
+        prior_list, series_list, y_hat = self.model(x)
+        recon_loss = self.loss_func(y_hat, y)
+        prior_loss, series_loss = 0.0, 0.0
+        for i in range(len(prior_list)):
+            prior_loss += torch.mean(
+                kl_loss(prior_list[i], series_list[i].detach())
+                + kl_loss(series_list[i].detach(), prior_list[i])
+            )
+            series_loss += torch.mean(
+                kl_loss(prior_list[i].detach(), series_list[i])
+                + kl_loss(series_list[i], prior_list[i].detach())
+            )
+        loss1 = recon_loss - 3.0 * series_loss
+        loss2 = recon_loss + 3.0 * prior_loss
+        self.manual_backward(loss1, retain_graph=True)
+        self.manual_backward(loss2)
+        self.log("max_phase_train_loss", loss1, on_epoch=True, prog_bar=True)
+        self.log_dict({"min_phase_train_loss": loss2, "train_loss": -loss1 + loss2})
+
+
+lit = LitAT()
+batch = (torch.randn(4, 5), torch.randn(4, 5))
+
+
+def step():
+    lit.training_step(batch)
+'''
+
+STUB = '''
+import torch.nn as nn
+
+
+class LightningModule(nn.Module):
+    """The two methods the test needs, as Lightning documents them."""
+
+    def __init__(self):
+        super().__init__()
+        self.logged = {}
+
+    def log(self, name, value, enable_graph=False, **kwargs):
+        self.logged[name] = value if enable_graph else value.detach()
+
+    def log_dict(self, values, enable_graph=False, **kwargs):
+        for name, value in values.items():
+            self.log(name, value, enable_graph=enable_graph)
+
+    def manual_backward(self, loss, *args, **kwargs):
+        loss.backward(*args, **kwargs)
+'''
+
+
+@pytest.fixture
+def lightning_stub(monkeypatch):
+    module = types.ModuleType("pytorch_lightning")
+    exec(STUB, module.__dict__)
+    monkeypatch.setitem(sys.modules, "pytorch_lightning", module)
+    return module
+
+
+def test_losses_logged_by_a_lightning_module_are_value_reads(lightning_stub):
+    result = _lint(SRC, ["GF004"])
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(43, 28, True)], [f.message for f in result.findings]
+    fixed = result.fixed.decode()
+    assert "        self.manual_backward(loss1 + loss2)\n" in fixed
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(SRC, fixed, filename="lit.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows
+    assert [r.key for r in report.rows if not r.ok] == []
+
+
+@pytest.mark.parametrize(
+    "old,new,reason",
+    [
+        # Lightning keeps the graph when told to
+        ("loss1, on_epoch=True, prog_bar=True)", "loss1, on_epoch=True, enable_graph=True)", "`loss1` is also read as a tensor (line 51)"),
+        # `**kwargs` may say `enable_graph=True`
+        ("loss1, on_epoch=True, prog_bar=True)", "loss1, **opts)", "`loss1` is also read as a tensor (line 51)"),
+        # not a LightningModule: `log` is some other method
+        ("class LitAT(pl.LightningModule):", "class LitAT(nn.Module):", "`loss1` is also read as a tensor (line 51)"),
+        # the class defines its own `log`
+        ("    def training_step(self, batch):\n",
+         "    def log(self, name, value, **kwargs):\n        self.kept = value\n\n    def training_step(self, batch):\n",
+         "`loss1` is also read as a tensor (line 54)"),
+    ],
+    ids=["enable_graph", "kwargs", "not_lightning", "own_log"],
+)
+def test_other_logging_keeps_the_reason(old, new, reason):
+    assert old in SRC
+    src = SRC.replace(old, new).replace("opts)", "opts)\n        opts = {}") if "opts" in new else SRC.replace(old, new)
+    result = _lint(src, ["GF004"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert reason in result.findings[0].message, result.findings[0].message
