@@ -147,3 +147,62 @@ def test_other_logging_keeps_the_reason(old, new, reason):
     result = _lint(src, ["GF004"])
     assert [f.fixable for f in result.findings] == [False]
     assert reason in result.findings[0].message, result.findings[0].message
+
+
+def test_logging_between_the_backward_calls_is_harmless(lightning_stub):
+    # `self.log(...)` between the two backward calls records a detached copy: no reason.
+    src = SRC.replace(
+        "        self.manual_backward(loss1, retain_graph=True)\n",
+        "        self.manual_backward(loss1, retain_graph=True)\n        self.log(\"after_first\", loss1, sync_dist=True)\n",
+    )
+    result = _lint(src, ["GF004"])
+    assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(src, result.fixed.decode(), filename="lit.py", device="cpu", repeat=0)
+    assert report.error is None and [r.key for r in report.rows if not r.ok] == []
+    # Outside a LightningModule the same call may keep the tensor.
+    other = src.replace("class LitAT(pl.LightningModule):", "class LitAT(nn.Module):").replace(
+        "        self.log(\"max_phase_train_loss\", loss1, on_epoch=True, prog_bar=True)\n", ""
+    ).replace("        self.log_dict({\"min_phase_train_loss\": loss2, \"train_loss\": -loss1 + loss2})\n", "")
+    (finding,) = _lint(other, ["GF004"]).findings
+    assert not finding.fixable and "`loss1` is also read as a tensor (line 50)" in finding.message, finding.message
+
+
+GF001_SRC = '''\
+import torch
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+torch.manual_seed(0)
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+
+
+class Lit(pl.LightningModule):
+    def training_step(self):
+        l1 = F.mse_loss(a.detach(), b)
+        self.manual_backward(l1, retain_graph=True)
+        self.log("l1", l1, prog_bar=True)
+        self.log("a0", a[0, 0])
+        l2 = -0.5 * F.mse_loss(a, b.detach())
+        self.manual_backward(l2)
+        self.log_dict({"l2": l2})
+
+
+lit = Lit()
+
+
+def step():
+    lit.training_step()
+'''
+
+
+def test_losses_logged_between_and_after_two_passes_are_value_reads(lightning_stub):
+    result = _lint(GF001_SRC, ["GF001"])
+    assert [(f.line, f.fixable) for f in result.findings] == [(16, True)], [f.message for f in result.findings]
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(GF001_SRC, result.fixed.decode(), filename="lit.py", device="cpu", repeat=0)
+    assert report.error is None and [r.key for r in report.rows if not r.ok] == []
+    plain = GF001_SRC.replace("class Lit(pl.LightningModule):", "class Lit:")
+    (finding,) = _lint(plain, ["GF001"]).findings
+    assert not finding.fixable and "`l1` is also read as a tensor (line 14)" in finding.message, finding.message

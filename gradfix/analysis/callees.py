@@ -54,6 +54,8 @@ from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens
 from gradfix.analysis.vocabulary import (
+    LIGHTNING_LOG_METHODS,
+    LIGHTNING_MODULES,
     DETERMINISTIC_LAYERS,
     GRAD_MODE_CONTEXTS,
     LAYER_HOLDERS,
@@ -427,6 +429,31 @@ class CalleeClassifier:
         """The class whose body (at any depth) holds `node`, or None."""
         return self._nearest(node, cst.ClassDef)  # type: ignore[return-value]
 
+    def lightning_log(self, call: cst.Call) -> bool:
+        """`self.log(name, value, ...)` or `self.log_dict(values, ...)` in a class whose base is
+        Lightning's `LightningModule` and which does not define `log`/`log_dict` itself: Lightning
+        logs a detached copy of a tensor, unless `enable_graph=True` (or `**kwargs`, which may say so)."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+            and func.attr.value in LIGHTNING_LOG_METHODS
+        ):
+            return False
+        for arg in call.args:
+            if arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "enable_graph" and not _is_false(arg.value)):
+                return False
+        cls = self.enclosing_class(call)
+        if cls is None or not any(self.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
+            return False
+        defined = {
+            s.name.value
+            for s in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
+            if isinstance(s, cst.FunctionDef)
+        }
+        return not defined & LIGHTNING_LOG_METHODS
+
     def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)
         if cls is None:
@@ -556,3 +583,7 @@ class _Exchange(cst.CSTTransformer):
         if original.value in self.names:
             return updated.with_changes(value=self.names[original.value])
         return updated
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"

@@ -15,7 +15,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 from gradfix.analysis.exprs import bound_names, contains_node, ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
-from gradfix.analysis.vocabulary import LIGHTNING_LOG_METHODS, LIGHTNING_MODULES, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite, to_fix
 from gradfix.reasons import Reasons
@@ -54,33 +54,8 @@ class BlockVisitor(cst.CSTVisitor):
         may be read elsewhere only so; any other read keeps the tensor.
         """
         return ends_in_value(
-            node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS, self._lightning_log
+            node, lambda n: self.get_metadata(ParentNodeProvider, n, None), VALUE_FUNCTIONS, VALUE_METHODS, self.classifier.lightning_log
         )
-
-    def _lightning_log(self, call: cst.Call) -> bool:
-        """`self.log(name, value, ...)` or `self.log_dict(values, ...)` in a class whose base is
-        Lightning's `LightningModule` and which does not define `log`/`log_dict` itself: Lightning
-        logs a detached copy of a tensor, unless `enable_graph=True` (or `**kwargs`, which may say so)."""
-        func = call.func
-        if not (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-            and func.attr.value in LIGHTNING_LOG_METHODS
-        ):
-            return False
-        for arg in call.args:
-            if arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "enable_graph" and not _is_false(arg.value)):
-                return False
-        cls = self.classifier.enclosing_class(call)
-        if cls is None or not any(self.classifier.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
-            return False
-        defined = {
-            s.name.value
-            for s in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
-            if isinstance(s, cst.FunctionDef)
-        }
-        return not defined & LIGHTNING_LOG_METHODS
 
     def tensor_read(self, name: str, reads: Iterable[cst.CSTNode], consequence: str) -> Optional[str]:
         """The unsafe reason for the first of `reads` (of `name`), in source order, that keeps the tensor, or None.
@@ -151,10 +126,6 @@ class BlockVisitor(cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.block(node.body)
-
-
-def _is_false(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
 
 
 def _rebinds(statement: cst.CSTNode, name: str) -> bool:
