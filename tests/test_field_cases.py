@@ -55,6 +55,17 @@ def _safe_fix_is_exact(src: str, codes) -> None:
     assert [r.key for r in report.rows if not r.ok] == []
 
 
+def _unsafe_fix_is_exact(src: str, codes) -> None:
+    """The fix gradfix offers as unsafe for `src` gives the same values and gradients, executed (a
+    fix unsafe for what the file cannot show, exact where nothing outside the file interferes)."""
+    harness = pytest.importorskip("gradfix.harness")
+    fixed = _lint(src, codes, unsafe=True).fixed
+    assert fixed is not None
+    report = harness.verify_pair(src, fixed.decode(), filename="train.py", device="cpu", repeat=0)
+    assert report.error is None
+    assert [r.key for r in report.rows if not r.ok] == []
+
+
 # ---------------------------------------------------------------------------
 # 1. `xs.append(...)` / `xs.extend(...)` between the passes changes `xs[-1]`:
 #    `append`/`extend` are on the harmless list whatever the receiver, so a

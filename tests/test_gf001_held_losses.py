@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_field_cases import _lint
+from tests.test_field_cases import _lint, _unsafe_fix_is_exact
 
 DICT = '''\
 import torch
@@ -63,15 +63,6 @@ def step():
 '''
 
 
-def _unsafe_fix_is_exact(src: str) -> None:
-    harness = pytest.importorskip("gradfix.harness")
-    fixed = _lint(src, ["GF001"], unsafe=True).fixed
-    assert fixed is not None
-    report = harness.verify_pair(src, fixed.decode(), filename="train.py", device="cpu", repeat=0)
-    assert report.error is None
-    assert [r.key for r in report.rows if not r.ok] == []
-
-
 def test_dict_items():
     result = _lint(DICT, ["GF001"], unsafe=True)
     assert [(f.line, f.col, f.fixable) for f in result.findings] == [(14, 28, False)]
@@ -88,7 +79,7 @@ def test_dict_items():
         "    log.update({k: v.item() for k, v in losses.items()})\n"
     )
     assert _lint(DICT, ["GF001"]).fixed is None  # never applied as safe
-    _unsafe_fix_is_exact(DICT)
+    _unsafe_fix_is_exact(DICT, ["GF001"])
 
 
 def test_attributes():
@@ -101,7 +92,7 @@ def test_attributes():
         "        self.loss_commit = 0.25 * loss_align_loss_commit.detach()\n"
         "        loss_align_loss_commit.backward()\n"
     ) in result.fixed.decode()
-    _unsafe_fix_is_exact(ATTRIBUTE)
+    _unsafe_fix_is_exact(ATTRIBUTE, ["GF001"])
 
 
 @pytest.mark.parametrize(
