@@ -152,3 +152,24 @@ def test_an_operand_changed_between_the_definitions_keeps_it_out():
         "    vq = q_latent + commitment\n"
     )
     assert _lint(src, ["GF002"], unsafe=True).findings == []
+
+
+def test_a_read_after_the_name_is_bound_anew_is_no_reason():
+    # `e_latent` is rebound after the sum; the later tensor read sees the new value (issue 12:
+    # reads resolved by position, not by name).
+    src = _src(
+        "    e_latent = F.mse_loss(z_q.detach(), z)\n"
+        "    q_latent = F.mse_loss(z_q, z.detach())\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    ) + "    e_latent = (z_q - z).abs().mean()\n    log.append(e_latent * 1.0)\n"
+    result = _lint(src, ["GF002"])
+    assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
+    _safe_fix_is_exact(src, ["GF002"])
+    # Before the rebinding the same read keeps the reason.
+    before = src.replace(
+        "    e_latent = (z_q - z).abs().mean()\n    log.append(e_latent * 1.0)\n",
+        "    log.append(e_latent * 1.0)\n    e_latent = (z_q - z).abs().mean()\n",
+    )
+    result = _lint(before, ["GF002"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "`e_latent` is also read as a tensor (line 23)" in result.findings[0].message

@@ -250,11 +250,11 @@ class Visitor(BlockVisitor):
             needed = False
             excluded: Sequence[cst.CSTNode] = (first.node, second.node)
             for link_index, link_target, below in term.links:
-                needed = self._read_elsewhere(link_target, excluded, reasons) or needed
+                needed = self._read_elsewhere(link_target, excluded, reasons, block, index) or needed
                 if not needed:
                     replacements[block[link_index]] = []  # nothing reads it any more
                 excluded = (below,)
-            reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons) or needed  # type: ignore[arg-type]
+            reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
         if reads[id(host_term)]:
             name = self._names.fresh(f"{_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
         else:
@@ -278,7 +278,7 @@ class Visitor(BlockVisitor):
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
 
-    def _read_elsewhere(self, target: Held, excluded: Sequence[cst.CSTNode], reasons: Reasons) -> bool:
+    def _read_elsewhere(self, target: Held, excluded: Sequence[cst.CSTNode], reasons: Reasons, block, index: int) -> bool:
         """Is the name `target` binds read anywhere but in `excluded` (the two terms of the sum, or the
         next link's read of it)?
 
@@ -286,7 +286,9 @@ class Visitor(BlockVisitor):
         evaluation: exact for a read that ends in a value (`e.item()`,
         `float(e)`, an f-string, `print(e)`); any other read (`total = loss +
         0.1 * e`, a second sum, `return e`) sees the value without its
-        gradient, which is added to `reasons`, naming the line.
+        gradient, which is added to `reasons`, naming the line. A read after the block binds
+        the name anew, later than the sum (statement `index` of `block`), sees the new value:
+        no reason (`BlockVisitor.unshadowed`), though the name is still rebuilt.
 
         An attribute (`self.vq_loss`) may be read anywhere, in other methods and other modules:
         it is always rebuilt, and the fix is unsafe.
@@ -310,7 +312,8 @@ class Visitor(BlockVisitor):
             reasons.add(f"gradfix cannot resolve the reads of `{name}`")
             return True
         elsewhere = [node for node in references if not any(contains_node(t, node) for t in excluded)]
-        read = self.tensor_read(name, elsewhere, "it carries different gradients after the rewrite")
+        seen = self.unshadowed(name, block, index, elsewhere)
+        read = self.tensor_read(name, seen, "it carries different gradients after the rewrite")
         if read is not None:
             reasons.add(read)
         # A module global is visible to importers: keep its value.
