@@ -26,6 +26,9 @@ What the expansion follows, and nothing else:
   (`acc += e`, `acc = acc + e`, read nowhere else in the body) and lists
   appended to once per iteration (`lst.append(e)`), reduced after the loop by
   `sum(lst)`, `torch.stack(lst).mean()` or `torch.mean(torch.stack(lst))`;
+  one level of nested `for` loops of simple statements, followed as part of the
+  body (each of their statements once per iteration of both loops; a name
+  their body binds is tainted after them; no list appended to inside them);
   one `if C: acc = e ... else: acc += e ...` may reset the sums
   (`_reset_branches`), followed as its accumulating branch when it resets every
   sum of the loop (the resetting branch is each statement's *twin*, which a
@@ -640,15 +643,28 @@ class _Walker:
         elements: Dict[str, Lin] = {}
         inner_context = context + (node,)
         self.out.steps.append((node.target, inner_context))
+        # A nested loop (`_nested`): its statements run once per iteration of both loops, and its
+        # target, like every name its body binds, holds the last iteration's value after it.
+        nested = {id(s.body.body): s for s in body if isinstance(s, cst.For)}  # type: ignore[union-attr]
+        current: Optional[cst.For] = None  # the nested loop whose body is being walked
         for statement, statements, index, twin in _flattened(body):
+            loop = nested.get(id(statements))
+            if loop is not current:
+                if current is not None:
+                    self._left_nested(current, inner, accumulators)
+                current = loop
+                if loop is not None:
+                    self.out.steps.append((loop.target, inner_context + (loop,)))
+                    self._taint_stores(loop.target, inner)
+            statement_context = inner_context + (loop,) if loop is not None else inner_context
             if twin is not None:
                 # In `if u == 0: acc = e else: acc += e` (`_reset_branches`), followed as its
                 # accumulating branch: each iteration adds `e` to what the last reset kept, for
                 # every accumulator of the `if` alike. The resetting branch holds the twin (same
                 # values, `=` for `+=`), which a rewrite changes alike.
                 self.out.twins[id(statement)] = twin
-            where = (statement, statements, index, inner_context)
-            self.out.steps.append((statement, inner_context))
+            where = (statement, statements, index, statement_context)
+            self.out.steps.append((statement, statement_context))
             small = statement.body[0]  # type: ignore[attr-defined]  (the plan checked the shape)
             if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in accumulators:
                 self.out.consumed.add(id(small.target))
@@ -666,6 +682,8 @@ class _Walker:
                 elements[_append_target(small)] = self.value(call.args[0].value, inner, where)  # type: ignore[attr-defined, index]
             else:
                 self.simple(statement, inner, where)  # type: ignore[arg-type]
+        if current is not None:
+            self._left_nested(current, inner, accumulators)
         # A term evaluated before the loop and added in every iteration counts
         # once per iteration: its coefficient is not the per-iteration one.
         for name in list(deltas):
@@ -681,6 +699,13 @@ class _Walker:
         for name, value in inner.items():
             if name not in env or env[name] is not value:
                 self.assign(env, name, _tainted(value))
+
+    def _left_nested(self, loop: cst.For, env: Dict[str, Value], accumulators: Set[str]) -> None:
+        """After a nested loop, a name its body binds (other than the accumulators it adds to) holds
+        the last inner iteration's value: its terms lose their coefficients."""
+        for name in _stored_names(loop.body) - accumulators:
+            if name in env:
+                self.assign(env, name, _tainted(env[name]))
 
     def _own_terms(self, value: Lin, loop: cst.For) -> Lin:
         """`value` with the terms not evaluated inside `loop` tainted."""
@@ -785,6 +810,9 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
     accumulators: Set[str] = set()
     lists: Dict[str, int] = {}
     reset: Set[str] = set()
+    nested = [statement for statement in node.body.body if isinstance(statement, cst.For)]
+    if any(_nested(statement) is None for statement in nested):
+        return None
     for statement in node.body.body:
         if isinstance(statement, cst.If):
             branches = _reset_branches(statement)
@@ -823,6 +851,12 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
                 lists[target] = lists.get(target, 0) + 1
     if any(count != 1 for count in lists.values()):
         return None
+    if nested and (reset or any(_appends_in(loop, set(lists)) for loop in nested)):
+        # A list appended to in a nested loop would hold one item per inner iteration, not one
+        # per iteration of this loop; a reset `if` beside a nested loop is not followed.
+        return None
+    if any(_self_reads(loop.iter, name) or _self_reads(loop.target, name) for loop in nested for name in accumulators | set(lists)):
+        return None  # a nested loop's header reads or binds what this loop carries
     if reset and (accumulators or lists or sum(isinstance(x, cst.If) for x in node.body.body) != 1):
         # A pair is exact only if its two terms' sums keep the same iterations: with a reset, every
         # sum of the loop must be one reset by the same `if` (`s` reset at `u == 1` drops the first
@@ -861,9 +895,14 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
 def _flattened(body: Sequence[cst.BaseStatement]) -> List[tuple]:
     """(statement, its statement list, its index there, its twin or None) for a loop body, with each
     reset-or-accumulate `if` (`_reset_branches`) replaced by its accumulating branch's statements,
-    each paired with its twin in the resetting branch. (The caller checked every `if` is one.)"""
+    each paired with its twin in the resetting branch, and each nested loop (`_nested`) by the
+    statements of its body. (The caller checked every `if` is one.)"""
     out: List[tuple] = []
     for index, statement in enumerate(body):
+        inner = _nested(statement)
+        if inner is not None:
+            out.extend((nested, inner, position, None) for position, nested in enumerate(inner))
+            continue
         branches = _reset_branches(statement) if isinstance(statement, cst.If) else None
         if branches is None:
             out.append((statement, body, index, None))
@@ -871,6 +910,18 @@ def _flattened(body: Sequence[cst.BaseStatement]) -> List[tuple]:
         resets, adds, add_body, _ = branches
         out.extend((add, add_body, position, reset) for position, (reset, add) in enumerate(zip(resets, adds)))
     return out
+
+
+def _nested(statement: cst.BaseStatement) -> Optional[Sequence[cst.BaseStatement]]:
+    """The body of a `for` loop nested in a loop body, when it is one level of simple statements (no
+    `else`, not async): the expansion follows it as part of the outer body, each of its statements
+    once per iteration of both loops."""
+    if not isinstance(statement, cst.For) or statement.orelse is not None or statement.asynchronous is not None:
+        return None
+    if not isinstance(statement.body, cst.IndentedBlock):
+        return None
+    body = statement.body.body
+    return body if all(isinstance(x, cst.SimpleStatementLine) for x in body) else None
 
 
 def _reset_branches(node: cst.If) -> Optional[Tuple[list, list, Sequence[cst.BaseStatement], Set[str]]]:
@@ -926,6 +977,17 @@ def _reset_branches(node: cst.If) -> Optional[Tuple[list, list, Sequence[cst.Bas
     if orientation:
         return left, right, node.orelse.body.body, names
     return right, left, node.body.body, names
+
+
+def _appends_in(loop: cst.For, lists: Set[str]) -> bool:
+    """Whether a statement of the loop's body appends to one of `lists`."""
+    return any(
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and _append_target(statement.body[0]) in lists
+        for statement in loop.body.body  # type: ignore[union-attr]
+    )
 
 
 def _small(statement: cst.CSTNode, kind: type) -> bool:

@@ -29,7 +29,9 @@ The expansion follows `=`, `+=`, `-=`, `*=`/`/=` by a coefficient, tuple
 assignments, sums and differences, products and quotients by numbers, names,
 attributes or `len(...)`, loops that accumulate with `+=` or append to a
 list once per iteration (reduced by `sum(lst)`, `torch.stack(lst).mean()`,
-`torch.mean(torch.stack(lst))`), and `with` bodies. A loop may reset its sums
+`torch.mean(torch.stack(lst))`), one level of loops nested in such a loop
+(its statements run once per iteration of both: a pair in the inner body is
+fixed there), and `with` bodies. A loop may reset its sums
 in an `if` (the first-iteration idiom), followed as the accumulating branch
 when every sum of the loop is reset there alike; the fix changes both branches:
 

@@ -845,7 +845,8 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         if loop:
             style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
                                         "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack",
-                                        "comp_parts", "two_loops", "two_loops_inner", "two_loops_other_range"],
+                                        "comp_parts", "two_loops", "two_loops_inner", "two_loops_other_range", "nested",
+                                        "nested_outer_between"],
                          prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
@@ -889,6 +890,16 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 branch = lambda first, second: [first] + ["        " + x if x else "" for x in lines] + [second]
                 body += [f"    if {test}:"] + branch(f"        s = {sx}", reset_p)
                 body += ["    else:"] + branch(f"        s += {sx}", f"        p += {sy}")
+            elif style.startswith("nested"):
+                # The sums in a loop nested in the loop (followed as part of its body): what is drawn
+                # between the evaluations runs in the inner body, or in the outer body after it.
+                body.append("    for j in range(2):")
+                body.append("    " + acc_s)
+                inner_lines = lines if style == "nested" else []
+                body.extend("        " + line if line else "" for line in inner_lines)
+                body.append("    " + acc_p)
+                if style == "nested_outer_between":
+                    body.extend("    " + line if line else "" for line in lines)
             elif style.startswith("two_loops"):
                 # The two sums in two loops (GF004 fuses loops over one `range(N)`): what is drawn
                 # between the evaluations runs between the loops, or at the end of the first loop's
