@@ -51,8 +51,13 @@ def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
     `X.detach().clone()`, `X.clone().detach()`, `X.clone().detach_()` (the copy changes
     nothing the rewrite keeps: the callee is proven not to modify its arguments).
     `X.detach_()` alone is not one: it detaches `X` itself, in place. (`torch` is read as
-    the torch module, as everywhere a call is named by its text.)
+    the torch module, as everywhere a call is named by its text.) A list of tensors is
+    stop-gradiented item by item, `[v.detach() for v in X]` (one clause, no condition): `X`,
+    iterated (`iterated_stop`), which a merge may use only where `X` is a list or a tuple.
     """
+    iterated = iterated_stop(node)
+    if iterated is not None:
+        return iterated
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return None
     if node.args:
@@ -81,6 +86,20 @@ def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
 
 def _is_call_named(node: cst.CSTNode, method: str) -> bool:
     return isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == method
+
+
+def iterated_stop(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`X` for `[v.detach() for v in X]` (any stop-gradient spelling of the item, one `for` clause
+    over a plain name, no condition), else None."""
+    if not isinstance(node, cst.ListComp):
+        return None
+    clause = node.for_in
+    if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None or not isinstance(clause.target, cst.Name):
+        return None
+    item = detach_receiver(node.elt)
+    if not (isinstance(item, cst.Name) and item.value == clause.target.value and not item.lpar):
+        return None
+    return clause.iter
 
 
 def _unclone(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -230,6 +249,8 @@ class Point:
     first: cst.BaseExpression
     operand: cst.BaseExpression
     kind: str
+    # Stop-gradiented item by item on one side (`[v.detach() for v in xs]`): the operand is iterated.
+    iterated: bool = False
 
 
 class Mismatch(Exception):
@@ -238,20 +259,21 @@ class Mismatch(Exception):
 
 def _align(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> None:
     r1, r2 = detach_receiver(n1), detach_receiver(n2)
+    iterated = iterated_stop(n1) is not None or iterated_stop(n2) is not None
     if r1 is not None and r2 is not None:
         if not same_expr(r1, r2):
             raise Mismatch
-        out.append(Point(n1, r1, DETACHED_IN_BOTH))
+        out.append(Point(n1, r1, DETACHED_IN_BOTH, iterated))
         return
     if r1 is not None:
         if contains_detach(n2) or not same_expr(r1, n2):
             raise Mismatch
-        out.append(Point(n1, r1, DETACHED_IN_FIRST))
+        out.append(Point(n1, r1, DETACHED_IN_FIRST, iterated))
         return
     if r2 is not None:
         if contains_detach(n1) or not same_expr(n1, r2):
             raise Mismatch
-        out.append(Point(n1, n1, DETACHED_IN_SECOND))
+        out.append(Point(n1, n1, DETACHED_IN_SECOND, iterated))
         return
     if not contains_detach(n1) and not contains_detach(n2):
         if not same_expr(n1, n2):

@@ -27,6 +27,7 @@ from gradfix.analysis.exprs import (
     detach_receiver,
     same_chain,
     same_expr,
+    strip_parens,
     swap_first_two,
 )
 from gradfix.analysis.linear import Coef, parse_coef
@@ -100,6 +101,14 @@ class MergeSafety:
         self.classifier = classifier
         self.constants = facts.constants  # gradfix.analysis.facts.FileFacts
 
+    def _sequence(self, operand: cst.BaseExpression) -> bool:
+        """`operand` is a name every binding of which in its scope is a list or tuple (`_is_sequence`)."""
+        operand = strip_parens(operand)
+        if not isinstance(operand, cst.Name):
+            return False
+        values = self.classifier.assigned_values(operand)
+        return bool(values) and all(_is_sequence(v) for v in values)  # type: ignore[union-attr]
+
     def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[Reasons]:
         """Unproven conditions, or None when the arguments draw random numbers (no pattern)."""
         c1 = match.core
@@ -131,6 +140,13 @@ class MergeSafety:
                     f"rewrite; gradfix cannot prove it deterministic"
                 )
                 break
+        for point in match.points:
+            if point.iterated and not self._sequence(point.operand):
+                text = code_of(point.operand).strip()
+                reasons.add(
+                    f"`{text}` is stop-gradiented item by item: gradfix cannot prove it a list or tuple "
+                    f"(an iterator would give the second evaluation other items)"
+                )
         for link in match.chain:
             method = link.func.attr.value  # type: ignore[attr-defined]
             if method not in PURE_TENSOR_METHODS:
@@ -143,6 +159,18 @@ class MergeSafety:
                     reasons.add(Reason(text, COEFFICIENT, factor))
                     break
         return reasons
+
+
+def _is_sequence(value: cst.CSTNode) -> bool:
+    """A list or tuple display, a list comprehension, or `list(...)`/`tuple(...)`."""
+    value = strip_parens(value) if isinstance(value, cst.BaseExpression) else value
+    if isinstance(value, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value in ("list", "tuple")
+    )
 
 
 def _receiver_form(c1: cst.Call, c2: cst.Call) -> bool:

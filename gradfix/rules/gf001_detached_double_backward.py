@@ -20,7 +20,9 @@ scaler, Lightning's `self.manual_backward(loss, ...)` and
 `torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
 subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a copy,
-`.detach().clone()`, `.clone().detach()`, `.clone().detach_()`), with the
+`.detach().clone()`, `.clone().detach()`, `.clone().detach_()`; a list item by
+item, `[p.detach() for p in prior]`, safe where `prior` is proven a list or
+tuple), with the
 `.detach()` anywhere inside an argument
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
 chained on the evaluation (`D(x.detach()).mean()`); a pure tensor method whose
