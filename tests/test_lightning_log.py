@@ -206,3 +206,18 @@ def test_losses_logged_between_and_after_two_passes_are_value_reads(lightning_st
     plain = GF001_SRC.replace("class Lit(pl.LightningModule):", "class Lit:")
     (finding,) = _lint(plain, ["GF001"]).findings
     assert not finding.fixable and "`l1` is also read as a tensor (line 14)" in finding.message, finding.message
+
+
+def test_installed_lightning_logs_a_detached_copy():
+    """The assumption the stub encodes, checked against Lightning where it is installed (not a
+    dependency of gradfix or of its tests): `ResultCollection.log` keeps no graph unless
+    `enable_graph=True` (skipped where Lightning is not installed, as in CI)."""
+    result = pytest.importorskip("pytorch_lightning.trainer.connectors.logger_connector.result")
+    import torch
+
+    leaf = torch.ones(2, requires_grad=True)
+    collection = result._ResultCollection(training=True)
+    collection.log("training_step", "loss", (leaf * 2).sum(), batch_size=1, on_step=True, on_epoch=True)
+    stored = collection["training_step.loss"]
+    assert not stored.value.requires_grad
+    assert stored._forward_cache is not None and not stored._forward_cache.requires_grad
