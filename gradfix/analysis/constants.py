@@ -39,6 +39,8 @@ from __future__ import annotations
 from typing import Callable, Dict, Set
 
 import libcst as cst
+
+from gradfix.analysis.introspection import names_by_string
 from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.bodies import is_number
@@ -67,8 +69,6 @@ _FRESH_FUNCTIONS = frozenset({"cat", "stack", "einsum", "cdist", "linear", "conv
 # Results that share the tensor's memory outside autograd: writing into one changes the constant
 # (`W.numpy()[0] = 1.0`) where no analysis of the tensor sees it.
 _SHARES_MEMORY = frozenset({"numpy", "data_ptr", "untyped_storage", "storage"})
-# Calls that read or write module-level names by their strings.
-_STRING_READERS = frozenset({"globals", "vars", "eval", "exec", "__import__"})
 
 Qualify = Callable[[cst.CSTNode], Set[str]]
 GetMeta = Callable[..., object]
@@ -117,7 +117,7 @@ class ModuleConstants:
     def _module_allows(self, module: cst.Module) -> bool:
         key = id(module)
         if key not in self._module_ok:
-            self._module_ok[key] = not _reads_names_by_string(module)
+            self._module_ok[key] = not names_by_string(module)
         return self._module_ok[key]
 
     def constant_value(self, value: cst.BaseExpression) -> bool:
@@ -216,22 +216,3 @@ def _is_store(node: cst.CSTNode, meta: GetMeta) -> bool:
     return False
 
 
-def _reads_names_by_string(module: cst.Module) -> bool:
-    """A star import, `globals()`/`vars()`/`eval`/`exec`/`__import__` or `sys.modules` anywhere in the file."""
-    found = []
-
-    class Find(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if isinstance(node.names, cst.ImportStar):
-                found.append(node)
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in _STRING_READERS:
-                found.append(node)
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
-                found.append(node)
-
-    module.visit(Find())
-    return bool(found)

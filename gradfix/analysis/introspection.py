@@ -12,7 +12,7 @@ is not proven goes into the reason).
 
 from __future__ import annotations
 
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 import libcst as cst
 
@@ -63,3 +63,44 @@ def introspection_reasons(scope: cst.CSTNode, line: Callable[[cst.CSTNode], int]
     first = calls[0]
     text = f"`{first.func.value}()` (line {line(first)}) may read the names the rewrite removes or changes"  # type: ignore[attr-defined]
     return [Reason(text, INTROSPECTION)]
+
+
+# Builtins that bind or read names by their strings (`globals()["w"] = ...`, `exec("w = 2")`,
+# `eval("(w := 2)", globals())`), mentioned in any way: a mention may alias them (`g = globals`).
+_STRING_BINDERS = frozenset({"globals", "vars", "eval", "exec", "__import__"})
+
+
+def names_by_string(module: cst.Module) -> bool:
+    """Whether the file may bind or read its module-level names without a binding form or a plain
+    read: a star import, any mention of `globals`, `eval`, `exec`, `__import__`, of `vars` other
+    than a call with an argument (`vars(net)` is that object's namespace), or `sys.modules` (the
+    module object's namespace). Then no module-level name is proven to hold what its one
+    assignment says (module constants: coefficients, constant tensors). An attribute of that
+    name (`net.eval()`) is none of them."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if isinstance(node.names, cst.ImportStar):
+                found.append(node)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in _STRING_BINDERS:
+                found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if node.attr.value == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
+                found.append(node)
+            node.value.visit(self)
+            return False  # `node.attr` names an attribute, not a builtin
+
+        def visit_Call(self, node: cst.Call) -> Optional[bool]:
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == "vars" and node.args:
+                for arg in node.args:
+                    arg.visit(self)
+                return False
+            return True
+
+    module.visit(Find())
+    return bool(found)

@@ -33,6 +33,7 @@ from gradfix.analysis.exprs import (
 from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
 from gradfix.analysis.callees import CalleeClassifier
+from gradfix.analysis.introspection import names_by_string
 from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, has_inplace_suffix
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
@@ -200,9 +201,10 @@ def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
     Every binding form in every scope counts against "once" (`exprs.binding_counts`):
     a function's `w_align, w_adv = log_w.exp()` makes `w_adv` a learned value there,
     whatever the module-level `w_adv = 0.1` says. A file that can bind names without a
-    binding form (`globals()`, `vars()`, `exec`, `sys.modules`) has none.
+    binding form (a star import, `globals()`, `vars()`, `exec`, `eval`, `sys.modules`, any
+    mention of them: `introspection.names_by_string`) has none.
     """
-    if _rebinds_dynamically(module):
+    if names_by_string(module):
         return {}
     values: Dict[str, Fraction] = {}
 
@@ -216,28 +218,5 @@ def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
     module.visit(Collect())
     counts = binding_counts(module)
     return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}
-
-
-def _rebinds_dynamically(module: cst.Module) -> bool:
-    """Whether the file may bind module names without a binding form: `globals()`, `vars()` (no
-    argument: the namespace it runs in), `exec`, `sys.modules` (the module object's `__dict__`)."""
-    found = False
-
-    class Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            func = node.func
-            if isinstance(func, cst.Name) and (
-                func.value in ("globals", "exec") or (func.value == "vars" and not node.args)
-            ):
-                found = True
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            nonlocal found
-            if code_of(node).strip() == "sys.modules":
-                found = True
-
-    module.visit(Find())
-    return found
 
 
