@@ -87,3 +87,36 @@ def test_ordinary_code_between_the_passes_keeps_the_safe_fix():
     # A metrics dict, a store into a tensor derived from (not a view of) an operand, `inplace=False`.
     result = lint_bytes(SAFE_BETWEEN.encode(), "train.py", LintOptions(("GF001",)))
     assert [(f.line, f.fixable) for f in result.findings] == [(16, True)]
+
+
+def test_augmented_sums_of_numbers_do_not_alias_what_they_add():
+    """`s += crit(x, y)` on an `s` that starts as a number (or a tensor of a factory) adds into a
+    new value: `s` never refers to `x`, as it would for a list (`lst += [x]`)."""
+    import libcst as cst
+
+    from gradfix.analysis.between import with_aliases
+
+    def aliases(body: str):
+        function = cst.parse_module("def f(x, crit, lst):\n" + body).body[0]
+        return with_aliases([("x",)], function)
+
+    assert ("s",) not in aliases("    s = 0.0\n    s += crit(x)\n")
+    assert ("s",) not in aliases("    s = torch.zeros(())\n    s -= crit(x)\n")
+    assert ("lst",) in aliases("    lst += [x]\n")  # a parameter: may be a list
+    assert ("s",) in aliases("    s = []\n    s += crit(x)\n")  # a list
+    assert ("s",) in aliases("    s = 0.0\n    s, t = pair()\n    s += crit(x)\n")  # bound some other way too
+    assert ("s",) in aliases("    s = 0.0\n    for s in xs:\n        pass\n    s += crit(x)\n")
+
+
+def test_numeric_sums_through_arithmetic():
+    import libcst as cst
+
+    from gradfix.analysis.between import with_aliases
+
+    def aliases(body: str):
+        function = cst.parse_module("def f(x, crit, k, xs):\n" + body).body[0]
+        return with_aliases([("x",)], function)
+
+    assert ("s",) not in aliases("    s = 0.0\n    s += crit(x)\n    s = s / len(xs)\n")
+    assert ("s",) in aliases("    s = 0.0\n    s += crit(x)\n    s = s * k\n")  # `k` may be anything
+    assert ("s",) in aliases("    s = 0\n    s = 2 * s\n    s += crit(x)\n")  # an int on the left: `2 * [x]`

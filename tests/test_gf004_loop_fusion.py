@@ -194,3 +194,15 @@ def test_precheck_lets_two_loops_with_one_detach_each_through():
     # one loop with one `.detach()`, and nothing else: still provably no pair
     one = src.replace(b"prior[u].detach()", b"prior[u]")
     assert not rule.might_match(one, one, {})
+
+
+def test_fused_through_a_loss_module():
+    # `crit = nn.KLDivLoss(...)`: the sums add what a module returns; they stay numbers and tensors
+    # of their own (no alias of the operands), so the loops are fused.
+    src = (HEAD.replace("log = []\n", "log = []\ncrit = nn.L1Loss(reduction='sum')\n") + LOOPS.replace(
+        "series_loss += kl(series[u], prior[u].detach()) + kl(prior[u].detach(), series[u])", "series_loss += crit(series[u], prior[u].detach())"
+    ).replace("prior_loss += kl(series[u].detach(), prior[u]) + kl(prior[u], series[u].detach())", "prior_loss += crit(series[u].detach(), prior[u])") + TAIL)
+    result = _lint(src, ["GF004"])
+    assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
+    assert "crit_values = []" in result.fixed.decode()
+    _exact(src, _fixed(src))

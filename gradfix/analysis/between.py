@@ -33,7 +33,7 @@ is for the callee's own arguments; README "What a safe fix assumes".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -437,6 +437,8 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
     # (paths a binding makes refer to its values, the values)
     bindings: List[Tuple[List[Tuple[str, ...]], List[cst.BaseExpression]]] = []
 
+    numeric = _numeric_names(scope)
+
     class Collect(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
@@ -447,6 +449,8 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
                 bindings.append((_alias_targets(node.target), [node.value]))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value in numeric:
+                return  # `s += v` on a number or a tensor makes a new value or adds into `s`: no alias
             bindings.append((_alias_targets(node.target), [node.value]))  # `lst += [fs]`
 
         def visit_For(self, node: cst.For) -> None:
@@ -484,6 +488,93 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
                         paths.append(target)
                         changed = True
     return paths
+
+
+def _numeric_names(scope: cst.CSTNode) -> set:
+    """Names of `scope` that only ever hold a number or a tensor: bound (outside augmented
+    assignments) only by `name = <number>` or `name = torch.zeros(...)`-like factories, by no other
+    binding form, and declared `global`/`nonlocal` nowhere in it. `s += v` on such a name never
+    makes `s` refer to `v` or its items (it would on a list: `lst += [fs]`)."""
+    plain: Dict[str, List[cst.BaseExpression]] = {}
+    other: set = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    plain.setdefault(target.target.value, []).append(node.value)
+                else:
+                    other.update(_names_in_target(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.value is not None:
+                plain.setdefault(node.target.value, []).append(node.value)
+            else:
+                other.update(_names_in_target(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            other.update(_names_in_target(node.target))
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            other.update(_names_in_target(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            other.update(_names_in_target(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            other.update(_names_in_target(node.name))
+
+        def visit_Global(self, node: cst.Global) -> None:
+            other.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            other.update(n.name.value for n in node.names)
+
+        def visit_Param(self, node: cst.Param) -> None:
+            other.add(node.name.value)
+
+    scope.visit(Collect())
+    # To a fixed point: `s = s / len(xs)` keeps `s` a number or tensor if `s` is one.
+    names = {name for name in plain if name not in other}
+    changed = True
+    while changed:
+        kept = {name for name in names if all(_numeric(v, names) for v in plain[name])}
+        changed = kept != names
+        names = kept
+    return names
+
+
+def _names_in_target(target: cst.CSTNode) -> List[str]:
+    found: List[str] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node.value)
+
+    target.visit(Names())
+    return found
+
+
+def _numeric(value: cst.BaseExpression, names: set) -> bool:
+    """A number or a tensor, never a container: `0.0`, `-1`, `torch.zeros(())`, a name of `names`,
+    or arithmetic whose left operand is one of those (a float, a name or a factory: `2 * [x]` is a
+    list) and whose right operand is one too or `len(...)`."""
+    value = strip_parens(value)
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in names
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        return _numeric(value.expression, names)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
+        left, right = strip_parens(value.left), strip_parens(value.right)
+        if isinstance(left, cst.Integer) or not _numeric(left, names):
+            return False
+        return _numeric(right, names) or (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len")
+    return isinstance(value, cst.Call) and code_of(value.func).strip() in FRESH_TENSOR_FACTORIES
+
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
 
 
 def _alias_targets(target: cst.CSTNode) -> List[Tuple[str, ...]]:
