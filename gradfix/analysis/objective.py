@@ -30,7 +30,7 @@ What the expansion follows, and nothing else:
   body (each of their statements once per iteration of both loops; a name
   their body binds is tainted after them; no list appended to inside them);
   one `if C: acc = e ... else: acc += e ...` may reset the sums
-  (`_reset_branches`), followed as its accumulating branch when it resets every
+  (`loop_shapes.reset_branches`), followed as its accumulating branch when it resets every
   sum of the loop (the resetting branch is each statement's *twin*, which a
   rewrite changes alike);
 - reduced comprehensions, `sum([e for u in range(n)])` and the like
@@ -57,7 +57,24 @@ import libcst as cst
 
 from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import stores_into
-from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.loop_shapes import (
+    append_target,
+    appends_in,
+    comprehension_reduction,
+    flattened,
+    nested_body,
+    normalised_clause,
+    positions,
+    reset_branches,
+    self_reads,
+    small_is,
+    stacked,
+    stored_names,
+    summands,
+    target_name,
+    without_self,
+)
 from gradfix.analysis.linear import Coef, LoopCount, ONE, _literal
 from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
@@ -154,66 +171,6 @@ def _all_terms(value: Value) -> FrozenSet[int]:
     return value.element.all_terms() if isinstance(value, ListValue) else value.all_terms()
 
 
-def comprehension_reduction(node: cst.Call) -> Optional[Tuple[cst.CSTNode, bool]]:
-    """(the comprehension, whether the reduction is a mean) for `sum(<comp>)`, `torch.stack(<list
-    comp>).mean()`/`.sum()`, `torch.mean(torch.stack(<list comp>))`/`torch.sum(...)` over a
-    comprehension of one `for NAME in range(...)` clause (`_stable_range`), no condition; else None."""
-    func = node.func
-    comp: Optional[cst.BaseExpression] = None
-    mean = False
-    if isinstance(func, cst.Name) and func.value == "sum" and len(node.args) == 1 and node.args[0].keyword is None:
-        comp = node.args[0].value
-        if not isinstance(strip_parens(comp), (cst.ListComp, cst.GeneratorExp)):
-            return None
-    elif isinstance(func, cst.Attribute) and func.attr.value in ("mean", "sum") and not node.args:
-        comp, mean = _stacked(func.value), func.attr.value == "mean"
-    elif code_of(func).strip() in ("torch.mean", "torch.sum") and len(node.args) == 1 and node.args[0].keyword is None:
-        comp, mean = _stacked(node.args[0].value), code_of(func).strip() == "torch.mean"
-    if comp is None or (node.args and node.args[0].star):
-        return None
-    if not isinstance(comp, cst.ListComp) and not (isinstance(comp, cst.GeneratorExp) and isinstance(func, cst.Name)):
-        return None  # (`torch.stack` takes a list, not a generator)
-    clause = comp.for_in
-    if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None or not isinstance(clause.target, cst.Name):
-        return None
-    return (comp, mean) if _stable_range(clause.iter) else None
-
-
-def _stable_range(node: cst.BaseExpression) -> bool:
-    """`range(...)` whose arguments are numbers, names, attributes, `len(...)` of those and arithmetic."""
-    node = strip_parens(node)
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"):
-        return False
-    return 1 <= len(node.args) <= 3 and all(arg.keyword is None and not arg.star and _plain_bound(arg.value) for arg in node.args)
-
-
-def positions(node: cst.BaseExpression) -> bool:
-    """`range(N)` (one argument): each item is its position."""
-    node = strip_parens(node)
-    return _stable_range(node) and len(node.args) == 1  # type: ignore[attr-defined]
-
-
-def _plain_bound(node: cst.BaseExpression) -> bool:
-    node = strip_parens(node)
-    if isinstance(node, (cst.Integer, cst.Name)):
-        return True
-    if isinstance(node, cst.Attribute):
-        return _plain_bound(node.value)
-    if isinstance(node, cst.BinaryOperation):
-        return _plain_bound(node.left) and _plain_bound(node.right)
-    if isinstance(node, cst.UnaryOperation):
-        return _plain_bound(node.expression)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
-        value = strip_parens(node.args[0].value)
-        return node.args[0].keyword is None and not node.args[0].star and isinstance(value, (cst.Name, cst.Attribute))
-    return False
-
-
-def _normalised(clause: cst.CompFor) -> str:
-    """A comprehension clause's text with whitespace removed: clauses written alike compare equal."""
-    return "".join(code_of(clause).split())
-
-
 def loop_count(loop: cst.For) -> LoopCount:
     """The symbol for a loop's number of iterations: not Python, so it is never rendered."""
     return LoopCount(loop)
@@ -239,7 +196,7 @@ class Expansion:
     symbol_uses: Dict[str, Set[int]] = field(default_factory=dict)
     # Helper calls the expansion inlined (`self.assoc(p, q)`): proven pure, so they change no symbol.
     inlined_sites: Set[int] = field(default_factory=set)
-    # A loop's `if u == 0: acc = e ... else: acc += e ...` (`_reset_branches`): each statement of
+    # A loop's `if u == 0: acc = e ... else: acc += e ...` (`loop_shapes.reset_branches`): each statement of
     # the accumulating branch (by id), which the walk followed, -> its twin in the resetting branch,
     # which a rewrite must change alike.
     twins: Dict[int, cst.SimpleStatementLine] = field(default_factory=dict)
@@ -291,7 +248,7 @@ class Expansion:
             if not (start <= step <= end or any(id(c) in loops for c in context)):
                 continue
             if not isinstance(node, cst.BaseStatement):  # a loop target or a `with ... as` name
-                if any(paths_overlap((name,), path) for name in _stored_names(node) for path in paths):
+                if any(paths_overlap((name,), path) for name in stored_names(node) for path in paths):
                     changes.append((True, code_of(node).strip(), node))
                 continue
             if stores_into(node, paths) is not None:
@@ -402,10 +359,10 @@ class _Walker:
         if isinstance(func, cst.Name) and func.value == "sum" and len(node.args) == 1:
             listed = node.args[0].value
         elif isinstance(func, cst.Attribute) and func.attr.value == "mean" and not node.args:
-            listed = _stacked(func.value)
+            listed = stacked(func.value)
             mean = True
         elif code_of(func).strip() == "torch.mean" and len(node.args) == 1 and node.args[0].keyword is None:
-            listed = _stacked(node.args[0].value)
+            listed = stacked(node.args[0].value)
             mean = True
         if listed is None:
             return None
@@ -441,7 +398,7 @@ class _Walker:
         if not contains_detach(element) or self._reads_carrier(element, env) or _all_terms(env.get(clause.target.value, ZERO)):
             return None
         statement, body, index, context = where
-        key = (id(body), _normalised(clause))
+        key = (id(body), normalised_clause(clause))
         fused = self._fused.setdefault(key, Fused(key[1]))
         if isinstance(element, cst.Call):
             term = Term(element, statement, body, index, self.top, context + (fused,), comprehension=comp)
@@ -643,11 +600,11 @@ class _Walker:
         elements: Dict[str, Lin] = {}
         inner_context = context + (node,)
         self.out.steps.append((node.target, inner_context))
-        # A nested loop (`_nested`): its statements run once per iteration of both loops, and its
+        # A nested loop (`loop_shapes.nested_body`): its statements run once per iteration of both loops, and its
         # target, like every name its body binds, holds the last iteration's value after it.
         nested = {id(s.body.body): s for s in body if isinstance(s, cst.For)}  # type: ignore[union-attr]
         current: Optional[cst.For] = None  # the nested loop whose body is being walked
-        for statement, statements, index, twin in _flattened(body):
+        for statement, statements, index, twin in flattened(body):
             loop = nested.get(id(statements))
             if loop is not current:
                 if current is not None:
@@ -658,7 +615,7 @@ class _Walker:
                     self._taint_stores(loop.target, inner)
             statement_context = inner_context + (loop,) if loop is not None else inner_context
             if twin is not None:
-                # In `if u == 0: acc = e else: acc += e` (`_reset_branches`), followed as its
+                # In `if u == 0: acc = e else: acc += e` (`loop_shapes.reset_branches`), followed as its
                 # accumulating branch: each iteration adds `e` to what the last reset kept, for
                 # every accumulator of the `if` alike. The resetting branch holds the twin (same
                 # values, `=` for `+=`), which a rewrite changes alike.
@@ -670,16 +627,16 @@ class _Walker:
                 self.out.consumed.add(id(small.target))
                 delta = self.value(small.value, inner, where)
                 deltas[small.target.value] += -delta if isinstance(small.operator, cst.SubtractAssign) else delta
-            elif isinstance(small, cst.Assign) and _target_name(small) in accumulators:
-                name = _target_name(small)
-                self.out.consumed.update(id(n) for n in _self_reads(small.value, name))
-                for part, sign in _without_self(small.value, name) or ():
+            elif isinstance(small, cst.Assign) and target_name(small) in accumulators:
+                name = target_name(small)
+                self.out.consumed.update(id(n) for n in self_reads(small.value, name))
+                for part, sign in without_self(small.value, name) or ():
                     value = self.value(part, inner, where)
                     deltas[name] += value if sign > 0 else -value
-            elif isinstance(small, cst.Expr) and _append_target(small) in lists:
+            elif isinstance(small, cst.Expr) and append_target(small) in lists:
                 call = small.value
                 self.out.consumed.add(id(call.func.value))  # type: ignore[attr-defined]
-                elements[_append_target(small)] = self.value(call.args[0].value, inner, where)  # type: ignore[attr-defined, index]
+                elements[append_target(small)] = self.value(call.args[0].value, inner, where)  # type: ignore[attr-defined, index]
             else:
                 self.simple(statement, inner, where)  # type: ignore[arg-type]
         if current is not None:
@@ -703,7 +660,7 @@ class _Walker:
     def _left_nested(self, loop: cst.For, env: Dict[str, Value], accumulators: Set[str]) -> None:
         """After a nested loop, a name its body binds (other than the accumulators it adds to) holds
         the last inner iteration's value: its terms lose their coefficients."""
-        for name in _stored_names(loop.body) - accumulators:
+        for name in stored_names(loop.body) - accumulators:
             if name in env:
                 self.assign(env, name, _tainted(env[name]))
 
@@ -715,7 +672,7 @@ class _Walker:
         return Lin.of({k: c for k, c in value.terms if k not in outside}, value.tainted | frozenset(outside))
 
     def _taint_stores(self, target: cst.CSTNode, env: Dict[str, Value]) -> None:
-        for name in _stored_names(target):
+        for name in stored_names(target):
             self.assign(env, name, self._opaque(target, env, None).taint())
 
     def _taint_mutated(self, node: cst.CSTNode, env: Dict[str, Value]) -> None:
@@ -728,74 +685,12 @@ class _Walker:
         if isinstance(statement, cst.BaseCompoundStatement):
             self.out.steps.append((statement, self.context))
         read = self._opaque(statement, env, None)  # type: ignore[arg-type]
-        for name in _stored_names(statement):
+        for name in stored_names(statement):
             self.assign(env, name, read)
         # A carrier changes only where it is stored (above) or is the receiver of a method call
         # that may mutate it, in a branch or a loop as in a simple statement. Its other reads
         # (`if i % 100 == 0: print(loss.item())`) are the rule's to check, as everywhere.
         self._taint_mutated(statement, env)
-
-
-def summands(node: cst.BaseExpression, sign: int = 1) -> List[Tuple[cst.BaseExpression, int]]:
-    """`a + (b - c)` -> [(a, 1), (b, 1), (c, -1)]; any other expression is its own one summand."""
-    bare = strip_parens(node)
-    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, (cst.Add, cst.Subtract)):
-        right = -sign if isinstance(bare.operator, cst.Subtract) else sign
-        return summands(bare.left, sign) + summands(bare.right, right)
-    return [(node, sign)]
-
-
-def _stacked(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """`torch.stack(lst)` -> lst."""
-    node = strip_parens(node)
-    if isinstance(node, cst.Call) and code_of(node.func).strip() == "torch.stack" and len(node.args) == 1 and node.args[0].keyword is None:
-        return node.args[0].value
-    return None
-
-
-def _target_name(assign: cst.Assign) -> Optional[str]:
-    if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-        return assign.targets[0].target.value
-    return None
-
-
-def _append_target(expr: cst.Expr) -> Optional[str]:
-    call = expr.value
-    if (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value == "append"
-        and isinstance(call.func.value, cst.Name)
-        and len(call.args) == 1
-        and call.args[0].keyword is None
-        and not call.args[0].star
-    ):
-        return call.func.value.value
-    return None
-
-
-def _self_reads(node: cst.BaseExpression, name: str) -> List[cst.Name]:
-    found: List[cst.Name] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if n.value == name:
-                found.append(n)
-
-    node.visit(Collect())
-    return found
-
-
-def _without_self(node: cst.BaseExpression, name: str) -> Optional[List[Tuple[cst.BaseExpression, int]]]:
-    """`acc + a - b` (in any order) -> [(a, 1), (b, -1)]; None for any other use of `acc`."""
-    parts = summands(node)
-    own = [(part, sign) for part, sign in parts if isinstance(strip_parens(part), cst.Name) and strip_parens(part).value == name]  # type: ignore[attr-defined]
-    if len(own) != 1 or own[0][1] != 1:
-        return None
-    rest = [(part, sign) for part, sign in parts if part is not own[0][0]]
-    if any(_self_reads(part, name) for part, _ in rest):
-        return None
-    return rest
 
 
 def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str], Set[str]]]:
@@ -811,11 +706,11 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
     lists: Dict[str, int] = {}
     reset: Set[str] = set()
     nested = [statement for statement in node.body.body if isinstance(statement, cst.For)]
-    if any(_nested(statement) is None for statement in nested):
+    if any(nested_body(statement) is None for statement in nested):
         return None
     for statement in node.body.body:
         if isinstance(statement, cst.If):
-            branches = _reset_branches(statement)
+            branches = reset_branches(statement)
             if branches is None:
                 return None
             for name in branches[3]:
@@ -825,7 +720,7 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
                 if not isinstance(before, Lin) or before.all_terms() or name in reset:
                     return None
                 reset.add(name)
-    flat = _flattened(node.body.body)
+    flat = flattened(node.body.body)
     for statement, _, _, twin in flat:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return None
@@ -833,29 +728,29 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
         if isinstance(small, (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Del)):
             return None
         if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
-            if small.target.value in reset and twin is not None and _small(twin, cst.Assign):
+            if small.target.value in reset and twin is not None and small_is(twin, cst.Assign):
                 continue  # a reset pair's `acc += e`
             if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and isinstance(env.get(small.target.value), Lin):
                 accumulators.add(small.target.value)
             else:
                 return None
         elif isinstance(small, cst.Assign):
-            name = _target_name(small)
-            if name is not None and name in env and _self_reads(small.value, name):
-                if _without_self(small.value, name) is None or not isinstance(env.get(name), Lin):
+            name = target_name(small)
+            if name is not None and name in env and self_reads(small.value, name):
+                if without_self(small.value, name) is None or not isinstance(env.get(name), Lin):
                     return None
                 accumulators.add(name)
         elif isinstance(small, cst.Expr):
-            target = _append_target(small)
+            target = append_target(small)
             if target is not None and isinstance(env.get(target), ListValue) and env[target].loop is None:  # type: ignore[union-attr]
                 lists[target] = lists.get(target, 0) + 1
     if any(count != 1 for count in lists.values()):
         return None
-    if nested and (reset or any(_appends_in(loop, set(lists)) for loop in nested)):
+    if nested and (reset or any(appends_in(loop, set(lists)) for loop in nested)):
         # A list appended to in a nested loop would hold one item per inner iteration, not one
         # per iteration of this loop; a reset `if` beside a nested loop is not followed.
         return None
-    if any(_self_reads(loop.iter, name) or _self_reads(loop.target, name) for loop in nested for name in accumulators | set(lists)):
+    if any(self_reads(loop.iter, name) or self_reads(loop.target, name) for loop in nested for name in accumulators | set(lists)):
         return None  # a nested loop's header reads or binds what this loop carries
     if reset and (accumulators or lists or sum(isinstance(x, cst.If) for x in node.body.body) != 1):
         # A pair is exact only if its two terms' sums keep the same iterations: with a reset, every
@@ -865,193 +760,31 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
     accumulators |= reset
     # Accumulators and lists are read nowhere else in the body (nor in an `if`'s test).
     carried = accumulators | set(lists)
-    if any(_self_reads(s.test, name) for s in node.body.body if isinstance(s, cst.If) for name in carried):
+    if any(self_reads(s.test, name) for s in node.body.body if isinstance(s, cst.If) for name in carried):
         return None
     smalls = [(statement.body[0], twin) for statement, _, _, twin in flat]  # type: ignore[attr-defined]
     smalls += [(twin.body[0], statement) for statement, _, _, twin in flat if twin is not None]  # the resetting branch too
     for small, other in smalls:
         # `other`: the twin of a statement in a reset-or-accumulate `if` (None elsewhere).
         for name in carried:
-            reads = _self_reads(small, name)
+            reads = self_reads(small, name)
             allowed = 0
             if isinstance(small, cst.AugAssign) and code_of(small.target).strip() == name:
                 allowed = 1
-            elif isinstance(small, cst.Assign) and _target_name(small) == name:
-                if name in reset and other is not None and _small(other, cst.AugAssign):
+            elif isinstance(small, cst.Assign) and target_name(small) == name:
+                if name in reset and other is not None and small_is(other, cst.AugAssign):
                     allowed = 1  # a reset pair's `acc = e`: the target only
-                elif _without_self(small.value, name) is None:
+                elif without_self(small.value, name) is None:
                     return None  # `acc = 0.0` inside the loop: only the last iteration would count
                 else:
                     allowed = 2  # the target and the one read in `acc = acc + e`
-            elif name in _stored_names(small):
+            elif name in stored_names(small):
                 return None  # any other store into an accumulator or a list
-            elif isinstance(small, cst.Expr) and _append_target(small) == name:
+            elif isinstance(small, cst.Expr) and append_target(small) == name:
                 allowed = 1
             if len(reads) > allowed:
                 return None
     return accumulators, set(lists)
-
-
-def _flattened(body: Sequence[cst.BaseStatement]) -> List[tuple]:
-    """(statement, its statement list, its index there, its twin or None) for a loop body, with each
-    reset-or-accumulate `if` (`_reset_branches`) replaced by its accumulating branch's statements,
-    each paired with its twin in the resetting branch, and each nested loop (`_nested`) by the
-    statements of its body. (The caller checked every `if` is one.)"""
-    out: List[tuple] = []
-    for index, statement in enumerate(body):
-        inner = _nested(statement)
-        if inner is not None:
-            out.extend((nested, inner, position, None) for position, nested in enumerate(inner))
-            continue
-        branches = _reset_branches(statement) if isinstance(statement, cst.If) else None
-        if branches is None:
-            out.append((statement, body, index, None))
-            continue
-        resets, adds, add_body, _ = branches
-        out.extend((add, add_body, position, reset) for position, (reset, add) in enumerate(zip(resets, adds)))
-    return out
-
-
-def _nested(statement: cst.BaseStatement) -> Optional[Sequence[cst.BaseStatement]]:
-    """The body of a `for` loop nested in a loop body, when it is one level of simple statements (no
-    `else`, not async): the expansion follows it as part of the outer body, each of its statements
-    once per iteration of both loops."""
-    if not isinstance(statement, cst.For) or statement.orelse is not None or statement.asynchronous is not None:
-        return None
-    if not isinstance(statement.body, cst.IndentedBlock):
-        return None
-    body = statement.body.body
-    return body if all(isinstance(x, cst.SimpleStatementLine) for x in body) else None
-
-
-def _reset_branches(node: cst.If) -> Optional[Tuple[list, list, Sequence[cst.BaseStatement], Set[str]]]:
-    """(the resetting branch's statements, the accumulating branch's, the latter's statement list,
-    the accumulators reset) for `if C: a = e ... else: a += e ...` (either branch first), else None.
-
-    The branches are one-line statements, pairwise either a reset pair (`a = e` in one branch and
-    `a += e` in the other, the same value, every pair's `=` in the same branch, each name once) or
-    the same statement written alike (the one evaluation a rewrite puts before a pair,
-    `kl_shared = ...`), which names no reset accumulator; `C` calls and binds nothing: it decides,
-    for every accumulator alike, which iterations the sums keep. The accumulate-with-a-first-
-    iteration idiom: `if u == 0: series_loss = ... else: series_loss += ...`.
-    """
-    if not isinstance(node.orelse, cst.Else) or not isinstance(node.body, cst.IndentedBlock):
-        return None
-    if not isinstance(node.orelse.body, cst.IndentedBlock) or _calls_or_binds(node.test):
-        return None
-    left, right = list(node.body.body), list(node.orelse.body.body)
-    if not left or len(left) != len(right):
-        return None
-    if not all(isinstance(x, cst.SimpleStatementLine) and len(x.body) == 1 for x in left + right):
-        return None
-    orientation = None  # True: the resets are in the `if` branch
-    names: Set[str] = set()
-    for one, two in zip(left, right):
-        a, b = one.body[0], two.body[0]
-        if isinstance(a, cst.Assign) and isinstance(b, cst.AugAssign):
-            assign, augmented, here = a, b, True
-        elif isinstance(a, cst.AugAssign) and isinstance(b, cst.Assign):
-            assign, augmented, here = b, a, False
-        else:
-            if code_of(a).strip() != code_of(b).strip():
-                return None
-            continue  # written alike in both
-        name = _target_name(assign)
-        if (
-            (orientation is not None and orientation != here)
-            or name is None
-            or name in names
-            or not isinstance(augmented.target, cst.Name)
-            or augmented.target.value != name
-            or not isinstance(augmented.operator, cst.AddAssign)
-            or not same_expr(assign.value, augmented.value)
-        ):
-            return None
-        orientation = here
-        names.add(name)
-    if orientation is None:
-        return None
-    for one, two in zip(left, right):
-        if code_of(one.body[0]).strip() == code_of(two.body[0]).strip() and any(_self_reads(one, n) for n in names):
-            return None  # a statement written alike that names a reset accumulator
-    if orientation:
-        return left, right, node.orelse.body.body, names
-    return right, left, node.body.body, names
-
-
-def _appends_in(loop: cst.For, lists: Set[str]) -> bool:
-    """Whether a statement of the loop's body appends to one of `lists`."""
-    return any(
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and _append_target(statement.body[0]) in lists
-        for statement in loop.body.body  # type: ignore[union-attr]
-    )
-
-
-def _small(statement: cst.CSTNode, kind: type) -> bool:
-    """A one-statement line holding a `kind` (`cst.Assign`, `cst.AugAssign`)."""
-    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], kind)
-
-
-def _calls_or_binds(node: cst.CSTNode) -> bool:
-    found: List[cst.CSTNode] = []
-
-    class Find(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            found.append(n)
-
-        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            found.append(n)
-
-    node.visit(Find())
-    return bool(found)
-
-
-def _stored_names(node: cst.CSTNode) -> Set[str]:
-    names: Set[str] = set()
-
-    def add_target(target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                add_target(element.value)
-        elif isinstance(target, cst.StarredElement):
-            add_target(target.value)
-        elif isinstance(target, (cst.Subscript, cst.Attribute)):
-            path = access_path(target)
-            if path:
-                names.add(path[0])
-
-    class Collect(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            add_target(n.target)
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            add_target(n.target)
-
-        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            add_target(n.target)
-
-        def visit_For(self, n: cst.For) -> None:
-            add_target(n.target)
-
-        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            add_target(n.target)
-
-        def visit_AsName(self, n: cst.AsName) -> None:
-            add_target(n.name)
-
-        def visit_CompFor(self, n: cst.CompFor) -> bool:
-            return False
-
-    if isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
-        add_target(node)
-    else:
-        node.visit(Collect())
-    return names
 
 
 def _tainted(value: Value) -> Value:

@@ -28,7 +28,8 @@ from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, positions
+from gradfix.analysis.loop_shapes import positions
+from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -571,7 +572,7 @@ def _bare(term: Term) -> bool:
 
 def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, expansion: Expansion) -> Optional[Tuple[cst.For, cst.For]]:
     """(first loop, second loop) when the terms stand directly in the bodies of two `for` loops of
-    the block, one after the other, written `for u in range(N)` alike (`objective.positions`: item
+    the block, one after the other, written `for u in range(N)` alike (`loop_shapes.positions`: item
     `u` of a list appended once per iteration is iteration `u`'s), with no `else`, and neither
     term in a reset branch; else None. The rule then checks that nothing in or between the
     loops changes what the terms, the range or `u` read."""
@@ -661,7 +662,7 @@ def _twin_statements(
     twin: cst.SimpleStatementLine, new: List[cst.BaseStatement], hoists: bool, name: str, merged: cst.BaseExpression
 ) -> List[cst.BaseStatement]:
     """The replacement of a statement's twin in the resetting branch of a reset-or-accumulate `if`
-    (`objective._reset_branches`), from the statement's own (`new`, with the one evaluation first
+    (`loop_shapes.reset_branches`), from the statement's own (`new`, with the one evaluation first
     where `hoists`): the same one evaluation before it, and the same new statement, except that a
     reset pair's twin keeps its `acc = ...` where the statement had `acc += ...`."""
     updated = new[-1]
