@@ -120,3 +120,25 @@ def test_numeric_sums_through_arithmetic():
     assert ("s",) not in aliases("    s = 0.0\n    s += crit(x)\n    s = s / len(xs)\n")
     assert ("s",) in aliases("    s = 0.0\n    s += crit(x)\n    s = s * k\n")  # `k` may be anything
     assert ("s",) in aliases("    s = 0\n    s = 2 * s\n    s += crit(x)\n")  # an int on the left: `2 * [x]`
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        # what a watched name was bound from shares its storage: a store into it changes the operand
+        ("p = P[1]\n", ["P"]),
+        ("prior = [P[i] for i in range(3)]\n", ["P"]),
+        ("prior = Q.view(-1)\n", ["Q"]),
+        # `P * 2` may be a list repeated (`[t] * 2`): its items are kept
+        ("p = P * 2\n", ["P"]),
+        # a new tensor shares nothing
+        ("p = P.clone()\n", []),
+        ("prior = [P[i].clone() for i in range(3)]\n", []),
+    ],
+)
+def test_the_bases_of_a_watched_view_are_watched(body, expected):
+    assert _aliases(body, "p", "prior") == expected
+
+
+def test_names_a_case_pattern_binds_alias_the_subject():
+    assert _aliases("match prior:\n    case [_, m1, *rest]:\n        pass\n", "prior") == ["m1", "rest"]

@@ -221,3 +221,25 @@ def test_installed_lightning_logs_a_detached_copy():
     stored = collection["training_step.loss"]
     assert not stored.value.requires_grad
     assert stored._forward_cache is not None and not stored._forward_cache.requires_grad
+
+
+# Ways `self.log` may keep the graph, or not be Lightning's (a review of stop 19 found each one
+# offered as safe; each is now unsafe). Against Lightning's positional signature, `enable_graph` is
+# `log`'s eighth parameter.
+REVIEWED = {
+    "positional": ('        self.log("l1", l1, prog_bar=True)\n', '        self.log("l1", l1, False, None, None, None, "mean", True)\n', ""),
+    "star": ('        self.log("l1", l1, prog_bar=True)\n', '        self.log("l1", l1, *LOGARGS)\n', 'LOGARGS = (False, None, None, None, "mean", True)\n'),
+    "mixin": ("class Lit(pl.LightningModule):\n", "class Keep:\n    def log(self, name, value, **kwargs):\n        self.kept = value\n\n\nclass Lit(Keep, pl.LightningModule):\n", ""),
+    "class_attribute": ("class Lit(pl.LightningModule):\n", "def keep_log(self, name, value, **kwargs):\n    self.kept = value\n\n\nclass Lit(pl.LightningModule):\n    log = keep_log\n\n", ""),
+    "instance_attribute": ("    def training_step(self):\n", "    def __init__(self):\n        super().__init__()\n        self.log = print\n\n    def training_step(self):\n", ""),
+    "subclass_override": ("lit = Lit()\n", "class Sub(Lit):\n    def log(self, name, value, **kwargs):\n        self.kept = value\n\n\nlit = Sub()\n", ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REVIEWED))
+def test_what_may_keep_the_graph_or_not_be_lightnings_log_keeps_the_reason(case):
+    old, new, extra = REVIEWED[case]
+    assert old in GF001_SRC
+    src = GF001_SRC.replace(old, new, 1) + extra
+    (finding,) = _lint(src, ["GF001"]).findings
+    assert not finding.fixable and "`l1` is also read as a tensor" in finding.message, finding.message

@@ -33,7 +33,7 @@ is for the callee's own arguments; README "What a safe fix assumes".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -43,6 +43,7 @@ from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
     FRESH_TENSOR_FACTORIES,
+    GRAPH_FREE_FACTORIES,
     FRESH_METHODS,
     GRADIENT_METHODS,
     HARMLESS_CONTEXTS,
@@ -438,6 +439,8 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
     bindings: List[Tuple[List[Tuple[str, ...]], List[cst.BaseExpression]]] = []
 
     numeric = _numeric_names(scope)
+    # Names that hold a number or a tensor, never a list (`a * 2` then repeats no items).
+    tensors = numeric | ((fresh.tensors - _bound_names(scope)) if fresh is not None else set())
 
     class Collect(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
@@ -463,6 +466,29 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
             if node.asname is not None:
                 bindings.append((_alias_targets(node.asname.name), [node.item]))
 
+        def visit_Match(self, node: cst.Match) -> None:
+            # `case [_, m, _]:`, `case {"k": m, **rest}:`, `case Box(x=m):`: a name a pattern binds
+            # may be (a part of) the subject.
+            bound: List[Tuple[str, ...]] = []
+
+            class Captures(cst.CSTVisitor):
+                def visit_MatchAs(self, pattern: cst.MatchAs) -> None:
+                    if pattern.name is not None:
+                        bound.append((pattern.name.value,))
+
+                def visit_MatchStar(self, pattern: cst.MatchStar) -> None:
+                    if pattern.name is not None:
+                        bound.append((pattern.name.value,))
+
+                def visit_MatchMapping(self, pattern: cst.MatchMapping) -> None:
+                    if pattern.rest is not None:
+                        bound.append((pattern.rest.value,))
+
+            for case in node.cases:
+                case.pattern.visit(Captures())
+            if bound:
+                bindings.append((bound, [node.subject]))
+
         def visit_Call(self, node: cst.Call) -> None:
             # `box.append(fs)`, `d.update(src=fs)`, `obj.register(fs)`: the receiver may keep them.
             func = node.func
@@ -487,10 +513,21 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
                     if target not in paths:
                         paths.append(target)
                         changed = True
+            # The other way: what a watched path was bound to may share its storage with what the
+            # value read (`prior = [P[i] for i in ...]`, `p = P[1]`): a store into `P` changes it.
+            # (A module's function keeps no argument in the module: `torch.stack(xs)`.)
+            if any(paths_overlap(target, path) for target in targets for path in paths):
+                if fresh is not None and all(target[0] in fresh.imported for target in targets):
+                    continue
+                for value in values:
+                    for source in _view_sources(value, fresh, tensors):
+                        if not any(source[: len(path)] == path for path in paths):  # not watched yet
+                            paths.append(source)
+                            changed = True
     return paths
 
 
-def _numeric_names(scope: cst.CSTNode) -> set:
+def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSOR_FACTORIES) -> set:
     """Names of `scope` that only ever hold a number or a tensor: bound (outside augmented
     assignments) only by `name = <number>` or `name = torch.zeros(...)`-like factories, by no other
     binding form, and declared `global`/`nonlocal` nowhere in it. `s += v` on such a name never
@@ -533,15 +570,56 @@ def _numeric_names(scope: cst.CSTNode) -> set:
         def visit_Param(self, node: cst.Param) -> None:
             other.add(node.name.value)
 
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            # `n += v`, `n -= v`, `n /= v`... on a number or a tensor give a number or a tensor (or
+            # raise); `n *= v` gives a list where `n` is an int and `v` a list (`1 * [x]`): only by
+            # a number or such a name; any other operator makes no promise.
+            if isinstance(node.target, cst.Name):
+                if isinstance(node.operator, cst.MultiplyAssign):
+                    scaled.append((node.target.value, node.value))
+                elif not isinstance(node.operator, _NUMERIC_AUGMENTED):
+                    other.add(node.target.value)
+            else:
+                other.update(_names_in_target(node.target))
+
+    scaled: List[Tuple[str, cst.BaseExpression]] = []
     scope.visit(Collect())
     # To a fixed point: `s = s / len(xs)` keeps `s` a number or tensor if `s` is one.
     names = {name for name in plain if name not in other}
     changed = True
     while changed:
-        kept = {name for name in names if all(_numeric(v, names) for v in plain[name])}
+        kept = {
+            name
+            for name in names
+            if all(_numeric(v, names, factories) for v in plain[name])
+            and all(_numeric(v, names, factories) for n, v in scaled if n == name)
+        }
         changed = kept != names
         names = kept
     return names
+
+
+def _imported_names(statement: cst.CSTNode) -> List[str]:
+    """The names a top-level `import` statement binds."""
+    names: List[str] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        names.append(alias.asname.name.value)
+                    else:
+                        head = alias.name
+                        while isinstance(head, cst.Attribute):
+                            head = head.value
+                        if isinstance(head, cst.Name):
+                            names.append(head.value)
+    return names
+
+
+def _bound_names(scope: cst.CSTNode) -> set:
+    """Every name bound in `scope` by any form (its own: a function's locals, or module globals)."""
+    return set(binding_counts(scope))
 
 
 def _names_in_target(target: cst.CSTNode) -> List[str]:
@@ -555,7 +633,7 @@ def _names_in_target(target: cst.CSTNode) -> List[str]:
     return found
 
 
-def _numeric(value: cst.BaseExpression, names: set) -> bool:
+def _numeric(value: cst.BaseExpression, names: set, factories: AbstractSet[str] = FRESH_TENSOR_FACTORIES) -> bool:
     """A number or a tensor, never a container: `0.0`, `-1`, `torch.zeros(())`, a name of `names`,
     or arithmetic whose left operand is one of those (a float, a name or a factory: `2 * [x]` is a
     list) and whose right operand is one too or `len(...)`."""
@@ -565,16 +643,21 @@ def _numeric(value: cst.BaseExpression, names: set) -> bool:
     if isinstance(value, cst.Name):
         return value.value in names
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
-        return _numeric(value.expression, names)
+        return _numeric(value.expression, names, factories)
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
         left, right = strip_parens(value.left), strip_parens(value.right)
-        if isinstance(left, cst.Integer) or not _numeric(left, names):
+        if isinstance(left, cst.Integer) or not _numeric(left, names, factories):
             return False
-        return _numeric(right, names) or (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len")
-    return isinstance(value, cst.Call) and code_of(value.func).strip() in FRESH_TENSOR_FACTORIES
+        return _numeric(right, names, factories) or (isinstance(right, cst.Call) and isinstance(right.func, cst.Name) and right.func.value == "len")
+    return isinstance(value, cst.Call) and code_of(value.func).strip() in factories
 
+
+# Every torch factory, random ones included: what only makes a tensor (not what is harmless to call).
+_ANY_FACTORY = frozenset(f"torch.{n}" for n in GRAPH_FREE_FACTORIES if n not in ("manual_seed", "device", "Generator", "from_numpy", "as_tensor"))
 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
+# Augmented operators that keep a number a number and a tensor a tensor whatever the value (or raise).
+_NUMERIC_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.DivideAssign, cst.FloorDivideAssign, cst.PowerAssign, cst.ModuloAssign)
 
 
 def _alias_targets(target: cst.CSTNode) -> List[Tuple[str, ...]]:
@@ -660,6 +743,71 @@ def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fres
     return False  # literals, lambdas, f-strings: no tensor inside
 
 
+def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] = None, tensors: AbstractSet[str] = frozenset()) -> List[Tuple[str, ...]]:
+    """The paths `value` may share storage with or hold (`_may_alias` read the other way): what a
+    binding's target refers to, besides a new tensor. A comprehension's own names are its own."""
+    value = strip_parens(value)
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        return [p for e in value.elements for p in _view_sources(e.value, fresh, tensors)]
+    if isinstance(value, cst.Dict):
+        return [p for e in value.elements for p in _view_sources(e.value, fresh, tensors)]
+    if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        own = set()
+        iters: List[Tuple[str, ...]] = []
+        clause: Optional[cst.CompFor] = value.for_in
+        while clause is not None:
+            own.update(_names_in_target(clause.target))
+            iters += _view_sources(clause.iter, fresh, tensors)  # its items may be the elements
+            clause = clause.inner_for_in
+        element = value.value if isinstance(value, cst.DictComp) else value.elt
+        return iters + [p for p in _view_sources(element, fresh, tensors) if p[0] not in own]
+    if isinstance(value, (cst.StarredElement, cst.NamedExpr)):
+        return _view_sources(value.value, fresh, tensors)
+    if isinstance(value, cst.IfExp):
+        return _view_sources(value.body, fresh, tensors) + _view_sources(value.orelse, fresh, tensors)
+    if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+        path = access_path(value)
+        return [path] if path is not None else []
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)):
+        # `a or b` is one of its operands; list arithmetic (`xs + ys`, `[fs] * 2`) holds the same
+        # items; tensor arithmetic gives a new tensor (its plain operands are kept anyway: they may
+        # be lists).
+        parts = [value.left, value.right] if isinstance(value, (cst.BinaryOperation, cst.BooleanOperation)) else [value.expression]
+        found: List[Tuple[str, ...]] = []
+        for part in parts:
+            part = strip_parens(part)
+            if isinstance(value, cst.BooleanOperation) or isinstance(
+                part, (cst.Tuple, cst.List, cst.Set, cst.Dict, cst.ListComp, cst.Name, cst.Attribute, cst.Subscript,
+                       cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)
+            ) and not (isinstance(part, cst.Name) and part.value in tensors and not isinstance(value, cst.BooleanOperation)):
+                found += _view_sources(part, fresh, tensors)
+        return found
+    if isinstance(value, cst.Call):
+        func = value.func
+        arguments = [p for arg in value.args for p in _view_sources(arg.value, fresh, tensors)]
+        if is_inplace_call(value):
+            receiver = _view_sources(func.value, fresh, tensors) if isinstance(func, cst.Attribute) else []
+            return receiver + arguments
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            module = code_of(func.value).strip()
+            if module in ("torch", "F", "torch.nn.functional", "nn.functional"):
+                if name in VIEW_METHODS or name not in FRESH_METHODS | {"cat", "stack", "mse_loss", "l1_loss"}:
+                    return arguments
+                return []
+            if name in FRESH_METHODS:
+                return []
+            if name in VIEW_METHODS:
+                return _view_sources(func.value, fresh, tensors)
+            return _view_sources(func.value, fresh, tensors) + arguments
+        if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
+            return []
+        if isinstance(func, cst.Name) and fresh is not None and fresh.returns_fresh(func.value):
+            return []
+        return arguments
+    return []
+
+
 class _FreshFunctions:
     """Functions of the file whose result never aliases their arguments (memoised per name)."""
 
@@ -671,6 +819,10 @@ class _FreshFunctions:
             if isinstance(statement, cst.FunctionDef) and counts.get(statement.name.value) == 1
         }
         self.known: dict = {}
+        # Names the file binds by `import`: modules (`torch.stack(xs)` keeps nothing in `torch`).
+        self.imported = {name for statement in module.body for name in _imported_names(statement)}
+        # Module-level names that only ever hold a number or a tensor of a torch factory.
+        self.tensors = _numeric_names(module, factories=_ANY_FACTORY)
 
     def returns_fresh(self, name: str) -> bool:
         if name in self.known:

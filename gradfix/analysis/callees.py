@@ -84,6 +84,7 @@ class CalleeClassifier:
         # GF004: helper defs inlined although their name may be bound elsewhere -> why.
         self._rebound_inlined: Dict[int, str] = {}
         self.constants = ModuleConstants(get_metadata, self.qualified)
+        self._log_rebound: Dict[int, bool] = {}  # `_rebinds_log`, per module
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -430,9 +431,14 @@ class CalleeClassifier:
         return self._nearest(node, cst.ClassDef)  # type: ignore[return-value]
 
     def lightning_log(self, call: cst.Call) -> bool:
-        """`self.log(name, value, ...)` or `self.log_dict(values, ...)` in a class whose base is
-        Lightning's `LightningModule` and which does not define `log`/`log_dict` itself: Lightning
-        logs a detached copy of a tensor, unless `enable_graph=True` (or `**kwargs`, which may say so)."""
+        """`self.log(name, value, ...)` or `self.log_dict(values, ...)` in a class whose every base is
+        Lightning's `LightningModule`: Lightning logs a detached copy of a tensor, unless
+        `enable_graph=True`. Proven only where the call says nothing else could be meant: the name
+        and value (the values for `log_dict`) by position and every other argument by keyword
+        (`enable_graph` is `log`'s eighth parameter), no `*args`/`**kwargs`, `enable_graph` absent
+        or `False`; and no class of the file binds `log`/`log_dict` (a method, a class attribute,
+        a subclass's override) and nothing stores an attribute of that name (`self.log = ...`,
+        `setattr`), so `self.log` is Lightning's."""
         func = call.func
         if not (
             isinstance(func, cst.Attribute)
@@ -441,18 +447,58 @@ class CalleeClassifier:
             and func.attr.value in LIGHTNING_LOG_METHODS
         ):
             return False
+        positional = 2 if func.attr.value == "log" else 1
+        if sum(arg.keyword is None for arg in call.args) > positional:
+            return False
         for arg in call.args:
-            if arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "enable_graph" and not _is_false(arg.value)):
+            if arg.star or (arg.keyword is not None and arg.keyword.value == "enable_graph" and not _is_false(arg.value)):
                 return False
         cls = self.enclosing_class(call)
-        if cls is None or not any(self.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
+        if cls is None or not cls.bases or cls.keywords:
             return False
-        defined = {
-            s.name.value
-            for s in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
-            if isinstance(s, cst.FunctionDef)
-        }
-        return not defined & LIGHTNING_LOG_METHODS
+        if not all(self.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
+            return False
+        return not self._rebinds_log(self._module_of(cls))
+
+    def _rebinds_log(self, module: cst.CSTNode) -> bool:
+        """Whether the file may give `self.log`/`self.log_dict` another meaning: a class body binding
+        the name, an attribute store of that name, or a `setattr` call (memoised per module)."""
+        key = id(module)
+        cached = self._log_rebound.get(key)
+        if cached is None:
+            found: List[cst.CSTNode] = []
+
+            class Find(cst.CSTVisitor):
+                def __init__(self) -> None:
+                    super().__init__()
+                    self.in_class = [False]
+
+                def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value in LIGHTNING_LOG_METHODS:
+                            found.append(statement)
+                        elif isinstance(statement, cst.SimpleStatementLine):
+                            for small in statement.body:
+                                targets = (
+                                    [t.target for t in small.targets] if isinstance(small, cst.Assign)
+                                    else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign))
+                                    else []
+                                )
+                                if any(isinstance(t, cst.Name) and t.value in LIGHTNING_LOG_METHODS for t in targets):
+                                    found.append(small)
+
+                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                    target = node.target
+                    if isinstance(target, cst.Attribute) and target.attr.value in LIGHTNING_LOG_METHODS:
+                        found.append(node)
+
+                def visit_Call(self, node: cst.Call) -> None:
+                    if isinstance(node.func, cst.Name) and node.func.value == "setattr":
+                        found.append(node)
+
+            module.visit(Find())
+            cached = self._log_rebound[key] = bool(found)
+        return cached
 
     def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)

@@ -225,9 +225,15 @@ def read_paths(node: cst.CSTNode) -> List[Tuple[str, ...]]:
 
 
 def paths_overlap(a: Tuple[str, ...], b: Tuple[str, ...]) -> bool:
-    """True when one path is a prefix of the other: storing to either changes both."""
+    """True when one path is a prefix of the other: storing to either changes both. An object's
+    `__dict__` holds its attributes: `box.__dict__[...]` overlaps every `box.<name>`."""
     n = min(len(a), len(b))
-    return a[:n] == b[:n]
+    if a[:n] == b[:n]:
+        return True
+    for k in range(n):
+        if a[k] != b[k]:
+            return a[:k] == b[:k] and "__dict__" in (a[k], b[k])
+    return False
 
 
 # --- aligning two calls modulo `.detach()` ---------------------------------

@@ -27,7 +27,8 @@ only as `fake.detach()`. Such a name is *kept*: bound once in the function, by a
 in the same block before the point, whose value passes the same allowlist (its names kept or
 graph-free in turn); and every use of it in the function, besides its own binding, the values of
 other kept names and the later loss's own statements, is the receiver of `.detach()` or ends in
-a value. Then no tensor built before the point depends on its graph with gradient, so no backward
+a value; and nothing could hand its tensors on without naming it (no hook registered in the
+file, no read by name string such as `locals()` in the function). Then no tensor built before the point depends on its graph with gradient, so no backward
 before the point went through that graph (a name such a backward did go through, `h = D(real)`
 read by the discriminator's loss, fails the last condition).
 """
@@ -109,7 +110,14 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     # with a tensor of the old graph (`ones.add_(h)`, `fill(ones, h)`); other functions' in-place
     # updates of a module-level name are among `_module_writes`.
     if kept:
-        # Their graphs: no use before the point may have built on them with gradient.
+        # Their graphs: no use before the point may have built on them with gradient. A hook of the
+        # file may hand a tensor of them on without naming them (a forward hook appending a module's
+        # output to a list the retained loss reads), and so may a read by name string (`locals()`).
+        from gradfix.analysis.introspection import introspection_calls
+
+        facts = classifier.facts
+        if facts.forward_hooks or facts.gradient_hooks or introspection_calls(scope):
+            return False
         skipped = own | {id(s) for s in kept.values()} | {id(block[index])}
         if not _every_use(scope, set(kept), lambda node, parents: _detached_or_value(node, parents), skipped):
             return False

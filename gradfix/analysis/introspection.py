@@ -68,28 +68,56 @@ def introspection_reasons(scope: cst.CSTNode, line: Callable[[cst.CSTNode], int]
 # Builtins that bind or read names by their strings (`globals()["w"] = ...`, `exec("w = 2")`,
 # `eval("(w := 2)", globals())`), mentioned in any way: a mention may alias them (`g = globals`).
 _STRING_BINDERS = frozenset({"globals", "vars", "eval", "exec", "__import__"})
+# Ways to a module's namespace through frames and functions (`sys._getframe().f_globals`,
+# `inspect.currentframe()`, `step.__globals__`): any mention, as a name or an attribute.
+_NAMESPACE_DOORS = frozenset({"_getframe", "currentframe", "f_globals", "f_locals", "__globals__", "__builtins__"})
 
 
 def names_by_string(module: cst.Module) -> bool:
     """Whether the file may bind or read its module-level names without a binding form or a plain
-    read: a star import, any mention of `globals`, `eval`, `exec`, `__import__`, of `vars` other
-    than a call with an argument (`vars(net)` is that object's namespace), or `sys.modules` (the
-    module object's namespace). Then no module-level name is proven to hold what its one
-    assignment says (module constants: coefficients, constant tensors). An attribute of that
-    name (`net.eval()`) is none of them."""
+    read: a star import; any mention of `globals`, `eval`, `exec`, `__import__`, of `vars` other
+    than a call with an argument (`vars(net)` is that object's namespace); the same builtins as
+    attributes of `builtins` (`builtins.globals()`), or `.globals`/`.exec`/`.__import__` of
+    anything; frames and function globals (`sys._getframe()`, `inspect.currentframe()`,
+    `f_globals`, `__globals__`); `sys.modules`, through any name `sys` is imported as, or imported
+    from `sys`. Then no module-level name is proven to hold what its one assignment says (module
+    constants: coefficients, constant tensors). An attribute `net.eval()` is none of them."""
     found = []
+    sys_names = {"sys"}
+    builtins_names = {"builtins", "__builtins__"}
+
+    class Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                target = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else None
+                module_name = _dotted(alias.name)
+                if module_name == "sys":
+                    sys_names.add(target or "sys")
+                elif module_name == "builtins":
+                    builtins_names.add(target or "builtins")
 
     class Find(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
             if isinstance(node.names, cst.ImportStar):
                 found.append(node)
+            elif node.module is not None and _dotted(node.module) in ("sys", "builtins", "inspect"):
+                names = {alias.name.value for alias in node.names if isinstance(alias.name, cst.Name)}
+                if names & (_STRING_BINDERS | _NAMESPACE_DOORS | {"modules", "stack", "getouterframes"}):
+                    found.append(node)
+            return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value in _STRING_BINDERS:
+            if node.value in _STRING_BINDERS or node.value in _NAMESPACE_DOORS:
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if node.attr.value == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
+            attr = node.attr.value
+            base = node.value.value if isinstance(node.value, cst.Name) else None
+            if attr == "modules" and base in sys_names:
+                found.append(node)
+            elif attr in _NAMESPACE_DOORS or attr in ("globals", "exec", "__import__"):
+                found.append(node)
+            elif attr in _STRING_BINDERS and base in builtins_names:
                 found.append(node)
             node.value.visit(self)
             return False  # `node.attr` names an attribute, not a builtin
@@ -102,5 +130,16 @@ def names_by_string(module: cst.Module) -> bool:
                 return False
             return True
 
+    module.visit(Imports())
     module.visit(Find())
     return bool(found)
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    """`a.b.c` as text (`import a.b.c`), or "" for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else ""
+    return ""

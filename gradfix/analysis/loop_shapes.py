@@ -54,6 +54,22 @@ def positions(node: cst.BaseExpression) -> bool:
     return stable_range(node) and len(node.args) == 1  # type: ignore[attr-defined]
 
 
+def local_positions(node: cst.BaseExpression) -> bool:
+    """`positions`, with a bound read from names only (`range(len(prior))`, `range(n)`), no attribute:
+    what two loops must share to be fused. An attribute (`range(cfg.n)`) may be a property, or be
+    changed through the object's `__dict__` between the loops, where no scan of stores sees it."""
+    if not positions(node):
+        return False
+    found: List[cst.Attribute] = []
+
+    class Attributes(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            found.append(attribute)
+
+    node.visit(Attributes())
+    return not found
+
+
 def plain_bound(node: cst.BaseExpression) -> bool:
     node = strip_parens(node)
     if isinstance(node, (cst.Integer, cst.Name)):

@@ -28,7 +28,7 @@ from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loop_shapes import positions
+from gradfix.analysis.loop_shapes import local_positions
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
@@ -572,7 +572,7 @@ def _bare(term: Term) -> bool:
 
 def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, expansion: Expansion) -> Optional[Tuple[cst.For, cst.For]]:
     """(first loop, second loop) when the terms stand directly in the bodies of two `for` loops of
-    the block, one after the other, written `for u in range(N)` alike (`loop_shapes.positions`: item
+    the block, one after the other, written `for u in range(N)` alike, `N` read from names only (`loop_shapes.local_positions`: item
     `u` of a list appended once per iteration is iteration `u`'s), with no `else`, and neither
     term in a reset branch; else None. The rule then checks that nothing in or between the
     loops changes what the terms, the range or `u` read."""
@@ -588,7 +588,7 @@ def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, 
     for loop, term in ((loop_a, first), (loop_b, second)):
         if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.body, cst.IndentedBlock):
             return None
-        if term.body is not loop.body.body or not isinstance(loop.target, cst.Name) or not positions(loop.iter):
+        if term.body is not loop.body.body or not isinstance(loop.target, cst.Name) or not local_positions(loop.iter):
             return None
     if loop_a.target.value != loop_b.target.value or not same_expr(loop_a.iter, loop_b.iter):  # type: ignore[attr-defined]
         return None

@@ -1,0 +1,32 @@
+# Review regression (stop 19: a review of the day's changes found it; the fix was offered as safe).
+# codes: GF001, GF002, GF003, GF004, GF005
+# differs: `s = 1; s *= prior` makes `s` a list holding prior's tensors; `s[1] += 1.0` then changes prior[1]
+#   between the two evaluations. `s` was taken for a number (stop-19 alias change): `*=` by a list now
+#   keeps the alias.
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+enc = nn.Linear(6, 6)
+pri = nn.Linear(6, 6)
+x = torch.randn(3, 4, 6)
+K = 3.0
+
+
+def mse(p, q):
+    return (p - q).pow(2).mean()
+
+
+def step():
+    series = [enc(x[i]) for i in range(3)]
+    prior = [pri(x[i]) for i in range(3)]
+    rec = (enc(x) - x).pow(2).mean()
+    s = 1
+    s *= prior
+    series_loss = mse(series[1], prior[1].detach())
+    s[1] += 1.0
+    prior_loss = mse(series[1].detach(), prior[1])
+    loss1 = rec - K * series_loss
+    loss2 = rec + K * prior_loss
+    loss1.backward(retain_graph=True)
+    loss2.backward()
