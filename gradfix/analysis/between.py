@@ -32,6 +32,8 @@ is for the callee's own arguments; README "What a safe fix assumes".
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -599,6 +601,14 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
     return names
 
 
+@functools.lru_cache(maxsize=8)
+def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset]:
+    """(names bound by top-level imports, module-level names that hold only numbers or factory
+    tensors), once per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
+    imported = frozenset(name for statement in module.body for name in _imported_names(statement))
+    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY))
+
+
 def _imported_names(statement: cst.CSTNode) -> List[str]:
     """The names a top-level `import` statement binds."""
     names: List[str] = []
@@ -819,10 +829,9 @@ class _FreshFunctions:
             if isinstance(statement, cst.FunctionDef) and counts.get(statement.name.value) == 1
         }
         self.known: dict = {}
-        # Names the file binds by `import`: modules (`torch.stack(xs)` keeps nothing in `torch`).
-        self.imported = {name for statement in module.body for name in _imported_names(statement)}
-        # Module-level names that only ever hold a number or a tensor of a torch factory.
-        self.tensors = _numeric_names(module, factories=_ANY_FACTORY)
+        # Names the file binds by `import` (modules: `torch.stack(xs)` keeps nothing in `torch`), and
+        # module-level names that only ever hold a number or a tensor of a torch factory.
+        self.imported, self.tensors = _module_names(module)
 
     def returns_fresh(self, name: str) -> bool:
         if name in self.known:
