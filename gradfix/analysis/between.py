@@ -88,7 +88,8 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # parameters in place: harmless only on a receiver that is no operand or callee.
             path = access_path(func.value)
             return path is not None and not any(paths_overlap(path, w) for w in watched)
-        if name in HARMLESS_METHODS or name in VALUE_METHODS:
+        if (name in HARMLESS_METHODS or name in VALUE_METHODS) and not (classifier is not None and classifier.defines_method(name)):
+            # (not where a class of the file defines a method of that name: `tracker.log(...)` may run it)
             return True
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
         return True
@@ -439,6 +440,8 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
     paths: List[Tuple[str, ...]] = list(watched)
     # (paths a binding makes refer to its values, the values)
     bindings: List[Tuple[List[Tuple[str, ...]], List[cst.BaseExpression]]] = []
+    # The bindings a method call makes (`box.append(fs)`: the receiver may keep its arguments), by id.
+    kept_by_receiver: set = set()
 
     numeric = _numeric_names(scope)
     # Names that hold a number or a tensor, never a list (`a * 2` then repeats no items).
@@ -494,10 +497,13 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
         def visit_Call(self, node: cst.Call) -> None:
             # `box.append(fs)`, `d.update(src=fs)`, `obj.register(fs)`: the receiver may keep them.
             func = node.func
-            if isinstance(func, cst.Attribute) and not _keeps_no_arguments(func.attr.value):
+            if isinstance(func, cst.Attribute) and (
+                not _keeps_no_arguments(func.attr.value) or (fresh is not None and func.attr.value in fresh.methods)
+            ):
                 receiver = access_path(func.value)
                 if receiver is not None:
                     bindings.append(([receiver], [arg.value for arg in node.args]))
+                    kept_by_receiver.add(len(bindings) - 1)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is scope
@@ -509,7 +515,7 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
     changed = True
     while changed:
         changed = False
-        for targets, values in bindings:
+        for position, (targets, values) in enumerate(bindings):
             if any(_may_alias(value, paths, fresh) for value in values):
                 for target in targets:
                     if target not in paths:
@@ -519,7 +525,7 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
             # value read (`prior = [P[i] for i in ...]`, `p = P[1]`): a store into `P` changes it.
             # (A module's function keeps no argument in the module: `torch.stack(xs)`.)
             if any(paths_overlap(target, path) for target in targets for path in paths):
-                if fresh is not None and all(target[0] in fresh.imported for target in targets):
+                if position in kept_by_receiver and fresh is not None and all(target[0] in fresh.imported for target in targets):
                     continue
                 for value in values:
                     for source in _view_sources(value, fresh, tensors):
@@ -572,6 +578,18 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
         def visit_Param(self, node: cst.Param) -> None:
             other.add(node.name.value)
 
+        def visit_MatchAs(self, node: cst.MatchAs) -> None:
+            if node.name is not None:
+                other.add(node.name.value)
+
+        def visit_MatchStar(self, node: cst.MatchStar) -> None:
+            if node.name is not None:
+                other.add(node.name.value)
+
+        def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+            if node.rest is not None:
+                other.add(node.rest.value)
+
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             # `n += v`, `n -= v`, `n /= v`... on a number or a tensor give a number or a tensor (or
             # raise); `n *= v` gives a list where `n` is an int and `v` a list (`1 * [x]`): only by
@@ -602,11 +620,44 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
 
 
 @functools.lru_cache(maxsize=8)
-def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset]:
+def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset, frozenset]:
     """(names bound by top-level imports, module-level names that hold only numbers or factory
-    tensors), once per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
+    tensors, names of the methods the file's classes define), once per parsed file (libcst
+    nodes hash by identity; a rule asks once per pair)."""
     imported = frozenset(name for statement in module.body for name in _imported_names(statement))
-    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY))
+    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY)), file_method_names(module)
+
+
+def file_method_names(module: cst.Module) -> frozenset:
+    """The names of the methods every class of the file defines: a call `obj.log(...)` may run one
+    of them, whatever `log` means elsewhere."""
+    names: set = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            if isinstance(node.body, cst.IndentedBlock):
+                names.update(s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef))
+
+    module.visit(Collect())
+    return frozenset(names)
+
+
+def _all_names(node: cst.CSTNode, attributes: bool = True) -> List[cst.Name]:
+    """Every `Name` node under `node`; without `attributes`, not the names of attributes (`x.mean`)."""
+    found: List[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> Optional[bool]:
+            if attributes:
+                return True
+            attribute.value.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
 
 
 def _imported_names(statement: cst.CSTNode) -> List[str]:
@@ -741,15 +792,21 @@ def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fres
                 return False
             if name in FRESH_METHODS:
                 return False  # `y * 2`-like tensor method: a new tensor (`y.sum()`, `y.clone()`)
-            if name in VIEW_METHODS:
-                return _may_alias(func.value, paths, fresh)
-            # Anything else may return its receiver or an argument (`d.get("k")`, `make(fs)`).
+            # A view of the receiver, or of an argument where the method is called through its class
+            # or a module under another name (`torch.Tensor.view(p, -1)`, `T.flatten(p)`); anything
+            # else may return its receiver or an argument (`d.get("k")`, `make(fs)`).
             return _may_alias(func.value, paths, fresh) or any(_may_alias(arg.value, paths, fresh) for arg in value.args)
         if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
             return False
         if isinstance(func, cst.Name) and fresh is not None and fresh.returns_fresh(func.value):
             return False
-        return any(_may_alias(arg.value, paths, fresh) for arg in value.args)
+        # A callable computed on the spot (`getattr(p, "view")(-1)`) may be a bound method of a watched value.
+        bound = not isinstance(func, (cst.Name, cst.Attribute)) and _may_alias(func, paths, fresh)
+        # A function of the file may return (a view of) a global it reads (`return cache["P"][1]`).
+        globals_read = fresh.globals_read(func.value) if isinstance(func, cst.Name) and fresh is not None else ()
+        if any(paths_overlap((name,), path) for name in globals_read for path in paths):
+            return True
+        return bound or any(_may_alias(arg.value, paths, fresh) for arg in value.args)
     return False  # literals, lambdas, f-strings: no tensor inside
 
 
@@ -807,14 +864,14 @@ def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] 
                 return []
             if name in FRESH_METHODS:
                 return []
-            if name in VIEW_METHODS:
-                return _view_sources(func.value, fresh, tensors)
             return _view_sources(func.value, fresh, tensors) + arguments
         if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
             return []
         if isinstance(func, cst.Name) and fresh is not None and fresh.returns_fresh(func.value):
             return []
-        return arguments
+        bound = _view_sources(func, fresh, tensors) if not isinstance(func, (cst.Name, cst.Attribute)) else []
+        globals_read = [(name,) for name in fresh.globals_read(func.value)] if isinstance(func, cst.Name) and fresh is not None else []
+        return bound + arguments + globals_read
     return []
 
 
@@ -831,7 +888,17 @@ class _FreshFunctions:
         self.known: dict = {}
         # Names the file binds by `import` (modules: `torch.stack(xs)` keeps nothing in `torch`), and
         # module-level names that only ever hold a number or a tensor of a torch factory.
-        self.imported, self.tensors = _module_names(module)
+        self.imported, self.tensors, self.methods = _module_names(module)
+
+    def globals_read(self, name: str) -> Tuple[str, ...]:
+        """The names a function of the file (defined once at module level) reads that it does not bind
+        itself: the globals (and builtins) whose values it may return. Empty for other names."""
+        function = self.defs.get(name)
+        if function is None:
+            return ()
+        local = set(binding_counts(function))
+        read = {n.value for n in _all_names(function.body, attributes=False)}
+        return tuple(sorted(read - local - self.imported))
 
     def returns_fresh(self, name: str) -> bool:
         if name in self.known:
@@ -843,7 +910,10 @@ class _FreshFunctions:
         params = function.params
         names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
         names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-        aliases = _aliases([(n,) for n in names], function, self)
+        # Its parameters, and whatever else it reads (a global `cache`, a closure variable): a result
+        # that may alias any of them is not fresh (`return cache["P"][1]` is a view of a global).
+        read = sorted({node.value for node in _all_names(function)} - set(names))
+        aliases = _aliases([(n,) for n in names + read], function, self)
         results: List[Optional[cst.BaseExpression]] = []
 
         class Returns(cst.CSTVisitor):

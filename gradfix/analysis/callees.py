@@ -85,6 +85,7 @@ class CalleeClassifier:
         self._rebound_inlined: Dict[int, str] = {}
         self.constants = ModuleConstants(get_metadata, self.qualified)
         self._log_rebound: Dict[int, bool] = {}  # `_rebinds_log`, per module
+        self._methods: Optional[frozenset] = None  # `defines_method`
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -348,6 +349,11 @@ class CalleeClassifier:
             layer = self._random_layer(value, set())
             if layer is not None:
                 return Callee(RANDOM, reason=f"`{text}` is built with a random layer (`{layer}`)")
+            foreign = self._foreign_part(value, set())
+            if foreign is not None:
+                # A module of the file (or anything else) inside a torch.nn container runs code
+                # gradfix has not read: it may keep or change what it is given.
+                return Callee(UNKNOWN, reason=f"`{text}` is built with `{foreign}`, whose code gradfix does not follow")
             cls = code_of(value.func).strip()
             if self._deterministic_module(value):
                 return Callee(MODULE, reason=f"`{text}` is an nn.Module (`{cls}`) with trainable parameters", deterministic=True)
@@ -414,6 +420,40 @@ class CalleeClassifier:
             return None
         return None
 
+    def _foreign_part(self, node: cst.CSTNode, seen: Set[int]) -> Optional[str]:
+        """The first part of a torch.nn construction that is not torch's own (`nn.Sequential(nn.Linear(4,
+        8), Store())` -> `Store()`): a call inside the arguments of torch.nn containers and wrappers,
+        through literals, comprehensions and names bound in this file, not resolved to `torch.*`."""
+        if id(node) in seen:
+            return None
+        seen.add(id(node))
+        if isinstance(node, cst.Call):
+            names = self.qualified(node.func)
+            # torch's own classes and functions, and Python's builtins and containers, are read
+            # through: any of them may be handed a module (`nn.TransformerEncoder(layer, 2)`,
+            # `nn.Sequential(OrderedDict(...))`). Anything else is code gradfix has not read.
+            if any(n.startswith(("torch.", "builtins.")) for n in names) or names & LAYER_HOLDERS:
+                for arg in node.args:
+                    found = self._foreign_part(arg.value, seen)
+                    if found is not None:
+                        return found
+                return None
+            return code_of(node).strip()
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return next((f for e in node.elements for f in [self._foreign_part(e.value, seen)] if f is not None), None)
+        if isinstance(node, cst.Dict):
+            return next((f for e in node.elements for f in [self._foreign_part(e.value, seen)] if f is not None), None)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self._foreign_part(node.elt, seen)
+        if isinstance(node, cst.DictComp):
+            return self._foreign_part(node.value, seen)
+        if isinstance(node, cst.Name):
+            for value in self.assigned_values(node) or ():
+                found = self._foreign_part(value, seen)
+                if found is not None:
+                    return found
+        return None
+
     def _deterministic_module(self, construction: cst.Call) -> bool:
         """`nn.Linear(...)`, or `nn.Sequential(...)` of such layers, spelled out in the call."""
         names = self.qualified(construction.func)
@@ -460,9 +500,18 @@ class CalleeClassifier:
             return False
         return not self._rebinds_log(self._module_of(cls))
 
+    def defines_method(self, name: str) -> bool:
+        """Whether a class of the file defines a method `name` (memoised per file)."""
+        if self._methods is None:
+            from gradfix.analysis.between import file_method_names
+
+            self._methods = file_method_names(self.facts.module)
+        return name in self._methods
+
     def _rebinds_log(self, module: cst.CSTNode) -> bool:
         """Whether the file may give `self.log`/`self.log_dict` another meaning: a class body binding
-        the name, an attribute store of that name, or a `setattr` call (memoised per module)."""
+        the name, an attribute store of that name, or any mention of `setattr`, `__setattr__`,
+        `__dict__`, `__getattr__` or `__getattribute__` (memoised per module)."""
         key = id(module)
         cached = self._log_rebound.get(key)
         if cached is None:
@@ -492,8 +541,10 @@ class CalleeClassifier:
                     if isinstance(target, cst.Attribute) and target.attr.value in LIGHTNING_LOG_METHODS:
                         found.append(node)
 
-                def visit_Call(self, node: cst.Call) -> None:
-                    if isinstance(node.func, cst.Name) and node.func.value == "setattr":
+                def visit_Name(self, node: cst.Name) -> None:
+                    # `setattr(self, "log", f)`, `object.__setattr__(...)`, `self.__dict__["log"] = f`,
+                    # as a name or an attribute
+                    if node.value in ("setattr", "__setattr__", "__dict__", "__getattribute__", "__getattr__"):
                         found.append(node)
 
             module.visit(Find())

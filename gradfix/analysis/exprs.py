@@ -193,9 +193,14 @@ class _NameCollector(cst.CSTVisitor):
         path = access_path(node)
         if path is not None:
             self.paths.append(path)
-            # The index expressions are read too: `feats[i]` depends on `i`.
-            for element in node.slice:
-                element.visit(self)
+            # The index expressions are read too: `feats[i]` depends on `i`, and so do the
+            # subscripts it is taken from (`series[u][0]` depends on `u`).
+            inner: cst.BaseExpression = node
+            while isinstance(inner, (cst.Subscript, cst.Attribute)):
+                if isinstance(inner, cst.Subscript):
+                    for element in inner.slice:
+                        element.visit(self)
+                inner = inner.value
             return False
         return True
 

@@ -113,10 +113,10 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         # Their graphs: no use before the point may have built on them with gradient. A hook of the
         # file may hand a tensor of them on without naming them (a forward hook appending a module's
         # output to a list the retained loss reads), and so may a read by name string (`locals()`).
-        from gradfix.analysis.introspection import introspection_calls
+        from gradfix.analysis.introspection import reads_scope_by_string
 
         facts = classifier.facts
-        if facts.forward_hooks or facts.gradient_hooks or introspection_calls(scope):
+        if facts.forward_hooks or facts.gradient_hooks or reads_scope_by_string(scope):
             return False
         skipped = own | {id(s) for s in kept.values()} | {id(block[index])}
         if not _every_use(scope, set(kept), lambda node, parents: _detached_or_value(node, parents), skipped):

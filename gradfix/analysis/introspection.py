@@ -73,14 +73,19 @@ _STRING_BINDERS = frozenset({"globals", "vars", "eval", "exec", "__import__"})
 _NAMESPACE_DOORS = frozenset({"_getframe", "currentframe", "f_globals", "f_locals", "__globals__", "__builtins__"})
 
 
+# Calls that give a module object, this file's included (`importlib.import_module(__name__).W = t`).
+_MODULE_LOADERS = frozenset({"import_module", "reload"})
+
+
 def names_by_string(module: cst.Module) -> bool:
     """Whether the file may bind or read its module-level names without a binding form or a plain
     read: a star import; any mention of `globals`, `eval`, `exec`, `__import__`, of `vars` other
     than a call with an argument (`vars(net)` is that object's namespace); the same builtins as
     attributes of `builtins` (`builtins.globals()`), or `.globals`/`.exec`/`.__import__` of
     anything; frames and function globals (`sys._getframe()`, `inspect.currentframe()`,
-    `f_globals`, `__globals__`); `sys.modules`, through any name `sys` is imported as, or imported
-    from `sys`. Then no module-level name is proven to hold what its one assignment says (module
+    `f_globals`, `__globals__`, also as strings: `getattr(f, "__globals__")`); `sys.modules`,
+    through any name `sys` is imported as, or imported from `sys`; `importlib.import_module` or
+    `reload` (the file's own module object). Then no module-level name is proven to hold what its one assignment says (module
     constants: coefficients, constant tensors). An attribute `net.eval()` is none of them."""
     found = []
     sys_names = {"sys"}
@@ -107,7 +112,16 @@ def names_by_string(module: cst.Module) -> bool:
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value in _STRING_BINDERS or node.value in _NAMESPACE_DOORS:
+            if node.value in _STRING_BINDERS or node.value in _NAMESPACE_DOORS or node.value in _MODULE_LOADERS:
+                found.append(node)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            # `getattr(f, "__globals__")`
+            try:
+                text = node.evaluated_value
+            except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
+                return
+            if isinstance(text, str) and (text in _NAMESPACE_DOORS or text in _STRING_BINDERS):
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -115,7 +129,7 @@ def names_by_string(module: cst.Module) -> bool:
             base = node.value.value if isinstance(node.value, cst.Name) else None
             if attr == "modules" and base in sys_names:
                 found.append(node)
-            elif attr in _NAMESPACE_DOORS or attr in ("globals", "exec", "__import__"):
+            elif attr in _NAMESPACE_DOORS or attr in ("globals", "exec", "__import__") or attr in _MODULE_LOADERS:
                 found.append(node)
             elif attr in _STRING_BINDERS and base in builtins_names:
                 found.append(node)
@@ -143,3 +157,33 @@ def _dotted(node: cst.BaseExpression) -> str:
         head = _dotted(node.value)
         return f"{head}.{node.attr.value}" if head else ""
     return ""
+
+
+# Builtins that read the names of the scope they run in (with `_STRING_BINDERS`).
+_SCOPE_READERS = frozenset({"locals", "dir"})
+
+
+def reads_scope_by_string(scope: cst.CSTNode) -> bool:
+    """Whether `scope` may reach its names (or a caller's) without naming them, in any spelling:
+    `locals`, `vars`, `dir`, `eval`, `exec`, `globals`, `__import__` or a frame or function
+    namespace (`sys._getframe().f_locals`, `__globals__`), as a name, an attribute
+    (`builtins.locals()`) or a string (`getattr(f, "f_locals")`). Stricter than
+    `introspection_calls`: for a proof that rests on every use of a name being seen."""
+    words = _STRING_BINDERS | _NAMESPACE_DOORS | _SCOPE_READERS
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in words:
+                found.append(node)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            try:
+                text = node.evaluated_value
+            except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
+                return
+            if isinstance(text, str) and text in words:
+                found.append(node)
+
+    scope.visit(Find())
+    return bool(found)

@@ -278,6 +278,8 @@ VIEW_METHODS = frozenset(
 # unchanged (`to`, `float`, `contiguous`, ...) and calls not listed may.
 FRESH_METHODS = (PURE_TENSOR_METHODS | VALUE_METHODS | {"clone"}) - VIEW_METHODS - {
     "to", "float", "double", "half", "bfloat16", "contiguous", "type_as", "detach", "values",
+    # a CPU tensor's `.numpy()` is an array over the same memory: `n += 1` changes the tensor
+    "numpy",
 }
 # Builtins whose result is a new value, never one of their arguments.
 FRESH_FUNCTIONS = frozenset({"len", "float", "int", "bool", "str", "repr", "round", "abs", "print", "range", "isinstance"})

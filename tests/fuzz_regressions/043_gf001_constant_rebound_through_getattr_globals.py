@@ -1,0 +1,22 @@
+# Review regression (stop 19, second review round; the fix was offered as safe).
+# codes: GF001
+# differs: `getattr(set_w, "__globals__")["W"] = WT` (before stop 19 too).
+import torch
+import torch.nn.functional as F
+
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(4, 3, requires_grad=True)
+W = 0.25
+WT = torch.tensor(0.25, requires_grad=True)
+
+
+def set_w():
+    getattr(set_w, "__globals__")["W"] = WT
+
+
+def step():
+    set_w()
+    l1 = F.mse_loss(a.detach(), b)
+    l1.backward(retain_graph=True)
+    l2 = W * F.mse_loss(a, b.detach())
+    l2.backward()
