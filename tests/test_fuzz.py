@@ -55,8 +55,6 @@ KNOWN_OPEN: dict = {
 # Regression snippets whose bug is not fixed yet: strict xfail, reason.
 OPEN_REGRESSIONS: dict = {
     # "NNN_name.py": "the bug, until it is fixed",
-    "044_gf004_view_stored_by_file_function_OPEN.py": "a function of the file that stores its argument in a module "
-    "container makes no alias binding (between.with_aliases); found by the stop-19 review",
 }
 
 CI_EXAMPLES = int(os.environ.get("GRADFIX_FUZZ_CI_EXAMPLES", "100"))

@@ -504,6 +504,12 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
                 if receiver is not None:
                     bindings.append(([receiver], [arg.value for arg in node.args]))
                     kept_by_receiver.add(len(bindings) - 1)
+            elif isinstance(func, cst.Name) and fresh is not None and node.args:
+                # `keep(P[1])` where `def keep(v): Z.append(v)`: a function of the file may keep its
+                # arguments in a global it reads.
+                held = [(name,) for name in fresh.globals_read(func.value)]
+                if held:
+                    bindings.append((held, [arg.value for arg in node.args]))
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is scope

@@ -1,8 +1,8 @@
-# Review regression (stop 19, second review round), OPEN: the fix is still offered as safe and is wrong.
+# Review regression (stop 19, second review round; the fix was offered as safe).
 # codes: GF001, GF002, GF003, GF004, GF005
 # differs: a function of the file stores its argument in a module list (`keep(P[1])`: `Z.append(v)`), and the
-#   operand is read from it (`q = Z[-1:]`); `P` changed between the terms changes the operand. Calls of
-#   functions of the file make no alias binding between their arguments and what they store.
+#   operand is read from it (`q = Z[-1:]`); `P` changed between the terms changes the operand. A call of a
+#   function of the file now binds its arguments to the globals it reads (it may keep them there).
 import torch
 import torch.nn as nn
 
