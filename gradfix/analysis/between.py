@@ -555,25 +555,25 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
                 if isinstance(target.target, cst.Name):
                     plain.setdefault(target.target.value, []).append(node.value)
                 else:
-                    other.update(_names_in_target(target.target))
+                    other.update(_name_values(target.target))
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             if isinstance(node.target, cst.Name) and node.value is not None:
                 plain.setdefault(node.target.value, []).append(node.value)
             else:
-                other.update(_names_in_target(node.target))
+                other.update(_name_values(node.target))
 
         def visit_For(self, node: cst.For) -> None:
-            other.update(_names_in_target(node.target))
+            other.update(_name_values(node.target))
 
         def visit_CompFor(self, node: cst.CompFor) -> None:
-            other.update(_names_in_target(node.target))
+            other.update(_name_values(node.target))
 
         def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            other.update(_names_in_target(node.target))
+            other.update(_name_values(node.target))
 
         def visit_AsName(self, node: cst.AsName) -> None:
-            other.update(_names_in_target(node.name))
+            other.update(_name_values(node.name))
 
         def visit_Global(self, node: cst.Global) -> None:
             other.update(n.name.value for n in node.names)
@@ -606,7 +606,7 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
                 elif not isinstance(node.operator, _NUMERIC_AUGMENTED):
                     other.add(node.target.value)
             else:
-                other.update(_names_in_target(node.target))
+                other.update(_name_values(node.target))
 
     scaled: List[Tuple[str, cst.BaseExpression]] = []
     scope.visit(Collect())
@@ -648,6 +648,11 @@ def file_method_names(module: cst.Module) -> frozenset:
     return frozenset(names)
 
 
+def _name_values(node: cst.CSTNode) -> List[str]:
+    """The text of every `Name` under `node` (a binding target: `a, (b, c)`, `x[i]`)."""
+    return [name.value for name in _all_names(node)]
+
+
 def _all_names(node: cst.CSTNode, attributes: bool = True) -> List[cst.Name]:
     """Every `Name` node under `node`; without `attributes`, not the names of attributes (`x.mean`)."""
     found: List[cst.Name] = []
@@ -687,17 +692,6 @@ def _imported_names(statement: cst.CSTNode) -> List[str]:
 def _bound_names(scope: cst.CSTNode) -> set:
     """Every name bound in `scope` by any form (its own: a function's locals, or module globals)."""
     return set(binding_counts(scope))
-
-
-def _names_in_target(target: cst.CSTNode) -> List[str]:
-    found: List[str] = []
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node.value)
-
-    target.visit(Names())
-    return found
 
 
 def _numeric(value: cst.BaseExpression, names: set, factories: AbstractSet[str] = FRESH_TENSOR_FACTORIES) -> bool:
@@ -829,7 +823,7 @@ def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] 
         iters: List[Tuple[str, ...]] = []
         clause: Optional[cst.CompFor] = value.for_in
         while clause is not None:
-            own.update(_names_in_target(clause.target))
+            own.update(_name_values(clause.target))
             iters += _view_sources(clause.iter, fresh, tensors)  # its items may be the elements
             clause = clause.inner_for_in
         element = value.value if isinstance(value, cst.DictComp) else value.elt

@@ -62,8 +62,10 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
     bindings = binding_counts(scope)  # (nested code counts too; its uses fail `_only_value_uses` anyway)
     module_values = _bindings_outside(module, scope) if scope is not module else {}
     writes: Optional[Dict[str, list]] = None  # `_module_writes`, when first needed
-    # The block's `name = value` statements after the point, before the backward.
-    candidates = [(s, a) for s in block[:index] if line(s) > after for a in [_plain_assign(s)] if a is not None]
+    # The block's `name = value` statements before the backward: after the point, or up to it.
+    assigns = [(s, a) for s in block[:index] for a in [_plain_assign(s)] if a is not None]
+    candidates = [(s, a) for s, a in assigns if line(s) > after]
+    earlier = [(s, a) for s, a in assigns if line(s) <= after]  # where a kept name may be bound
     pending = [func.value.value]
     fresh: Set[str] = set()
     before: Set[str] = set()
@@ -88,7 +90,7 @@ def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.M
         if name in params:
             return False
         if bindings.get(name, 0):
-            bound_before = [(s, value) for s in block[:index] if line(s) <= after for a in [_plain_assign(s)] if a is not None and a[0] == name for value in [a[1]]]
+            bound_before = [(s, value) for s, (bound, value) in earlier if bound == name]
             if bindings[name] != 1 or len(bound_before) != 1:
                 return False
             statement, value = bound_before[0]

@@ -117,11 +117,8 @@ def names_by_string(module: cst.Module) -> bool:
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             # `getattr(f, "__globals__")`
-            try:
-                text = node.evaluated_value
-            except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
-                return
-            if isinstance(text, str) and (text in _NAMESPACE_DOORS or text in _STRING_BINDERS):
+            text = _string_value(node)
+            if text in _NAMESPACE_DOORS or text in _STRING_BINDERS:
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -147,6 +144,15 @@ def names_by_string(module: cst.Module) -> bool:
     module.visit(Imports())
     module.visit(Find())
     return bool(found)
+
+
+def _string_value(node: cst.SimpleString) -> Optional[str]:
+    """The text a string literal stands for (None for a bytes literal or one libcst cannot read)."""
+    try:
+        text = node.evaluated_value
+    except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
+        return None
+    return text if isinstance(text, str) else None
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -178,11 +184,7 @@ def reads_scope_by_string(scope: cst.CSTNode) -> bool:
                 found.append(node)
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            try:
-                text = node.evaluated_value
-            except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
-                return
-            if isinstance(text, str) and text in words:
+            if _string_value(node) in words:
                 found.append(node)
 
     scope.visit(Find())

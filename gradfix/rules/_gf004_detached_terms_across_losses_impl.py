@@ -175,10 +175,12 @@ class Visitor(BlockVisitor):
             for second in candidates[i + 1 :]:
                 if id(second) in used:
                     continue
-                if (first.body is not second.body or first.context != second.context) and _fused_loops(
-                    block, first, second, expansion
-                ) is None:
-                    continue
+                # Terms of one body pair up; of two bodies, only those of two fusable loops.
+                loops = None
+                if first.body is not second.body or first.context != second.context:
+                    loops = _fused_loops(block, first, second, expansion)
+                    if loops is None:
+                        continue
                 if first.site is not None and first.site is second.site:
                     continue  # both from one helper call: one loss
                 r1, r2 = reach[id(first.call)], reach[id(second.call)]
@@ -187,13 +189,13 @@ class Visitor(BlockVisitor):
                 match = match_pair(first.call, second.call, self.classifier)
                 if match is None:
                     continue
-                pairs.append((first, second, match, (r1, r2)))
+                pairs.append((first, second, match, (r1, r2), loops))
                 used.update((id(first), id(second)))
                 break
         # Findings (and the names their fixes introduce) in the order of their first terms, the
         # order their fixes are applied in (`Rewrite.first`).
-        for first, second, match, reaches in sorted(pairs, key=lambda pair: (self._position(pair[0].anchor), order[id(pair[0].call)])):
-            finding = self._finding(block, run, expansion, first, second, match, coefs, reaches, receivers)
+        for first, second, match, reaches, loops in sorted(pairs, key=lambda pair: (self._position(pair[0].anchor), order[id(pair[0].call)])):
+            finding = self._finding(block, run, expansion, first, second, match, coefs, reaches, receivers, loops)
             if finding is not None:
                 self.findings.append(finding)
 
@@ -208,7 +210,9 @@ class Visitor(BlockVisitor):
         coefs: Dict[int, Coef],
         reaches,
         receivers: List[str],
+        loops: Optional[Tuple[cst.For, cst.For]] = None,
     ) -> Optional[Finding]:
+        """`loops`: the two loops the terms stand in, when they are fused (`_fused_loops`)."""
         a, b = coefs[id(first.call)], coefs[id(second.call)]
         inverse = a.inverse()
         if inverse is None:
@@ -262,7 +266,6 @@ class Visitor(BlockVisitor):
                 watched += read_paths(term.comprehension.for_in.iter)  # type: ignore[attr-defined]
         for symbol in ratio.symbols():
             watched += read_paths(cst.parse_expression(symbol))
-        loops = _fused_loops(block, first, second, expansion)
         if loops is not None:
             # Iteration i of the second loop reads what iteration i of the first read: nothing in
             # either loop (any iteration), nor between them, may change an operand, the range or
