@@ -16,7 +16,7 @@ import libcst as cst
 
 from gradfix.analysis.backward import BackwardCall
 from gradfix.analysis.callee_kinds import MODULE
-from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, is_literal, strip_parens
+from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, code_of, is_literal, strip_parens
 from gradfix.analysis.linear import Coef
 from gradfix.analysis.merge import PairMatch
 
@@ -113,6 +113,18 @@ def names_in(node: cst.CSTNode) -> Set[str]:
 
     node.visit(Collect())
     return names
+
+
+def name_stem(target: cst.BaseExpression) -> str:
+    """A base for a new name from what holds a value: `loss_G` for `loss_G` and `self.loss_G`, `adv`
+    for `losses["adv"]` (a literal key, `backward.held`)."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    key = target.slice[0].slice.value  # type: ignore[attr-defined]  (`backward.held`: a literal key)
+    text = key.evaluated_value if isinstance(key, cst.SimpleString) else f"{code_of(target.value).strip()}_{key.value}"  # type: ignore[attr-defined]
+    return text if isinstance(text, str) and text.isidentifier() else "loss"
 
 
 def fresh_name(base: str, taken: Set[str]) -> str:

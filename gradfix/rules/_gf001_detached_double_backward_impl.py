@@ -25,7 +25,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
-from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, module_op
+from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, module_op, name_stem
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -266,24 +266,13 @@ class Visitor(BlockVisitor):
         return True
 
     def _fresh_name(self, named: List[_Site]) -> str:
-        parts = list(dict.fromkeys(_stem(s.target) for s in named if s.target is not None))
+        parts = list(dict.fromkeys(name_stem(s.target) for s in named if s.target is not None))
         base = "_".join(parts) if len(parts) > 1 else f"{parts[0]}_merged"
         return self._names.fresh(base, self.scopes)
 
 
 def _text(node: Optional[cst.BaseExpression]) -> str:
     return "" if node is None else code_of(node).strip()
-
-
-def _stem(target: cst.BaseExpression) -> str:
-    """A base for a new name: `loss_G` for `loss_G` and `self.loss_G`, `adv` for `losses["adv"]`."""
-    if isinstance(target, cst.Name):
-        return target.value
-    if isinstance(target, cst.Attribute):
-        return target.attr.value
-    key = target.slice[0].slice.value  # type: ignore[attr-defined]  (`backward.held`: a literal key)
-    text = key.evaluated_value if isinstance(key, cst.SimpleString) else f"{code_of(target.value).strip()}_{key.value}"  # type: ignore[attr-defined]
-    return text if isinstance(text, str) and text.isidentifier() else "loss"
 
 
 def _assign_line(template: cst.BaseStatement, target, value: cst.BaseExpression) -> cst.SimpleStatementLine:

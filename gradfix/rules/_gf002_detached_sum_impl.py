@@ -27,7 +27,7 @@ from gradfix.analysis.backward import definition
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import MergeSafety, match_pair
-from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op
+from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op, name_stem
 from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -256,7 +256,7 @@ class Visitor(BlockVisitor):
                 excluded = (below,)
             reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
         if reads[id(host_term)]:
-            name = self._names.fresh(f"{_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
+            name = self._names.fresh(f"{name_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
         else:
             name = host_term.target.value  # type: ignore[union-attr]  (an attribute is always read elsewhere)
         for term in (first, second):
@@ -341,11 +341,6 @@ _LINKS = 3
 _CONDITIONAL = (
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
-
-
-def _stem(target: Held) -> str:
-    """`vq_loss` for `vq_loss` and `self.vq_loss`: the base of a new name."""
-    return target.value if isinstance(target, cst.Name) else target.attr.value
 
 
 def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, Held]]:
