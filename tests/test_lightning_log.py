@@ -233,6 +233,10 @@ REVIEWED = {
     "class_attribute": ("class Lit(pl.LightningModule):\n", "def keep_log(self, name, value, **kwargs):\n    self.kept = value\n\n\nclass Lit(pl.LightningModule):\n    log = keep_log\n\n", ""),
     "instance_attribute": ("    def training_step(self):\n", "    def __init__(self):\n        super().__init__()\n        self.log = print\n\n    def training_step(self):\n", ""),
     "subclass_override": ("lit = Lit()\n", "class Sub(Lit):\n    def log(self, name, value, **kwargs):\n        self.kept = value\n\n\nlit = Sub()\n", ""),
+    "object_setattr": ("lit = Lit()\n", "lit = Lit()\nobject.__setattr__(lit, \"log\", print)\n", ""),
+    "dunder_dict": ("lit = Lit()\n", "lit = Lit()\nlit.__dict__[\"log\"] = print\n", ""),
+    "computed_setattr": ("lit = Lit()\n", "lit = Lit()\nNAME = \"log\"\nsetattr(lit, NAME, print)\n", ""),
+    "dict_update": ("lit = Lit()\n", "lit = Lit()\nvars(lit).update(log=print)\n", ""),
 }
 
 
@@ -243,3 +247,72 @@ def test_what_may_keep_the_graph_or_not_be_lightnings_log_keeps_the_reason(case)
     src = GF001_SRC.replace(old, new, 1) + extra
     (finding,) = _lint(src, ["GF001"]).findings
     assert not finding.fixable and "`l1` is also read as a tensor" in finding.message, finding.message
+
+
+def test_attributes_of_other_names_leave_the_proof(lightning_stub):
+    """Binding other attributes, by a literal name or through reads of the namespace, keeps
+    `self.log` Lightning's: the fix stays safe (and exact)."""
+    src = GF001_SRC.replace(
+        "lit = Lit()\n",
+        'lit = Lit()\nsetattr(lit, "lr", 0.1)\nlit.__dict__["tag"] = "run"\nprint(sorted(vars(lit).keys()))\n',
+    )
+    result = _lint(src, ["GF001"])
+    assert [(f.line, f.fixable) for f in result.findings] == [(16, True)], [f.message for f in result.findings]
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(src, result.fixed.decode(), filename="lit.py", device="cpu", repeat=0)
+    assert report.error is None and [r.key for r in report.rows if not r.ok] == []
+
+
+GF005_SRC = '''\
+import torch
+import torch.nn as nn
+import pytorch_lightning as pl
+
+torch.manual_seed(0)
+
+
+def keep_graph(name, value):
+    value.sum().backward()  # a "log" that backpropagates through the value it is given
+
+
+class Lit(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+        BIND
+
+    def training_step(self, batch):
+        loss = self.net(batch).pow(2).mean()
+        self.manual_backward(loss, retain_graph=True)
+        self.log("loss", loss)
+
+
+lit = Lit()
+batch = torch.randn(4, 4)
+
+
+def step():
+    lit.training_step(batch)
+'''
+
+
+@pytest.mark.parametrize(
+    "bind", ['object.__setattr__(self, "log", keep_graph)', 'self.__dict__["log"] = keep_graph'], ids=["object_setattr", "dunder_dict"]
+)
+def test_log_rebound_to_a_function_that_backpropagates_keeps_retain_graph(lightning_stub, bind):
+    """A review of stop 19: `self.log` bound (not defined) to a function of the file that
+    backpropagates through the value. Dropping `retain_graph=True` would make that second backward
+    raise: the fix is unsafe, and executing the rewrite shows why."""
+    src = GF005_SRC.replace("BIND", bind)
+    result = _lint(src, ["GF005"])
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(21, 36, False)], [f.message for f in result.findings]
+    assert "`self.log()` (line 22) is not proven to keep no tensor" in result.findings[0].message
+    fixed = src.replace("self.manual_backward(loss, retain_graph=True)", "self.manual_backward(loss)")
+    namespace: dict = {}
+    exec(compile(src, "lit.py", "exec"), namespace)
+    namespace["step"]()  # the original runs
+    namespace = {}
+    exec(compile(fixed, "lit.py", "exec"), namespace)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        namespace["step"]()

@@ -41,6 +41,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
@@ -498,7 +499,7 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
             # `box.append(fs)`, `d.update(src=fs)`, `obj.register(fs)`: the receiver may keep them.
             func = node.func
             if isinstance(func, cst.Attribute) and (
-                not _keeps_no_arguments(func.attr.value) or (fresh is not None and func.attr.value in fresh.methods)
+                not _keeps_no_arguments(func.attr.value) or (fresh is not None and fresh.binds_attribute(func.attr.value))
             ):
                 receiver = access_path(func.value)
                 if receiver is not None:
@@ -626,26 +627,12 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
 
 
 @functools.lru_cache(maxsize=8)
-def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset, frozenset]:
+def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset, Optional[frozenset]]:
     """(names bound by top-level imports, module-level names that hold only numbers or factory
-    tensors, names of the methods the file's classes define), once per parsed file (libcst
-    nodes hash by identity; a rule asks once per pair)."""
+    tensors, the attribute names the file may bind: `introspection.bound_attribute_names`), once
+    per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
     imported = frozenset(name for statement in module.body for name in _imported_names(statement))
-    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY)), file_method_names(module)
-
-
-def file_method_names(module: cst.Module) -> frozenset:
-    """The names of the methods every class of the file defines: a call `obj.log(...)` may run one
-    of them, whatever `log` means elsewhere."""
-    names: set = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            if isinstance(node.body, cst.IndentedBlock):
-                names.update(s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef))
-
-    module.visit(Collect())
-    return frozenset(names)
+    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY)), bound_attribute_names(module)
 
 
 def _name_values(node: cst.CSTNode) -> List[str]:
@@ -888,7 +875,12 @@ class _FreshFunctions:
         self.known: dict = {}
         # Names the file binds by `import` (modules: `torch.stack(xs)` keeps nothing in `torch`), and
         # module-level names that only ever hold a number or a tensor of a torch factory.
-        self.imported, self.tensors, self.methods = _module_names(module)
+        self.imported, self.tensors, self._attributes = _module_names(module)
+
+    def binds_attribute(self, name: str) -> bool:
+        """Whether the file may bind an attribute `name` (a method of its classes, `x.name = f`,
+        `setattr`): `obj.name(...)` may then run its code, whatever `name` means elsewhere."""
+        return self._attributes is None or name in self._attributes
 
     def globals_read(self, name: str) -> Tuple[str, ...]:
         """The names a function of the file (defined once at module level) reads that it does not bind

@@ -53,6 +53,7 @@ from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens
+from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
@@ -84,8 +85,7 @@ class CalleeClassifier:
         # GF004: helper defs inlined although their name may be bound elsewhere -> why.
         self._rebound_inlined: Dict[int, str] = {}
         self.constants = ModuleConstants(get_metadata, self.qualified)
-        self._log_rebound: Dict[int, bool] = {}  # `_rebinds_log`, per module
-        self._methods: Optional[frozenset] = None  # `defines_method`
+        self._attributes: Optional[tuple] = None  # `defines_method`: (bound_attribute_names,)
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -476,9 +476,9 @@ class CalleeClassifier:
         `enable_graph=True`. Proven only where the call says nothing else could be meant: the name
         and value (the values for `log_dict`) by position and every other argument by keyword
         (`enable_graph` is `log`'s eighth parameter), no `*args`/`**kwargs`, `enable_graph` absent
-        or `False`; and no class of the file binds `log`/`log_dict` (a method, a class attribute,
-        a subclass's override) and nothing stores an attribute of that name (`self.log = ...`,
-        `setattr`), so `self.log` is Lightning's."""
+        or `False`; and the file binds no attribute `log`/`log_dict` (a method, a class attribute,
+        a subclass's override, `self.log = ...`, `setattr`, a `__dict__` store: `defines_method`),
+        so `self.log` is Lightning's."""
         func = call.func
         if not (
             isinstance(func, cst.Attribute)
@@ -498,58 +498,17 @@ class CalleeClassifier:
             return False
         if not all(self.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
             return False
-        return not self._rebinds_log(self._module_of(cls))
+        return not any(self.defines_method(name) for name in LIGHTNING_LOG_METHODS)
 
     def defines_method(self, name: str) -> bool:
-        """Whether a class of the file defines a method `name` (memoised per file)."""
-        if self._methods is None:
-            from gradfix.analysis.between import file_method_names
-
-            self._methods = file_method_names(self.facts.module)
-        return name in self._methods
-
-    def _rebinds_log(self, module: cst.CSTNode) -> bool:
-        """Whether the file may give `self.log`/`self.log_dict` another meaning: a class body binding
-        the name, an attribute store of that name, or any mention of `setattr`, `__setattr__`,
-        `__dict__`, `__getattr__` or `__getattribute__` (memoised per module)."""
-        key = id(module)
-        cached = self._log_rebound.get(key)
-        if cached is None:
-            found: List[cst.CSTNode] = []
-
-            class Find(cst.CSTVisitor):
-                def __init__(self) -> None:
-                    super().__init__()
-                    self.in_class = [False]
-
-                def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                    for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-                        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value in LIGHTNING_LOG_METHODS:
-                            found.append(statement)
-                        elif isinstance(statement, cst.SimpleStatementLine):
-                            for small in statement.body:
-                                targets = (
-                                    [t.target for t in small.targets] if isinstance(small, cst.Assign)
-                                    else [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign))
-                                    else []
-                                )
-                                if any(isinstance(t, cst.Name) and t.value in LIGHTNING_LOG_METHODS for t in targets):
-                                    found.append(small)
-
-                def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-                    target = node.target
-                    if isinstance(target, cst.Attribute) and target.attr.value in LIGHTNING_LOG_METHODS:
-                        found.append(node)
-
-                def visit_Name(self, node: cst.Name) -> None:
-                    # `setattr(self, "log", f)`, `object.__setattr__(...)`, `self.__dict__["log"] = f`,
-                    # as a name or an attribute
-                    if node.value in ("setattr", "__setattr__", "__dict__", "__getattribute__", "__getattr__"):
-                        found.append(node)
-
-            module.visit(Find())
-            cached = self._log_rebound[key] = bool(found)
-        return cached
+        """Whether the file may bind an attribute `name` on some object, so that `obj.name(...)` may
+        run code of the file (`introspection.bound_attribute_names`: methods of its classes,
+        attribute stores, `setattr`; any name where it binds one by a computed string; memoised
+        per file)."""
+        if self._attributes is None:
+            self._attributes = (bound_attribute_names(self.facts.module),)
+        names = self._attributes[0]
+        return names is None or name in names
 
     def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)

@@ -189,3 +189,192 @@ def reads_scope_by_string(scope: cst.CSTNode) -> bool:
 
     scope.visit(Find())
     return bool(found)
+
+
+# Attribute names through which an object's attributes are bound or looked up by their strings.
+_ATTRIBUTE_DOORS = frozenset({"__dict__", "__getattr__", "__getattribute__", "__setattr__", "setattr"})
+# Read-only uses of a namespace dict (`vars(args)`, `obj.__dict__`): its methods that read, and
+# builtins that read their argument.
+_DICT_READ_METHODS = frozenset({"items", "keys", "values", "get", "copy"})
+_DICT_READ_FUNCTIONS = frozenset({"print", "dict", "len", "sorted", "list", "str", "repr", "iter"})
+
+
+def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
+    """The attribute names the file may bind on an object, so that `obj.name(...)` may run code of
+    the file whatever `name` means elsewhere (`tracker.log(...)` where the file has `self.log = f`);
+    None when it may bind any name.
+
+    Counted: methods and class-body bindings of every class; attribute store targets
+    (`x.log = f`, `for x.log in ...`, `x.log += ...`); `setattr(x, "log", f)` and
+    `object.__setattr__(x, "log", f)` with the name as a literal. Any name (None): such a call with
+    a computed name, or the words themselves handed around (`f = setattr`, `getattr(x,
+    "__dict__")`); a class defining `__getattr__`/`__getattribute__`; `type(name, bases, ns)`; and
+    a namespace dict (`vars(x)`, `x.__dict__`) anywhere but a read: a subscript store into it
+    names its key when a literal, any other use may store anything (`.update(...)`, handed to a
+    function of the file). Reads: `.items()`/`.keys()`/`.values()`/`.get()`/`.copy()`, a
+    subscript load, iteration, `**` unpacking, `print`/`dict`/`len`/..., and an argument of an
+    imported function (`wandb.init(config=vars(args))`: code outside the file is not handed this
+    file's functions by it)."""
+    names: set = set()
+    any_name: List[cst.CSTNode] = []
+    imported: set = set()
+
+    class Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    imported.add(alias.asname.name.value)
+                else:
+                    imported.add(_dotted(alias.name).split(".")[0])
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name):
+                        imported.add(bound.value)
+
+    def store_targets(target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                store_targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            store_targets(target.value)
+        elif isinstance(target, cst.Attribute):
+            names.add(target.attr.value)
+        elif isinstance(target, cst.Subscript) and _namespace_dict(target.value):
+            key = _literal_key(target)
+            if key is None:
+                any_name.append(target)
+            else:
+                names.add(key)
+
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parents: List[cst.CSTNode] = []
+            self.stores: set = set()  # ids of namespace dicts written by a subscript store (handled)
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                for statement in node.body.body:
+                    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                        names.add(statement.name.value)
+                        if statement.name.value in ("__getattr__", "__getattribute__"):
+                            any_name.append(statement)
+                    elif isinstance(statement, cst.SimpleStatementLine):
+                        for small in statement.body:
+                            for target in _targets(small):
+                                names.update(n.value for n in _plain_names(target))
+            for target in _targets(node):
+                store_targets(target)
+                if isinstance(target, cst.Subscript) and _namespace_dict(target.value):
+                    self.stores.add(id(target.value))
+            if isinstance(node, cst.Call):
+                self._call(node)
+            if isinstance(node, cst.Name) and node.value in _ATTRIBUTE_DOORS and not self._is_callee(node) and not self._dict_attr(node):
+                any_name.append(node)
+            if isinstance(node, cst.SimpleString) and _string_value(node) in _ATTRIBUTE_DOORS:
+                any_name.append(node)
+            if _namespace_dict(node) and id(node) not in self.stores and not self._read(node):
+                any_name.append(node)
+            self.parents.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _is_callee(self, node: cst.Name) -> bool:
+            """`setattr(...)` or `x.__setattr__(...)`: handled as a call by `_call`."""
+            parent = self.parents[-1] if self.parents else None
+            if isinstance(parent, cst.Call) and parent.func is node:
+                return node.value in ("setattr", "__setattr__")
+            if isinstance(parent, cst.Attribute) and parent.attr is node and node.value == "__setattr__":
+                grand = self.parents[-2] if len(self.parents) > 1 else None
+                return isinstance(grand, cst.Call) and grand.func is parent
+            return False
+
+        def _dict_attr(self, node: cst.Name) -> bool:
+            """The `__dict__` of `x.__dict__`: judged as a namespace dict."""
+            parent = self.parents[-1] if self.parents else None
+            return node.value == "__dict__" and isinstance(parent, cst.Attribute) and parent.attr is node
+
+        def _call(self, node: cst.Call) -> None:
+            func = node.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+            if name in ("setattr", "__setattr__"):
+                positional = [arg for arg in node.args if arg.keyword is None and not arg.star][:2]
+                literal = next((a.value for a in positional if isinstance(a.value, cst.SimpleString)), None)
+                text = _string_value(literal) if literal is not None else None
+                if text is None or any(arg.star for arg in node.args):
+                    any_name.append(node)
+                else:
+                    names.add(text)
+            elif name == "type" and isinstance(func, cst.Name) and len(node.args) != 1:
+                any_name.append(node)
+
+        def _read(self, node: cst.CSTNode) -> bool:
+            """Whether the namespace dict `node` is only read where it stands."""
+            parent = self.parents[-1] if self.parents else None
+            grand = self.parents[-2] if len(self.parents) > 1 else None
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                return parent.attr.value in _DICT_READ_METHODS and isinstance(grand, cst.Call) and grand.func is parent
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                return True  # a load: stores are `stores_targets`'
+            if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node:
+                return True
+            if isinstance(parent, cst.ComparisonTarget) or isinstance(parent, cst.Comparison):
+                return True
+            if isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call):
+                if parent.star == "**":
+                    return True
+                callee = grand.func
+                if isinstance(callee, cst.Name) and callee.value in _DICT_READ_FUNCTIONS:
+                    return True
+                root = callee
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                return isinstance(root, cst.Name) and root.value in imported and root is not callee
+            return False
+
+    module.visit(Imports())
+    module.visit(Find())
+    return None if any_name else frozenset(names)
+
+
+def _targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    """The binding targets of a statement or clause (`a = b = v`, `a += v`, `for a in`, `as a`)."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        return [node.target]
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return [node.target]
+    if isinstance(node, cst.WithItem) and node.asname is not None:
+        return [node.asname.name]
+    return []
+
+
+def _plain_names(target: cst.BaseExpression) -> List[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _plain_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _plain_names(target.value)
+    return []
+
+
+def _namespace_dict(node: cst.CSTNode) -> bool:
+    """`x.__dict__` or `vars(x)`: an object's attributes as a dict."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and bool(node.args)
+
+
+def _literal_key(subscript: cst.Subscript) -> Optional[str]:
+    """`d["log"]`'s key, or None when it is not one string literal."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    value = subscript.slice[0].slice.value
+    return _string_value(value) if isinstance(value, cst.SimpleString) else None
