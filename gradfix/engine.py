@@ -43,7 +43,8 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     libcst's source text, so a rule's identifiers appear in the file's text
     as written), in two stages:
 
-    1. Each rule's REQUIRED_TOKENS must all occur in the file's text. A token
+    1. Each rule's REQUIRED_TOKENS must all occur in the file's text (an entry
+       that is a tuple of tokens: one of them, `(b".detach(", b".data")`). A token
        made of several Python tokens (`.detach(`) also matches with anything
        Python allows between them (`x.detach ()`, a backslash continuation,
        comments inside brackets). A file declaring a non-UTF-8 encoding is
@@ -64,7 +65,7 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     """
     text = _searchable(data)
     haystack = data if text is None else text
-    candidates = [r for r in rules if all(_has_token(haystack, token) for token in r.REQUIRED_TOKENS)]
+    candidates = [r for r in rules if all(_has_any_token(haystack, token) for token in r.REQUIRED_TOKENS)]
     if not candidates or text is None or not parse:
         return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
@@ -95,6 +96,13 @@ def _lenient(token: bytes):
 
 
 _SPACE = b" \t\f\v\r\n\\"
+
+
+def _has_any_token(text: bytes, entry) -> bool:
+    """Whether one REQUIRED_TOKENS entry occurs: a token, or one of a tuple of alternatives."""
+    if isinstance(entry, tuple):
+        return any(_has_token(text, token) for token in entry)
+    return _has_token(text, entry)
 
 
 def _has_token(text: bytes, token: bytes) -> bool:

@@ -33,6 +33,24 @@ BACKWARD_OF_CALL = re.compile(
 )
 # `.detach()` with no arguments, or `torch.detach(`: the stop-gradient markers (`exprs.detach_receiver`).
 DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)|torch" + GAP + rb"\." + GAP + rb"detach" + GAP + rb"\(")
+# The legacy `X.data` read as an operand (`exprs.data_stop`), or `X.data.clone()`: not followed by a
+# name character, `.`, `(`, an assignment or `import` (`torch.utils.data.X`, `p.data.copy_(...)`,
+# `p.data = w`, `from torch.utils.data import ...` are none of them).
+DATA_STOP = re.compile(
+    rb"\.data" + GAP + rb"\." + GAP + rb"clone" + GAP + rb"\("
+    + rb"|\.data(?![\w.(])(?!" + GAP + rb"(?:[.(]|=(?!=)|import\b))"
+)
+
+
+def has_stop_gradient(text: bytes) -> bool:
+    """Some stop-gradient marker in the text: `.detach()`, `torch.detach(`, `X.data`."""
+    return DETACH_CALL.search(text) is not None or DATA_STOP.search(text) is not None
+
+
+def stop_gradient_count(text: bytes) -> int:
+    """An upper bound of the stop-gradients in the text: each `detach` and each `X.data` (comments
+    and strings included: an overcount only lets a file through)."""
+    return text.count(b"detach") + len(DATA_STOP.findall(text))
 
 
 

@@ -22,6 +22,8 @@ HEAD = "import torch\nimport torch.nn.functional as F\n\n\ndef step(x, y, z, bet
         "    return D(x.detach(), y).mean() + D(x, y.detach()).mean()\n",  # a method chain on the call
         "    return (x - y.detach()).pow(2).mean() + beta * (x.detach() - y).pow(2).mean()\n",  # on a receiver
         "    return torch.detach(x).sum() + F.mse_loss(x, y)\n",  # `torch.detach(x)`: let through
+        "    return F.mse_loss(x, y.data) + beta * F.mse_loss(x.data, y)\n",  # the legacy `.data`
+        "    return F.mse_loss(x, y.data.clone()) + F.mse_loss(x.detach(), y)\n",
     ],
 )
 def test_the_shapes_of_a_pair_pass(body):
@@ -37,6 +39,10 @@ def test_the_shapes_of_a_pair_pass(body):
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(z.detach(), y)\n",  # other arguments
         "    return (x - y.detach()).pow(2).mean() + (x - y.detach()).pow(2).mean()\n",  # receivers written the same
         "    return (x - y.detach()).pow(2).mean() + (x.detach() - y).abs().mean()\n",  # two methods
+        # `.data` that is no operand: a module, a field taken from it, a method named `data`
+        "    return F.mse_loss(x, torch.utils.data) + F.mse_loss(x.detach(), torch.utils)\n",
+        "    return F.mse_loss(x, y.data.shape) + F.mse_loss(x.detach(), y)\n",
+        "    return F.mse_loss(x, y.data()) + F.mse_loss(x.detach(), y)\n",
     ],
 )
 def test_files_without_a_pair_are_ruled_out(body):
@@ -46,3 +52,19 @@ def test_files_without_a_pair_are_ruled_out(body):
 def test_the_pair_must_be_in_one_function():
     source = HEAD + "    return F.mse_loss(x, y.detach())\n\n\ndef other(x, y):\n    return F.mse_loss(x.detach(), y)\n"
     assert prefilter(source.encode(), [gf002]) == []
+
+
+def test_torch_utils_data_alone_passes_no_rule():
+    """`.data` is a REQUIRED_TOKENS alternative of `.detach(`: a training script that only imports
+    `torch.utils.data` and backpropagates twice passes the token stage, and the prechecks then rule
+    it out (no libcst parse)."""
+    from gradfix.rules import gf001_detached_double_backward as gf001
+    from gradfix.rules import gf004_detached_terms_across_losses as gf004
+
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\nimport torch.utils.data\n\n\n"
+        "def step(a, b, loader=torch.utils.data.DataLoader([])):\n"
+        "    a.backward(retain_graph=True)\n    b.backward()\n    (a + b).backward()\n"
+    )
+    assert prefilter(source.encode(), [gf001, gf002, gf004], parse=False) == [gf001, gf002, gf004]
+    assert prefilter(source.encode(), [gf001, gf002, gf004]) == []

@@ -54,10 +54,16 @@ def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
     the torch module, as everywhere a call is named by its text.) A list of tensors is
     stop-gradiented item by item, `[v.detach() for v in X]` (one clause, no condition): `X`,
     iterated (`iterated_stop`), which a merge may use only where `X` is a list or a tuple.
+    The legacy `X.data` (and `X.data.clone()`) is one where `X` is a tensor: any other object
+    may have a `data` attribute of its own (a PackedSequence's is a tensor with gradient), so a
+    merge uses it only where `X` is proven a tensor (`data_stop`, `merge.MergeSafety`).
     """
     iterated = iterated_stop(node)
     if iterated is not None:
         return iterated
+    data = data_stop(node)
+    if data is not None:
+        return data
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return None
     if node.args:
@@ -79,9 +85,22 @@ def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
         return _unclone(inner)
     if method == "clone" and _is_call_named(inner, "detach"):
         return _unclone(inner.func.value)  # type: ignore[attr-defined]
+    if method == "clone":
+        return data_stop(inner)  # `X.data.clone()`
     if method == "detach_" and _is_call_named(inner, "clone"):
         return inner.func.value  # type: ignore[attr-defined]
     return None
+
+
+def data_stop(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`X` for `X.data` (the legacy stop-gradient of a tensor; see `detach_receiver`), else None.
+    `X` is no dotted path ending in `utils` (`torch.utils.data` is a module)."""
+    if not (isinstance(node, cst.Attribute) and node.attr.value == "data"):
+        return None
+    receiver = node.value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "utils":
+        return None
+    return receiver
 
 
 def _is_call_named(node: cst.CSTNode, method: str) -> bool:
@@ -114,6 +133,24 @@ class _DetachFinder(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> Optional[bool]:
         if detach_receiver(node) is not None:
             self.found = True
+            return False
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "data":
+            # `x.data()`: a method named `data`, no stop-gradient; look inside its parts only.
+            func.value.visit(self)
+            for arg in node.args:
+                arg.visit(self)
+            return False
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+        if data_stop(node) is not None:
+            self.found = True
+            return False
+        if data_stop(node.value) is not None:
+            # `ds.data.shape`, `torch.utils.data.DataLoader`: an attribute of what `.data` gives, read
+            # as a field, not an operand; look below it only.
+            node.value.value.visit(self)  # type: ignore[attr-defined]
             return False
         return True
 
@@ -262,29 +299,39 @@ class Point:
     kind: str
     # Stop-gradiented item by item on one side (`[v.detach() for v in xs]`): the operand is iterated.
     iterated: bool = False
+    # Stop-gradiented by the legacy `.data` on one side: one only where the operand is a tensor.
+    data: bool = False
 
 
 class Mismatch(Exception):
     pass
 
 
+def _by_data(node: cst.BaseExpression) -> bool:
+    """Whether `node` is the `.data` spelling of a stop-gradient (`X.data`, `X.data.clone()`)."""
+    if data_stop(node) is not None:
+        return True
+    return isinstance(node, cst.Call) and _is_call_named(node, "clone") and data_stop(node.func.value) is not None  # type: ignore[attr-defined]
+
+
 def _align(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> None:
     r1, r2 = detach_receiver(n1), detach_receiver(n2)
     iterated = iterated_stop(n1) is not None or iterated_stop(n2) is not None
+    data = _by_data(n1) or _by_data(n2)
     if r1 is not None and r2 is not None:
         if not same_expr(r1, r2):
             raise Mismatch
-        out.append(Point(n1, r1, DETACHED_IN_BOTH, iterated))
+        out.append(Point(n1, r1, DETACHED_IN_BOTH, iterated, data))
         return
     if r1 is not None:
         if contains_detach(n2) or not same_expr(r1, n2):
             raise Mismatch
-        out.append(Point(n1, r1, DETACHED_IN_FIRST, iterated))
+        out.append(Point(n1, r1, DETACHED_IN_FIRST, iterated, data))
         return
     if r2 is not None:
         if contains_detach(n1) or not same_expr(n1, r2):
             raise Mismatch
-        out.append(Point(n1, n1, DETACHED_IN_SECOND, iterated))
+        out.append(Point(n1, n1, DETACHED_IN_SECOND, iterated, data))
         return
     if not contains_detach(n1) and not contains_detach(n2):
         if not same_expr(n1, n2):

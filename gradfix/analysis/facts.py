@@ -58,6 +58,12 @@ class FileFacts:
         return name_references(self.module, names_forward_hook, strings=True)
 
     @cached_property
+    def torch_function_overrides(self) -> List[cst.CSTNode]:
+        """Every mention of `__torch_function__` / `__torch_dispatch__` (strings too): a class of the
+        file may then pass for a tensor in torch's functions without being one."""
+        return name_references(self.module, ("__torch_function__", "__torch_dispatch__").__contains__, strings=True)
+
+    @cached_property
     def function_reasons(self) -> List[str]:
         """Why a merge of backward passes is not proven exact in this file because of a custom
         autograd Function it defines (`functions.function_reasons`); empty when none."""

@@ -100,7 +100,20 @@ class MergeSafety:
 
     def __init__(self, classifier: CalleeClassifier, facts) -> None:
         self.classifier = classifier
-        self.constants = facts.constants  # gradfix.analysis.facts.FileFacts
+        self.facts = facts  # gradfix.analysis.facts.FileFacts
+        self.constants = facts.constants
+
+    def _tensor_argument(self, point: Point, match: PairMatch) -> bool:
+        """The operand of a `.data` stop-gradient is proven a tensor: the other evaluation passes it,
+        as it is, as an argument of a torch function (`F.mse_loss(x, y.data)`), which takes tensors
+        (and numbers, which have no `.data`) — unless a class of the file overrides
+        `__torch_function__` and may pass for one. A method's receiver, an argument of a module or
+        of a helper of the file, a part of a larger expression (`x.data * 2`): not proven."""
+        if match.receiver or self.facts.torch_function_overrides:
+            return False
+        if not any(strip_parens(arg.value) is point.first for arg in match.core.args if not arg.star):
+            return False
+        return any(_torch_function(name) for name in self.classifier.qualified(match.core.func))
 
     def _sequence(self, operand: cst.BaseExpression) -> bool:
         """`operand` is a name every binding of which in its scope is a list or tuple (`_is_sequence`)."""
@@ -141,6 +154,18 @@ class MergeSafety:
                     f"rewrite; gradfix cannot prove it deterministic"
                 )
                 break
+        unproven = [
+            code_of(p.operand).strip()
+            for p in match.points
+            if p.data and p.kind in (DETACHED_IN_FIRST, DETACHED_IN_SECOND) and not self._tensor_argument(p, match)
+        ]
+        if unproven:
+            shown = " and ".join(f"`{text}.data`" for text in unproven)
+            reasons.add(
+                f"{shown} {'stops' if len(unproven) == 1 else 'stop'} the gradient only on a tensor, which gradfix "
+                f"cannot prove here (another object's `data` may be anything: a PackedSequence's is a tensor with "
+                f"gradient)"
+            )
         for point in match.points:
             if point.iterated and not self._sequence(point.operand):
                 text = code_of(point.operand).strip()
@@ -160,6 +185,13 @@ class MergeSafety:
                     reasons.add(Reason(text, COEFFICIENT, factor))
                     break
         return reasons
+
+
+def _torch_function(qualified: str) -> bool:
+    """A function of torch by its import-resolved name (`torch.nn.functional.mse_loss`,
+    `torch.sum`); not a class (`torch.nn.MSELoss`)."""
+    head, _, last = qualified.rpartition(".")
+    return (head == "torch" or head.startswith("torch.")) and last[:1].islower()
 
 
 def _is_sequence(value: cst.CSTNode) -> bool:

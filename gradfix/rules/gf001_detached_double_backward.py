@@ -22,7 +22,8 @@ numbers, names or attributes; operands that are names, attributes or
 subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a copy,
 `.detach().clone()`, `.clone().detach()`, `.clone().detach_()`; a list item by
 item, `[p.detach() for p in prior]`, safe where `prior` is proven a list or
-tuple), with the
+tuple; the legacy `x.data`, safe where `x` is proven a tensor: passed as it is
+to a torch function in the other evaluation), with the
 `.detach()` anywhere inside an argument
 (`torch.cat([x.detach(), y], 1)`), keyword arguments included; method calls
 chained on the evaluation (`D(x.detach()).mean()`); a pure tensor method whose
@@ -120,16 +121,16 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b".detach(", b"backward(", b"retain_graph")
+REQUIRED_TOKENS = ((b".detach(", b".data"), b"backward(", b"retain_graph")
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
-    """Two distinct losses, each with a `.detach()`; two backward sites in one block, the first
+    """Two distinct losses, each with a stop-gradient (`.detach()`, `.data`); two backward sites in one block, the first
     retaining the graph (`gradfix.prechecks`)."""
     return (
-        text.count(b"detach") >= 2
+        prechecks.stop_gradient_count(text) >= 2
         and text.count(b"backward") >= 2
-        and prechecks.DETACH_CALL.search(text) is not None
+        and prechecks.has_stop_gradient(text)
         and prechecks.RETAIN_TRUE.search(text) is not None
         and prechecks.BACKWARD_RETAIN.search(text) is not None
         and prechecks.retained_backward_then_backward(data, state)

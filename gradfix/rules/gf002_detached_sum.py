@@ -85,10 +85,11 @@ NAME = "detached-sum"
 SUMMARY = "Two terms of one sum evaluate the same function with complementary `.detach()`"
 DEFAULT = False
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b".detach(",)
+REQUIRED_TOKENS = ((b".detach(", b".data"),)
 
-# A stop-gradient spelling in unparsed source (`exprs.detach_receiver`'s spellings).
-_STOP = re.compile(r"\.clone\(\)\.detach_?\(\)|\.detach\(\)(?:\.clone\(\))?")
+# A stop-gradient spelling in unparsed source (`exprs.detach_receiver`'s spellings; `ast.unparse`
+# writes no spaces inside them).
+_STOP = re.compile(r"\.clone\(\)\.detach_?\(\)|\.detach\(\)(?:\.clone\(\))?|\.data\.clone\(\)|\.data(?![\w.(])")
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
@@ -112,6 +113,8 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_"):
             if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.args:
                 return True  # `torch.detach(x)`: rare; the key below strips only the method spellings
+            stops.append(node)
+        elif isinstance(node, ast.Attribute) and node.attr == "data" and _data_operand(node, parents):
             stops.append(node)
     marked = set()
     for stop in stops:
@@ -140,6 +143,19 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         if seen.setdefault(key, written) != written:
             return True
     return False
+
+def _data_operand(node, parents: dict) -> bool:
+    """`X.data` read as an operand (`exprs.data_stop`): not `torch.utils.data`, not a callee
+    (`x.data()`) and nothing taken from it but `.clone()` (`ds.data.shape` is a field)."""
+    import ast
+
+    if isinstance(node.value, ast.Attribute) and node.value.attr == "utils":
+        return False
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return False
+    return not (isinstance(parent, ast.Attribute) and parent.attr != "clone")
+
 
 # The visitor, named here and imported by the registry only for a file that passes the precheck:
 # it needs libcst, which a run where no file is parsed never imports.

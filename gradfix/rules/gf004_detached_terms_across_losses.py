@@ -173,7 +173,7 @@ SUMMARY = "Two losses of one backward run, or two accumulators of one loss, hold
 DEFAULT = True
 FIXABLE = "sometimes"
 # No `retain_graph`: one backward of a sum of losses (`(loss1 + loss2).backward()`) qualifies too.
-REQUIRED_TOKENS = (b".detach(", b"backward(")
+REQUIRED_TOKENS = ((b".detach(", b".data"), b"backward(")
 # Where both apply, GF001's rewrite (one forward and one backward) is the better one.
 SUPERSEDED_BY = ("GF001",)
 
@@ -181,7 +181,7 @@ SUPERSEDED_BY = ("GF001",)
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
     loop that may hold a pair before a plain backward (one loss accumulated over a loop)."""
-    if text.count(b"detach") < 2 or prechecks.DETACH_CALL.search(text) is None:
+    if prechecks.stop_gradient_count(text) < 2 or not prechecks.has_stop_gradient(text):
         return False
     if prechecks.RETAIN_TRUE.search(text) is not None and prechecks.BACKWARD_RETAIN.search(text) is not None:
         if prechecks.retained_backward_then_backward(data, state):
@@ -216,7 +216,7 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
                 continue
             if type(scope) is ast.Module:
                 return True  # the module's own count: at least two, as `_gf004_might_match` checked
-            if prechecks.lines_of(scope, text, state).count(b"detach") >= 2:
+            if prechecks.stop_gradient_count(prechecks.lines_of(scope, text, state)) >= 2:
                 return True
     return False
 
@@ -242,14 +242,14 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
         for statement in block[:last]:
             kind = type(statement)
             if kind not in (ast.For, ast.With) and any(type(n) in (ast.ListComp, ast.GeneratorExp) for n in ast.walk(statement)):
-                in_comprehensions += prechecks.lines_of(statement, text, state).count(b"detach")
+                in_comprehensions += prechecks.stop_gradient_count(prechecks.lines_of(statement, text, state))
                 if in_comprehensions >= 2:
                     return True  # reduced comprehensions that may hold a pair (fused by the rule)
                 continue
             if kind is not ast.For and not (kind is ast.With and any(type(n) is ast.For for n in ast.walk(statement))):
                 continue
             loop = prechecks.lines_of(statement, text, state)
-            in_loops += loop.count(b"detach")
+            in_loops += prechecks.stop_gradient_count(loop)
             if in_loops >= 2:
                 return True
             if helpers is None:
@@ -257,7 +257,7 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
                     s.name.encode()
                     for b, _ in blocks
                     for s in b
-                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and b"detach" in prechecks.lines_of(s, text, state)
+                    if type(s) in (ast.FunctionDef, ast.AsyncFunctionDef) and prechecks.stop_gradient_count(prechecks.lines_of(s, text, state))
                 ]
                 helpers = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")" + prechecks.GAP + rb"\(") if names else re.compile(rb"(?!)")
             if helpers.search(loop) is not None:

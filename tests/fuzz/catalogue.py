@@ -724,10 +724,12 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
     def call(A: str, B: str) -> str:
         return ctemplate.format(A=A, B=B)
 
-    stop = pick("stop", ["method", "function"], prefer=["method"])
+    stop = pick("stop", ["method", "function", "data"], prefer=["method"])
 
     def det(v: str) -> str:
-        """`v` stop-gradiented, spelled `v.detach()` or `torch.detach(v)`."""
+        """`v` stop-gradiented, spelled `v.detach()`, `torch.detach(v)` or the legacy `v.data`."""
+        if stop == "data":
+            return f"({v}).data" if not v.isidentifier() and not v.replace(".", "").replace("_", "").isalnum() else f"{v}.data"
         return f"torch.detach({v})" if stop == "function" else f"{v}.detach()"
 
     X, Y = ops.X, ops.Y
