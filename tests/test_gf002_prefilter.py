@@ -21,7 +21,7 @@ HEAD = "import torch\nimport torch.nn.functional as F\n\n\ndef step(x, y, z, bet
         "    return F.mse_loss(x, y.detach().clone()) + F.mse_loss(x.clone().detach(), y)\n",
         "    return D(x.detach(), y).mean() + D(x, y.detach()).mean()\n",  # a method chain on the call
         "    return (x - y.detach()).pow(2).mean() + beta * (x.detach() - y).pow(2).mean()\n",  # on a receiver
-        "    return torch.detach(x).sum() + F.mse_loss(x, y)\n",  # `torch.detach(x)`: let through
+        "    return torch.detach(x).sum() + F.mse_loss(x, y.detach())\n",  # `torch.detach(x)`: let through
         "    return F.mse_loss(x, y.data) + beta * F.mse_loss(x.data, y)\n",  # the legacy `.data`
         "    return F.mse_loss(x, y.data.clone()) + F.mse_loss(x.detach(), y)\n",
     ],
@@ -34,6 +34,7 @@ def test_the_shapes_of_a_pair_pass(body):
     "body",
     [
         "    return x.detach() + y.detach()\n",  # detaches, no call holding one
+        "    return torch.detach(x).sum() + F.mse_loss(x, y)\n",  # one stop-gradient: no pair
         "    return F.mse_loss(x, y.detach()) + F.l1_loss(x.detach(), y)\n",  # two callees
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(x, y.detach())\n",  # written the same
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(z.detach(), y)\n",  # other arguments

@@ -97,6 +97,8 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
+    if prechecks.stop_gradient_count(text) < 2 or not prechecks.has_stop_gradient(text):
+        return False  # a pair holds two stop-gradients (before the parse: `.data` is in many files)
     tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
