@@ -123,7 +123,32 @@ class CalleeClassifier:
                 if isinstance(parent, cst.AnnAssign) and parent.value is not None:
                     values.append(parent.value)
                     continue
-            return None  # imports, parameters, loop targets, tuple unpacking ...
+                unpacked = self._unpacked_value(node, parent)
+                if unpacked is not None:
+                    values.append(unpacked)
+                    continue
+            return None  # imports, parameters, loop targets, other unpacking ...
+        return values
+
+    def _unpacked_value(self, name: cst.Name, parent: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+        """The element bound to `name` by `a, b = x, y` (a flat tuple or list target, one target,
+        a display of as many elements and no starred part on either side), else None."""
+        if not isinstance(parent, cst.Element) or isinstance(parent, cst.StarredElement):
+            return None
+        target = self.meta(ParentNodeProvider, parent, None)
+        holder = self.meta(ParentNodeProvider, target, None) if target is not None else None
+        statement = self.meta(ParentNodeProvider, holder, None) if holder is not None else None
+        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(holder, cst.AssignTarget)):
+            return None
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+            return None
+        value = strip_parens(statement.value)
+        if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) != len(target.elements):
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in (*value.elements, *target.elements)):
+            return None
+        index = next(i for i, e in enumerate(target.elements) if e is parent)
+        return value.elements[index].value
         return values
 
     def harmless(self, func: cst.BaseExpression) -> bool:

@@ -18,7 +18,8 @@ from gradfix.analysis.exprs import access_path, code_of, same_expr, strip_parens
 def comprehension_reduction(node: cst.Call) -> Optional[Tuple[cst.CSTNode, bool]]:
     """(the comprehension, whether the reduction is a mean) for `sum(<comp>)`, `torch.stack(<list
     comp>).mean()`/`.sum()`, `torch.mean(torch.stack(<list comp>))`/`torch.sum(...)` over a
-    comprehension of one `for NAME in range(...)` clause (`stable_range`), no condition; else None."""
+    comprehension of one `for NAME in range(...)` clause (`stable_range`), or of one clause over
+    names (`for s, p in zip(series, prior)`: `iterated_sequences`), no condition; else None."""
     func = node.func
     comp: Optional[cst.BaseExpression] = None
     mean = False
@@ -35,9 +36,49 @@ def comprehension_reduction(node: cst.Call) -> Optional[Tuple[cst.CSTNode, bool]
     if not isinstance(comp, cst.ListComp) and not (isinstance(comp, cst.GeneratorExp) and isinstance(func, cst.Name)):
         return None  # (`torch.stack` takes a list, not a generator)
     clause = comp.for_in
-    if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None or not isinstance(clause.target, cst.Name):
+    if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None:
         return None
-    return (comp, mean) if stable_range(clause.iter) else None
+    if isinstance(clause.target, cst.Name) and stable_range(clause.iter):
+        return comp, mean
+    return (comp, mean) if iterated_sequences(clause.iter) is not None and _plain_target(clause.target) else None
+
+
+def iterated_sequences(node: cst.BaseExpression) -> Optional[List[cst.BaseExpression]]:
+    """The names a comprehension clause iterates when it is a name `xs`, `zip(xs, ys, ...)` or
+    `enumerate(...)` of one of those (no other arguments); else None. Iterating it again gives
+    the same items only where each name holds a list or a tuple (an iterator is exhausted by the
+    first pass): the rule must prove that (`merge.MergeSafety.sequence`)."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Name):
+        return [node]
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.args):
+        return None
+    if any(arg.keyword is not None or arg.star for arg in node.args):
+        return None
+    if node.func.value == "zip":
+        names = [strip_parens(arg.value) for arg in node.args]
+        return names if all(isinstance(n, cst.Name) for n in names) else None  # type: ignore[misc]
+    if node.func.value == "enumerate" and len(node.args) == 1:
+        return iterated_sequences(node.args[0].value)
+    return None
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    """A name, or a tuple of them at any depth (`i, (s, p)`), no starred part."""
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return bool(target.elements) and all(not isinstance(e, cst.StarredElement) and _plain_target(e.value) for e in target.elements)
+    return False
+
+
+def target_names(target: cst.BaseExpression) -> List[str]:
+    """The names a clause's target binds (`i, (s, p)` -> i, s, p)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for e in target.elements for name in target_names(e.value)]
+    return []
 
 
 def stable_range(node: cst.BaseExpression) -> bool:

@@ -115,7 +115,7 @@ class MergeSafety:
             return False
         return any(_torch_function(name) for name in self.classifier.qualified(match.core.func))
 
-    def _sequence(self, operand: cst.BaseExpression) -> bool:
+    def sequence(self, operand: cst.BaseExpression) -> bool:
         """`operand` is a name every binding of which in its scope is a list or tuple (`_is_sequence`)."""
         operand = strip_parens(operand)
         if not isinstance(operand, cst.Name):
@@ -167,7 +167,7 @@ class MergeSafety:
                 f"gradient)"
             )
         for point in match.points:
-            if point.iterated and not self._sequence(point.operand):
+            if point.iterated and not self.sequence(point.operand):
                 text = code_of(point.operand).strip()
                 reasons.add(
                     f"`{text}` is stop-gradiented item by item: gradfix cannot prove it a list or tuple "

@@ -62,6 +62,7 @@ from gradfix.analysis.loop_shapes import (
     append_target,
     appends_in,
     comprehension_reduction,
+    target_names,
     flattened,
     nested_body,
     normalised_clause,
@@ -383,8 +384,10 @@ class _Walker:
         once per iteration of a `Fused` context.
 
         The clause must be one `for NAME in range(...)` with no condition, whose bounds call
-        nothing but `len` (the same iterations wherever it is written, unlike an iterator a first
-        comprehension may exhaust), and `e` may read no name that carries terms. An element that
+        nothing but `len` (the same iterations wherever it is written), or one over names
+        (`for s, p in zip(series, prior)`: the same items only where they are lists or tuples,
+        which the rule proves or names as the fix's reason), and `e` may read no name that
+        carries terms. An element that
         is one call holding a `.detach()` is a term as a whole (the fix makes the comprehension a
         list of one evaluation per iteration); an element of several parts is expanded, and its
         terms are indexed by the fix (`kl_shared[u]`), so its clause must be `range(N)`, whose
@@ -395,7 +398,9 @@ class _Walker:
         comp, mean = found
         element = comp.elt  # type: ignore[attr-defined]  (parentheses kept: the node of the tree)
         clause = comp.for_in  # type: ignore[attr-defined]
-        if not contains_detach(element) or self._reads_carrier(element, env) or _all_terms(env.get(clause.target.value, ZERO)):
+        if not contains_detach(element) or self._reads_carrier(element, env):
+            return None
+        if any(_all_terms(env.get(name, ZERO)) for name in target_names(clause.target)):
             return None
         statement, body, index, context = where
         key = (id(body), normalised_clause(clause))

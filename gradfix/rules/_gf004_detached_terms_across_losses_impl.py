@@ -28,7 +28,7 @@ from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loop_shapes import local_positions
+from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
@@ -236,9 +236,20 @@ class Visitor(BlockVisitor):
                 match, ratio = other
             else:
                 divisors = self._zero_divisors(ratio)
+        clauses = [t.comprehension.for_in.iter for t in (first, second) if t.comprehension is not None]  # type: ignore[attr-defined]
+        if any(not positions(c) for c in clauses) and not _whole_elements(first, second):
+            return None  # (a term inside a larger element is indexed by its position: `range(N)` only)
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        for clause in clauses[:1]:  # (fused: both clauses are written alike)
+            unproven = [code_of(n).strip() for n in iterated_sequences(clause) or () if not self.safety.sequence(n)]
+            if unproven:
+                names = " and ".join(f"`{n}`" for n in unproven)
+                reasons.add(
+                    f"{names} may be {'an iterator' if len(unproven) == 1 else 'iterators'}, which the original's first "
+                    f"comprehension exhausts: gradfix proves a list or tuple only from its bindings in the function"
+                )
         self._coefficients_bound(expansion, first, ratio, reasons)
         if divisors:
             names = " and ".join(f"`{d}`" for d in divisors)

@@ -56,7 +56,11 @@ becomes
     series_loss = sum(kl_shared)
     prior_loss = sum([v.detach() for v in kl_shared])
 
-(Not over `zip(...)` or any iterator: a first comprehension may exhaust it.)
+A clause over names, `for s, p in zip(series, prior)` (or `enumerate(...)`, or a
+name), is fused alike when each element is one term; the fix is safe only where
+the function's bindings prove each name a list or tuple (`series, prior = [],
+[]`, a comprehension, `list(...)`): an iterator is exhausted by the original's
+first comprehension, whose second then sums nothing.
 An element of several parts (the symmetrised discrepancy, `kl(s[u], p[u].detach())
 + kl(p[u].detach(), s[u])`) over `range(N)` is expanded, and its term takes its
 iteration's item of the list: `kl_shared[u]`, `kl_shared[u].detach()`.

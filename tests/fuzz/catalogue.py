@@ -847,15 +847,16 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         if loop:
             style = pick("loop_style", ["index_aug", "zip", "enumerate", "list_mean", "plus_assign", "zeros_init",
                                         "reset_first", "reset_mid", "reset_one", "comp_sum", "comp_gen", "comp_stack",
-                                        "comp_parts", "two_loops", "two_loops_inner", "two_loops_other_range", "nested",
-                                        "nested_outer_between"],
+                                        "comp_parts", "comp_zip", "comp_enum", "two_loops", "two_loops_inner",
+                                        "two_loops_other_range", "nested", "nested_outer_between"],
                          prefer=["index_aug"])
             header = {
                 "zip": "for u, v in zip(xs, ys):",
                 "enumerate": "for i, (u, v) in enumerate(zip(xs, ys)):",
             }.get(style, "for i in range(len(xs)):")
             sx, sy = t_xlive, t_ylive
-            if style in ("zip", "enumerate"):
+            zipped = style in ("zip", "enumerate", "comp_zip", "comp_enum")
+            if zipped:
                 sx, sy = (t.replace("xs[i]", "u").replace("ys[i]", "v") for t in (sx, sy))
             init = {"list_mean": ["ss = []", "ps = []"], "zeros_init": ["s = torch.zeros(())", "p = torch.zeros(())"]}
             if not style.startswith("comp_"):
@@ -869,12 +870,18 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             lines = []
             if mid_between:
                 lines = "\n".join(between_lines("s" if style != "list_mean" else None)).splitlines()
-                if style in ("zip", "enumerate"):
+                if zipped:
                     lines = [line.replace("xs[i]", "u") for line in lines]
             if style.startswith("comp_"):
                 # Reduced comprehensions of one clause (GF004 fuses them).
-                clause = "for i in range(len(xs))"
+                # Over `zip(xs, ys)` too (fused where `xs`, `ys` are proven lists).
+                clause = {
+                    "comp_zip": "for u, v in zip(xs, ys)",
+                    "comp_enum": "for i, (u, v) in enumerate(zip(xs, ys))",
+                }.get(style, "for i in range(len(xs))")
                 reduce = {
+                    "comp_zip": "sum({e} " + clause + ")",
+                    "comp_enum": "torch.stack([{e} " + clause + "]).mean()",
                     "comp_sum": "sum([{e} " + clause + "])",
                     "comp_gen": "sum({e} " + clause + ")",
                     "comp_stack": "torch.stack([{e} " + clause + "]).mean()",
