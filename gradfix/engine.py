@@ -44,7 +44,8 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     as written), in two stages:
 
     1. Each rule's REQUIRED_TOKENS must all occur in the file's text (an entry
-       that is a tuple of tokens: one of them, `(b".detach(", b".data")`). A token
+       may instead be a cheap test of the text, `prechecks.two_stop_gradients`:
+       no parse, byte-level regular expressions only). A token
        made of several Python tokens (`.detach(`) also matches with anything
        Python allows between them (`x.detach ()`, a backslash continuation,
        comments inside brackets). A file declaring a non-UTF-8 encoding is
@@ -99,9 +100,10 @@ _SPACE = b" \t\f\v\r\n\\"
 
 
 def _has_any_token(text: bytes, entry) -> bool:
-    """Whether one REQUIRED_TOKENS entry occurs: a token, or one of a tuple of alternatives."""
-    if isinstance(entry, tuple):
-        return any(_has_token(text, token) for token in entry)
+    """Whether one REQUIRED_TOKENS entry holds: a token occurs, or a cheap test of the text
+    (a function, `prechecks.two_stop_gradients`) says yes."""
+    if callable(entry):
+        return bool(entry(text))
     return _has_token(text, entry)
 
 

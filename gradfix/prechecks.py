@@ -47,6 +47,16 @@ def has_stop_gradient(text: bytes) -> bool:
     return DETACH_CALL.search(text) is not None or DATA_STOP.search(text) is not None
 
 
+def two_stop_gradients(text: bytes) -> bool:
+    """A prefilter entry (REQUIRED_TOKENS) of the rules that match a pair of evaluations: the text
+    holds a stop-gradient marker and at least two mentions in all (a pair has one on each side).
+    `X.data` counts only as `DATA_STOP` reads it: most files that mention `.data` never use it as an
+    operand (`torch.utils.data`), and each file that passes the token stage costs a parse."""
+    if b".detach" not in text and b".data" not in text and b"detach" not in text:
+        return False  # most files: two substring searches, no regular expression
+    return stop_gradient_count(text) >= 2 and has_stop_gradient(text)
+
+
 def stop_gradient_count(text: bytes) -> int:
     """An upper bound of the stop-gradients in the text: each `detach` and each `X.data` (comments
     and strings included: an overcount only lets a file through)."""

@@ -56,16 +56,18 @@ def test_the_pair_must_be_in_one_function():
 
 
 def test_torch_utils_data_alone_passes_no_rule():
-    """`.data` is a REQUIRED_TOKENS alternative of `.detach(`: a training script that only imports
-    `torch.utils.data` and backpropagates twice passes the token stage, and the prechecks then rule
-    it out (no libcst parse)."""
+    """`X.data` counts as a stop-gradient in the token stage (`prechecks.two_stop_gradients`) only where
+    it may be an operand: a training script that only imports and uses `torch.utils.data` and
+    backpropagates twice is ruled out before any parse; two `.data` operands pass."""
     from gradfix.rules import gf001_detached_double_backward as gf001
     from gradfix.rules import gf004_detached_terms_across_losses as gf004
 
     source = (
-        "import torch\nfrom torch.utils.data import DataLoader\nimport torch.utils.data\n\n\n"
-        "def step(a, b, loader=torch.utils.data.DataLoader([])):\n"
+        "import torch\nfrom torch.utils.data import DataLoader\nimport torch.utils.data as tud\n\n\n"
+        "def step(a, b, ds, loader=torch.utils.data.DataLoader([])):\n"
+        "    ds.data = ds.data.float()\n"
         "    a.backward(retain_graph=True)\n    b.backward()\n    (a + b).backward()\n"
     )
-    assert prefilter(source.encode(), [gf001, gf002, gf004], parse=False) == [gf001, gf002, gf004]
-    assert prefilter(source.encode(), [gf001, gf002, gf004]) == []
+    assert prefilter(source.encode(), [gf001, gf002, gf004], parse=False) == []
+    operands = source.replace("    b.backward()\n", "    b.backward()\n    F.mse_loss(a.data, b) + F.mse_loss(a, b.data)\n")
+    assert prefilter(operands.encode(), [gf001, gf002, gf004], parse=False) == [gf001, gf002, gf004]

@@ -7,7 +7,8 @@ NAME, SUMMARY, DEFAULT: in the default selection, FIXABLE:
 "always"/"sometimes"/"never", optionally SUPERSEDED_BY: codes of rules whose
 findings replace its own where their fixes touch the same statements), its
 prefilter (REQUIRED_TOKENS: byte strings that must all occur in a file for
-the rule to possibly match, an entry that is a tuple of them needing one; and optionally `might_match(data, text, state)`,
+the rule to possibly match; an entry may instead be a cheap test of the
+text, a function of the bytes such as `prechecks.two_stop_gradients`; and optionally `might_match(data, text, state)`,
 a precheck built from `gradfix.prechecks` that returns False only where the
 rule provably cannot match), and VISITOR, the `"module:Class"` name of its
 libcst visitor. The visitor lives in its own module because it needs libcst,

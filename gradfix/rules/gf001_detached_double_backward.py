@@ -121,16 +121,14 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = ((b".detach(", b".data"), b"backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", b"retain_graph", prechecks.two_stop_gradients)  # (the cheap substring tokens first)
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
-    """Two distinct losses, each with a stop-gradient (`.detach()`, `.data`); two backward sites in one block, the first
-    retaining the graph (`gradfix.prechecks`)."""
+    """Two backward sites in one block, the first retaining the graph (`gradfix.prechecks`); the two
+    stop-gradients are REQUIRED_TOKENS' (`prechecks.two_stop_gradients`)."""
     return (
-        prechecks.stop_gradient_count(text) >= 2
-        and text.count(b"backward") >= 2
-        and prechecks.has_stop_gradient(text)
+        text.count(b"backward") >= 2
         and prechecks.RETAIN_TRUE.search(text) is not None
         and prechecks.BACKWARD_RETAIN.search(text) is not None
         and prechecks.retained_backward_then_backward(data, state)

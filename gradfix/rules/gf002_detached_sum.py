@@ -85,7 +85,7 @@ NAME = "detached-sum"
 SUMMARY = "Two terms of one sum evaluate the same function with complementary `.detach()`"
 DEFAULT = False
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = ((b".detach(", b".data"),)
+REQUIRED_TOKENS = (prechecks.two_stop_gradients,)
 
 # A stop-gradient spelling in unparsed source (`exprs.detach_receiver`'s spellings; `ast.unparse`
 # writes no spaces inside them).
@@ -97,17 +97,23 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
-    if prechecks.stop_gradient_count(text) < 2 or not prechecks.has_stop_gradient(text):
-        return False  # a pair holds two stop-gradients (before the parse: `.data` is in many files)
     tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
     # Only the calls that hold a stop-gradient in an argument are unparsed: mark the ancestors of
-    # every `.detach()`-like call once, then look at the marked calls.
+    # every `.detach()`-like call once, then look at the marked calls. Only the statements whose
+    # lines hold a marker are walked (a class's statements one by one): most of a file holds none.
     parents = {}
     stops = []
-    pending = [tree]  # one traversal (`ast.walk` and then each node's children would be two)
-    while pending:
+    pending = []
+    statements = list(tree.body)
+    while statements:
+        statement = statements.pop()
+        if isinstance(statement, ast.ClassDef):
+            statements.extend(statement.body)
+        elif _MARKER.search(prechecks.lines_of(statement, text, state)) is not None:
+            pending.append(statement)
+    while pending:  # one traversal (`ast.walk` and then each node's children would be two)
         node = pending.pop()
         for child in ast.iter_child_nodes(node):
             parents[child] = node
@@ -145,6 +151,10 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         if seen.setdefault(key, written) != written:
             return True
     return False
+
+# Any stop-gradient marker in a statement's lines (`detach` or `X.data` as `prechecks.DATA_STOP` reads it).
+_MARKER = re.compile(rb"detach|" + prechecks.DATA_STOP.pattern)
+
 
 def _data_operand(node, parents: dict) -> bool:
     """`X.data` read as an operand (`exprs.data_stop`): not `torch.utils.data`, not a callee

@@ -177,16 +177,15 @@ SUMMARY = "Two losses of one backward run, or two accumulators of one loss, hold
 DEFAULT = True
 FIXABLE = "sometimes"
 # No `retain_graph`: one backward of a sum of losses (`(loss1 + loss2).backward()`) qualifies too.
-REQUIRED_TOKENS = ((b".detach(", b".data"), b"backward(")
+REQUIRED_TOKENS = (b"backward(", prechecks.two_stop_gradients)  # (the cheap substring tokens first)
 # Where both apply, GF001's rewrite (one forward and one backward) is the better one.
 SUPERSEDED_BY = ("GF001",)
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
-    loop that may hold a pair before a plain backward (one loss accumulated over a loop)."""
-    if prechecks.stop_gradient_count(text) < 2 or not prechecks.has_stop_gradient(text):
-        return False
+    loop that may hold a pair before a plain backward (one loss accumulated over a loop). (The two
+    stop-gradients are REQUIRED_TOKENS': `prechecks.two_stop_gradients`.)"""
     if prechecks.RETAIN_TRUE.search(text) is not None and prechecks.BACKWARD_RETAIN.search(text) is not None:
         if prechecks.retained_backward_then_backward(data, state):
             return True
