@@ -52,7 +52,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens
+from gradfix.analysis.exprs import binding_counts, code_of, same_expr, single_return, strip_parens, unscoped_bindings
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
@@ -73,6 +73,10 @@ from gradfix.analysis.vocabulary import (
 GetMeta = Callable[..., object]
 
 
+# Builtins that call the functions they are handed (`sorted(xs, key=f)`), never keeping them.
+_CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted", "min", "max"))
+
+
 class CalleeClassifier:
     """Classifies callees of one module; `get_metadata` is the rule visitor's."""
 
@@ -84,8 +88,10 @@ class CalleeClassifier:
         self._index: Optional[tuple] = None
         # GF004: helper defs inlined although their name may be bound elsewhere -> why.
         self._rebound_inlined: Dict[int, str] = {}
-        self.constants = ModuleConstants(get_metadata, self.qualified)
+        self.constants = ModuleConstants(get_metadata, self.qualified, self.unscoped_names)
         self._attributes: Optional[tuple] = None  # `defines_method`: (bound_attribute_names,)
+        self._unscoped: Optional[frozenset] = None  # `assigned_values`: exprs.unscoped_bindings
+        self._counts: Optional[Dict[str, int]] = None  # `rebinds`: exprs.binding_counts of the file
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -102,10 +108,26 @@ class CalleeClassifier:
         names: Collection[QualifiedName] = self.meta(QualifiedNameProvider, node, set())  # type: ignore[assignment]
         return {q.name for q in names if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
 
+    def rebinds(self, names: Collection[str]) -> bool:
+        """Whether the file binds any of `names` anywhere, by any form (`def range(...)`, `zip = ...`,
+        `:=`): builtins read by their text (`range`, `zip`, `list`) are then not proven the builtins."""
+        if self._counts is None:
+            self._counts = binding_counts(self.facts.module)
+        return any(name in self._counts for name in names)
+
+    def unscoped_names(self) -> frozenset:
+        """The names the file binds by forms libcst's scopes miss (`exprs.unscoped_bindings`; memoised)."""
+        if self._unscoped is None:
+            self._unscoped = unscoped_bindings(self.facts.module)
+        return self._unscoped
+
     def assigned_values(self, name: cst.Name) -> Optional[list]:
-        """The nodes bound to `name` in its scope: Assign values, defs, or None if unresolvable."""
+        """The nodes bound to `name` in its scope: Assign values, defs, or None if unresolvable (also
+        where the file binds the name by `:=` or a `match` capture, which libcst's scopes miss)."""
         scope = self.meta(ScopeProvider, name, None)
         if scope is None:
+            return None
+        if name.value in self.unscoped_names():
             return None
         values = []
         for assignment in scope[name.value]:
@@ -531,9 +553,104 @@ class CalleeClassifier:
         attribute stores, `setattr`; any name where it binds one by a computed string; memoised
         per file)."""
         if self._attributes is None:
-            self._attributes = (bound_attribute_names(self.facts.module),)
+            names = bound_attribute_names(self.facts.module)
+            if names is not None and self._impure_escape() is not None:
+                names = None
+            self._attributes = (names,)
         names = self._attributes[0]
         return names is None or name in names
+
+    def _only_calls(self, func: cst.BaseExpression) -> bool:
+        """A callee known to call the functions it is handed and keep them under no method name:
+        torch's (`torch.optim.lr_scheduler.LambdaLR(opt, f)`, `DataLoader(collate_fn=f)`), the
+        builtins that map or sort, and by name the module, optimizer and hook methods that do
+        (`net.apply(f)`, `opt.step(closure)`, `t.register_hook(f)`: a class of the file defining
+        one of those is read through its own stores)."""
+        qualified = self.qualified(func)
+        if any(name.startswith("torch.") for name in qualified) or qualified & _CALLING_BUILTINS:
+            return True
+        return isinstance(func, cst.Attribute) and (func.attr.value in ("apply", "step") or func.attr.value.startswith("register_") and func.attr.value.endswith("hook"))
+
+    def _impure_escape(self) -> Optional[cst.CSTNode]:
+        """A function of the file handed on as a value (not called where it is named: an argument,
+        a dict value, `self.cb` read, a lambda kept) that is not proven pure, or None. Code outside
+        the file may bind such a value under any name (`SimpleNamespace(log=f)`, `Mock(**{"log.
+        side_effect": f})`, a class made by `type(...)`): a method called by a trusted name may then
+        run it. A pure one cannot step, backpropagate or change a tensor, whatever it is called."""
+        module = self.facts.module
+        defs: Dict[str, List[cst.CSTNode]] = {}  # functions, by name
+        methods: Dict[str, List[cst.CSTNode]] = {}  # defined in a class body: reached as `obj.name`
+        escaping: List[cst.CSTNode] = []
+
+        class Defs(cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.in_class = [False]
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                self.in_class.append(True)
+
+            def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+                self.in_class.pop()
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                (methods if self.in_class[-1] else defs).setdefault(node.name.value, []).append(node)
+                self.in_class.append(False)
+
+            def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+                self.in_class.pop()
+
+        module.visit(Defs())
+        classifier = self
+
+        class Uses(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> Optional[bool]:
+                # The callee itself is called, not handed on: look at the rest only.
+                func = node.func
+                if isinstance(func, cst.Attribute):
+                    func.value.visit(self)
+                elif not isinstance(func, cst.Name):
+                    func.visit(self)
+                consumer = classifier._only_calls(func)
+                for arg in node.args:
+                    if consumer and isinstance(arg.value, (cst.Name, cst.Attribute)) and not arg.star:
+                        if isinstance(arg.value, cst.Attribute):
+                            arg.value.value.visit(self)
+                        continue  # `net.apply(init_weights)`: called there, never bound under a name
+                    arg.visit(self)
+                return False
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+                for decorator in node.decorators:
+                    if not classifier.qualified(decorator.decorator) & TRANSPARENT_DECORATORS and code_of(decorator.decorator).strip() not in ("staticmethod", "classmethod", "property"):
+                        escaping.append(node)  # the decorator receives it
+                node.body.visit(self)
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+                escaping.append(node)
+                return True
+
+            def visit_Name(self, node: cst.Name) -> None:
+                escaping.extend(defs.get(node.value, ()))
+
+            def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+                escaping.extend(methods.get(node.attr.value, ()))  # `self.cb`, `tracker.cb` read: a bound method handed on
+                node.value.visit(self)
+                return False
+
+            def visit_Import(self, node: cst.Import) -> bool:
+                return False
+
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                return False
+
+        module.visit(Uses())
+        for node in dict.fromkeys(escaping):
+            verdict = self.function_callee(node)
+            if verdict.kind != PURE or verdict.unproven:
+                return node
+        return None
 
     def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)

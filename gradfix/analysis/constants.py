@@ -36,7 +36,7 @@ for a module-level number (docs/design.md §1, E1).
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Set
+from typing import AbstractSet, Callable, Dict, Set
 
 import libcst as cst
 
@@ -77,16 +77,18 @@ GetMeta = Callable[..., object]
 class ModuleConstants:
     """Answers `is_constant(name)` for the reads of one file (memoised per binding)."""
 
-    def __init__(self, meta: GetMeta, qualified: Qualify) -> None:
+    def __init__(self, meta: GetMeta, qualified: Qualify, unscoped: Callable[[], AbstractSet[str]] = frozenset) -> None:
         self.meta = meta
         self.qualified = qualified
+        # The names the file binds where libcst's scopes do not record it (`exprs.unscoped_bindings`).
+        self.unscoped = unscoped
         self._known: Dict[int, bool] = {}
         self._module_ok: Dict[int, bool] = {}
 
     def is_constant(self, name: cst.Name) -> bool:
         """Whether `name` (a read, anywhere in the file) refers to a module-level constant tensor or number."""
         scope = self.meta(ScopeProvider, name, None)
-        if scope is None:
+        if scope is None or name.value in self.unscoped():
             return False
         assignments = list(scope[name.value])
         if len(assignments) != 1 or not isinstance(assignments[0].scope, GlobalScope):

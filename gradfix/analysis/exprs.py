@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 import libcst.matchers as m
@@ -308,7 +308,10 @@ class Mismatch(Exception):
 
 
 def _by_data(node: cst.BaseExpression) -> bool:
-    """Whether `node` is the `.data` spelling of a stop-gradient (`X.data`, `X.data.clone()`)."""
+    """Whether `node` is the `.data` spelling of a stop-gradient (`X.data`, `X.data.clone()`, and
+    item by item, `[p.data for p in X]`)."""
+    if isinstance(node, cst.ListComp) and iterated_stop(node) is not None:
+        return _by_data(node.elt)
     if data_stop(node) is not None:
         return True
     return isinstance(node, cst.Call) and _is_call_named(node, "clone") and data_stop(node.func.value) is not None  # type: ignore[attr-defined]
@@ -678,6 +681,50 @@ class _Bindings(cst.CSTVisitor):
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self._bind((item.name.value for item in node.names), 2)
+
+
+def unscoped_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
+    """The names bound in `tree` by forms libcst's scope analysis does not record, so that a
+    binding list from `ScopeProvider` misses them: `:=` (inside a comprehension it binds the
+    enclosing function's name) and `match` captures (`case series:`, `case [x, *rest]:`,
+    `case {**rest}:`, `case P(a) as b:`). Any scope: an overestimate, never an omission."""
+    found: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            found.update(bound_names(node.target))
+
+        def visit_MatchAs(self, node: cst.MatchAs) -> None:
+            if node.name is not None:
+                found.add(node.name.value)
+
+        def visit_MatchStar(self, node: cst.MatchStar) -> None:
+            if node.name is not None:
+                found.add(node.name.value)
+
+        def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+            if node.rest is not None:
+                found.add(node.rest.value)
+
+    tree.visit(Collect())
+    return frozenset(found)
+
+
+def scope_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
+    """The names bound in `tree`'s own scope by any form (`binding_counts`: `def`, `x = ...` under an
+    `if`, `for x in`, `:=`), and in the scopes of the classes in it (an overestimate): the bodies
+    and parameters of functions and lambdas left out (their own scopes). For a module: its
+    module-level names, which are attributes of the module object; for a class body: its
+    attributes."""
+    return frozenset(binding_counts(tree.visit(_DropFunctionBodies())))
+
+
+class _DropFunctionBodies(cst.CSTTransformer):
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.CSTNode:
+        return updated_node.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]), params=cst.Parameters())
+
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.CSTNode:
+        return updated_node.with_changes(body=cst.Name("None"), params=cst.Parameters())
 
 
 def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:

@@ -17,7 +17,7 @@ from typing import Dict, List, Mapping, Optional
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators
-from gradfix.analysis.exprs import name_references
+from gradfix.analysis.exprs import code_of, name_references, scope_bindings
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
@@ -64,6 +64,23 @@ class FileFacts:
         return name_references(self.module, ("__torch_function__", "__torch_dispatch__").__contains__, strings=True)
 
     @cached_property
+    def data_overrides(self) -> List[cst.CSTNode]:
+        """The classes of the file that may give `x.data` another meaning on a tensor: a subclass of
+        a tensor (a base whose name ends in `Tensor` or `Parameter`: it may define `data` as a
+        property that keeps the gradient), or a class whose body binds `data`, `__getattr__` or
+        `__getattribute__` (at any depth of the body, nested functions aside)."""
+        found: List[cst.CSTNode] = []
+
+        class Find(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
+                if any(base.endswith(("Tensor", "Parameter")) for base in bases) or _binds(node.body, _DATA_NAMES):
+                    found.append(node)
+
+        self.module.visit(Find())
+        return found
+
+    @cached_property
     def function_reasons(self) -> List[str]:
         """Why a merge of backward passes is not proven exact in this file because of a custom
         autograd Function it defines (`functions.function_reasons`); empty when none."""
@@ -73,3 +90,11 @@ class FileFacts:
     def backpropagators(self) -> Backpropagators:
         """The functions and methods of the file that may backpropagate when called."""
         return Backpropagators(self.module)
+
+
+_DATA_NAMES = frozenset({"data", "__getattr__", "__getattribute__"})
+
+
+def _binds(body: cst.CSTNode, names: frozenset) -> bool:
+    """Whether a class body binds one of `names` in its own scope (`exprs.scope_bindings`)."""
+    return any(name in names for name in scope_bindings(body))

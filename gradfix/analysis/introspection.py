@@ -17,6 +17,7 @@ from typing import Callable, List, Optional
 import libcst as cst
 
 from gradfix.reasons import INTROSPECTION, Reason
+from gradfix.analysis.exprs import scope_bindings
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
 
 
@@ -204,7 +205,8 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
     the file whatever `name` means elsewhere (`tracker.log(...)` where the file has `self.log = f`);
     None when it may bind any name.
 
-    Counted: methods and class-body bindings of every class; attribute store targets
+    Counted: module-level names and every binding in a class body (`exprs.scope_bindings`:
+    methods, `if ...: log = f`); attribute store targets
     (`x.log = f`, `for x.log in ...`, `x.log += ...`); `setattr(x, "log", f)` and
     `object.__setattr__(x, "log", f)` with the name as a literal. Any name (None): such a call with
     a computed name, or the words themselves handed around (`f = setattr`, `getattr(x,
@@ -256,16 +258,8 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
             self.stores: set = set()  # ids of namespace dicts written by a subscript store (handled)
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
-                for statement in node.body.body:
-                    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                        names.add(statement.name.value)
-                        if statement.name.value in ("__getattr__", "__getattribute__"):
-                            any_name.append(statement)
-                    elif isinstance(statement, cst.SimpleStatementLine):
-                        for small in statement.body:
-                            for target in _targets(small):
-                                names.update(n.value for n in _plain_names(target))
+            if isinstance(node, cst.FunctionDef) and node.name.value in ("__getattr__", "__getattribute__"):
+                any_name.append(node)
             for target in _targets(node):
                 store_targets(target)
                 if isinstance(target, cst.Subscript) and _namespace_dict(target.value):
@@ -339,6 +333,9 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
 
     module.visit(Imports())
     module.visit(Find())
+    # Module-level names are attributes of the module object (`sys.modules[__name__].log`), and
+    # class-scope names (at any depth of the body: `if ...: log = f`) of the class and its instances.
+    names.update(scope_bindings(module))
     return None if any_name else frozenset(names)
 
 

@@ -107,9 +107,10 @@ class MergeSafety:
         """The operand of a `.data` stop-gradient is proven a tensor: the other evaluation passes it,
         as it is, as an argument of a torch function (`F.mse_loss(x, y.data)`), which takes tensors
         (and numbers, which have no `.data`) — unless a class of the file overrides
-        `__torch_function__` and may pass for one. A method's receiver, an argument of a module or
+        `__torch_function__` and may pass for one, or may give `.data` another meaning
+        (`facts.FileFacts.data_overrides`: a tensor subclass, a class binding `data`). A method's receiver, an argument of a module or
         of a helper of the file, a part of a larger expression (`x.data * 2`): not proven."""
-        if match.receiver or self.facts.torch_function_overrides:
+        if match.receiver or self.facts.torch_function_overrides or self.facts.data_overrides:
             return False
         if not any(strip_parens(arg.value) is point.first for arg in match.core.args if not arg.star):
             return False
@@ -121,6 +122,8 @@ class MergeSafety:
         if not isinstance(operand, cst.Name):
             return False
         values = self.classifier.assigned_values(operand)
+        if self.classifier.rebinds(("list", "tuple")):
+            return False  # `list(...)` may be a function of the file
         return bool(values) and all(_is_sequence(v) for v in values)  # type: ignore[union-attr]
 
     def reasons(self, match: PairMatch, a: Coef, b: Coef) -> Optional[Reasons]:
@@ -155,12 +158,12 @@ class MergeSafety:
                 )
                 break
         unproven = [
-            code_of(p.operand).strip()
+            f"`.data` of the items of `{code_of(p.operand).strip()}`" if p.iterated else f"`{code_of(p.operand).strip()}.data`"
             for p in match.points
             if p.data and p.kind in (DETACHED_IN_FIRST, DETACHED_IN_SECOND) and not self._tensor_argument(p, match)
         ]
         if unproven:
-            shown = " and ".join(f"`{text}.data`" for text in unproven)
+            shown = " and ".join(unproven)
             reasons.add(
                 f"{shown} {'stops' if len(unproven) == 1 else 'stop'} the gradient only on a tensor, which gradfix "
                 f"cannot prove here (another object's `data` may be anything: a PackedSequence's is a tensor with "

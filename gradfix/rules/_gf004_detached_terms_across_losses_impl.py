@@ -36,6 +36,10 @@ from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
+# The builtins GF004 reads iterations through (`loop_shapes`: `range(len(xs))`, `zip(xs, ys)`, `enumerate`).
+_ITERATION_BUILTINS = ("range", "len", "zip", "enumerate", "list", "tuple")
+
+
 class Visitor(BlockVisitor):
     CODE = CODE
 
@@ -239,6 +243,10 @@ class Visitor(BlockVisitor):
         clauses = [t.comprehension.for_in.iter for t in (first, second) if t.comprehension is not None]  # type: ignore[attr-defined]
         if any(not positions(c) for c in clauses) and not _whole_elements(first, second):
             return None  # (a term inside a larger element is indexed by its position: `range(N)` only)
+        if (clauses or loops is not None or in_iterations(first.context)) and self.classifier.rebinds(_ITERATION_BUILTINS):
+            # Iterations are read by their text (`range(len(prior))`, `zip(series, prior)`): a function
+            # of the file by one of these names may give other items on each call.
+            return None
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
