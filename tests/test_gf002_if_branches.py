@@ -253,3 +253,12 @@ def test_statements_after_the_evaluation_in_a_branch(flag):
     result = _lint(src, ["GF002"])
     assert [f.fixable for f in result.findings] == [True], [f.message for f in result.findings]
     _safe_fix_is_exact(src, ["GF002"])
+
+
+def test_coefficient_bound_after_the_evaluation_is_unsafe():
+    # The original reads `beta` in the sum; the one evaluation reads it in the branch, before the
+    # statement that binds it (an UnboundLocalError if applied).
+    body = BASIC.replace("    vq = q_latent + BETA * e_latent\n", "    beta = 0.25\n    vq = q_latent + beta * e_latent\n")
+    result = _lint(_src(body), ["GF002"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "coefficient `beta` is bound after the one evaluation that reads it" in result.findings[0].message

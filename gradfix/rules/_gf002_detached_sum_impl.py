@@ -14,6 +14,7 @@ from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import (
     access_path,
+    binding_counts,
     calls_within,
     code_of,
     contains_detach,
@@ -305,12 +306,20 @@ class Visitor(BlockVisitor):
                 return None  # read before the one evaluation that now binds it
             # Between the other definition and the branch's evaluation the operands must stay as
             # they were (the one evaluation runs at the branch's); after it, as for names above.
-            later = [_without_rebinding(s, roots) for s in branch.body[branch.index + 1 :]]
-            verdict = scan_between([*ahead, *later, *after], aliased, HarmlessCalls(self.classifier))
+            later = branch.body[branch.index + 1 :]
+            rest = [*later, *block[if_index + 1 : index]]  # type: ignore[operator]
+            verdict = scan_between([*ahead, *(_without_rebinding(s, roots) for s in later), *after], aliased, HarmlessCalls(self.classifier))
             if verdict.barrier is not None:
                 return None
             if verdict.unknown:
                 reasons.add(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
+            # The one evaluation reads every coefficient where the branch evaluated `f`: one the
+            # original reads later (in the sum, a link) must not be bound only after that point
+            # (`beta = 0.25` below the `if`: the rewrite would read it unbound).
+            bound = {name for s in rest for name in binding_counts(s)}
+            for symbol in (*a.symbols(), *branch.coef.symbols()):
+                if symbol.split(".")[0] in bound:
+                    reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
 
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {plain_def: []}
         # The other term, from the sum down its links: as for names defined above.
