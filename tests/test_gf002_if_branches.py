@@ -262,3 +262,46 @@ def test_coefficient_bound_after_the_evaluation_is_unsafe():
     result = _lint(_src(body), ["GF002"])
     assert [f.fixable for f in result.findings] == [False]
     assert "coefficient `beta` is bound after the one evaluation that reads it" in result.findings[0].message
+
+
+@BOTH
+def test_lines_above_the_removed_definition_stay_above_the_if(flag):
+    # Regression (fuzz): the removed definition's blank line and comment move onto the `if`, which
+    # must then still get its branches' changes.
+    src = _src("\n    # codebook loss\n" + BASIC, flag)
+    result = _lint(src, ["GF002"])
+    assert [f.fixable for f in result.findings] == [True]
+    assert _fixed_body(src) == (
+        "\n"
+        "    # codebook loss\n"
+        "    if USE_EMA:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA))\n"
+        "        e_latent = q_latent.detach().clone()\n"
+        "    else:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA * SCALE))\n"
+        "        e_latent = q_latent.detach() * SCALE\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    )
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+def test_module_level_script():
+    # At module level the other term's name is a global (visible to importers): it is kept,
+    # rebuilt detached in each branch after the one evaluation, which gets a new name.
+    src = (
+        "import torch\nimport torch.nn.functional as F\n\nK = 0.5\n"
+        "a = torch.randn(4, 3, requires_grad=True)\nb = torch.randn(4, 3, requires_grad=True)\n\n"
+        "q = F.mse_loss(a, b.detach())\n"
+        "if K > 0.25:\n    e = F.mse_loss(a.detach(), b)\nelse:\n    e = F.mse_loss(a.detach(), b)\n"
+        "loss = q + e\nloss.backward()\n"
+    )
+    result = _lint(src, ["GF002"])
+    assert [f.fixable for f in result.findings] == [True]
+    assert result.fixed.decode().endswith(
+        "\n\nif K > 0.25:\n"
+        "    q_term = F.mse_loss(a, b)\n    q = q_term.detach().clone()\n    e = q_term.detach().clone()\n"
+        "else:\n"
+        "    q_term = F.mse_loss(a, b)\n    q = q_term.detach().clone()\n    e = q_term.detach().clone()\n"
+        "loss = q_term + e\nloss.backward()\n"
+    )
+    _safe_fix_is_exact(src, ["GF002"])

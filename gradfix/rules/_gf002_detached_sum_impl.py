@@ -341,6 +341,7 @@ class Visitor(BlockVisitor):
             self._read_elsewhere(branch.target, excluded, reasons, block, index)
 
         carrier = self._names.fresh(f"{name}_term", self.scopes) if plain_read else name
+        bodies = []
         for branch, merged in zip(branches, merged_calls):
             original = branch.body[branch.index]
             lines = [original.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(carrier))], value=merged)])]
@@ -349,7 +350,16 @@ class Visitor(BlockVisitor):
                 assign = definition_line.body[0]
                 value = assign.value.visit(Replace({call: detached(carrier, copy=assign.value is call)}))
                 lines.append(definition_line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[]))
-            replacements[original] = lines
+            bodies.append([*branch.body[: branch.index], *lines, *branch.body[branch.index + 1 :]])
+        # The `if` is replaced whole, not its branches' statements: removing the other definition
+        # just above it moves that line's blank lines and comments onto the `if` (a new node), and
+        # the block's edit would then rewrite the `if` as it was, over the branches' edits.
+        replacements[if_statement] = [
+            if_statement.with_changes(
+                body=if_statement.body.with_changes(body=bodies[0]),
+                orelse=if_statement.orelse.with_changes(body=if_statement.orelse.body.with_changes(body=bodies[1])),
+            )
+        ]
         correction = a + Coef.of(Fraction(-1))
         value = _value_expression(carrier, correction)
         if not correction.is_zero() and not _leftmost(root, plain.node):
