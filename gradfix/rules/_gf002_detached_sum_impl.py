@@ -14,6 +14,7 @@ from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import (
     access_path,
+    binding_counts,
     calls_within,
     code_of,
     contains_detach,
@@ -27,7 +28,7 @@ from gradfix.analysis.backward import definition
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import MergeSafety, match_pair
-from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op, name_stem
+from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op, name_stem, names_in
 from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -37,6 +38,18 @@ from gradfix.rules._blocks import BlockVisitor
 
 # What holds a term's value: a name, or an attribute of a name (`self.vq_loss`).
 Held = Union[cst.Name, cst.Attribute]
+
+
+@dataclass
+class Branch:
+    """One branch's binding of a term's name, for a name bound in both branches of an `if`/`else`
+    (`if ema: e = f(...)` / `else: e = f(...) * s`): `body[index]` is `name = c * f(...)`."""
+
+    body: Sequence[cst.BaseStatement]
+    index: int
+    coef: Coef  # the term's coefficient in the sum through this binding
+    call: cst.Call
+    target: cst.Name
 
 
 @dataclass
@@ -53,6 +66,9 @@ class Term:
     # Names between the sum and that statement (`commitment = beta * e_latent` above `loss = q + commitment`):
     # each link's (statement index, target, read of the name below it), nearest the sum first.
     links: Tuple[Tuple[int, Held, Held], ...] = ()
+    # When the name is bound in both branches of the `if`/`else` at `def_index`: each branch's
+    # binding (`call`, `coef` and `target` are then the first branch's).
+    branches: Tuple[Branch, ...] = ()
 
 
 class Visitor(BlockVisitor):
@@ -89,24 +105,24 @@ class Visitor(BlockVisitor):
 
     def _follow(self, block, index: int, coef: Coef, name: Held, depth: int):
         """The definition above statement `index` that evaluates the call `name` stands for:
-        (coefficient, call, its statement's index, its target, links), or None."""
+        (coefficient, call, its statement's index, its target, links, branches), or None."""
         defined = definition(block, index, name)
         if defined is None:
-            return None
+            return _branched(block, index, coef, name)
         def_index, assign = defined
         target = assign.targets[0].target
         if not isinstance(target, (cst.Name, cst.Attribute)):
             return None
         inner = split_linear(assign.value)
         if inner is not None and contains_detach(inner[1]):
-            return coef * inner[0], inner[1], def_index, target, ()
+            return coef * inner[0], inner[1], def_index, target, (), ()
         if depth == 0:
             return None
         for link_coef, below in _split_named(assign.value):
             followed = self._follow(block, def_index, coef * link_coef, below, depth - 1)
             if followed is not None:
-                *found, links = followed
-                return (*found, ((def_index, target, below), *links))
+                found_coef, call, found_index, found_target, links, branches = followed
+                return found_coef, call, found_index, found_target, ((def_index, target, below), *links), branches
         return None
 
     def _sum(self, block: Sequence[cst.BaseStatement], index: int, root: cst.BinaryOperation) -> None:
@@ -125,17 +141,30 @@ class Visitor(BlockVisitor):
                     continue  # one term inline and one defined above: not handled
                 if _reads_own_names(first, second):
                     continue  # `e * e`, `commitment = e * q`: not linear in the evaluations
-                match = match_pair(first.call, second.call, self.classifier)
-                if match is None:
-                    continue
-                key = frozenset((id(first.call), id(second.call)))
+                if first.branches or second.branches:
+                    # A name bound in both branches of an `if`/`else`: the pair is the other term with
+                    # each branch's evaluation, and every branch must match it.
+                    plain, branched = (second, first) if first.branches else (first, second)
+                    matches = [match_pair(plain.call, branch.call, self.classifier) for branch in branched.branches]
+                    if plain.branches or any(m is None for m in matches):
+                        continue
+                    calls = [plain.call] + [branch.call for branch in branched.branches]
+                else:
+                    match = match_pair(first.call, second.call, self.classifier)
+                    if match is None:
+                        continue
+                    calls = [first.call, second.call]
+                key = frozenset(id(call) for call in calls)
                 if key in self._reported:
                     # The same two definitions summed again (`loss1 = rec - s + p`,
                     # `loss2 = s - p + rec`): reported, with its fix, at the first
                     # sum, whose fix sees this sum as a read of the names.
                     used.update((i, j))
                     break
-                finding = self._finding(block, index, root, first, second, match)
+                if first.branches or second.branches:
+                    finding = self._branched_finding(block, index, root, plain, branched, matches)
+                else:
+                    finding = self._finding(block, index, root, first, second, match)
                 if finding is not None:
                     self.findings.append(finding)
                     self._reported.add(key)
@@ -189,23 +218,157 @@ class Visitor(BlockVisitor):
             lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
         if first.def_index is None:
             lines_by_statement = {statement: lines}
+        line1 = self.line(call1)
+        where = "" if line1 == self.line(call2) else f" (line {line1} and here)"
+        return self._pair_finding(call2, match, where, lines_by_statement, reasons, ops)
+
+    def _pair_finding(self, at: cst.Call, match, where: str, replacements, reasons: Reasons, ops: Sequence[str]) -> Finding:
+        """The finding at the second evaluation `at`, with its rewrite."""
         fix = Rewrite(
             safe=not reasons,
-            replacements=lines_by_statement,
+            replacements=replacements,
             description=f"Evaluate `{match.callee_text}` once with `grad_scale` and a detached value correction",
             unsafe_reason=reasons.text(),
             imports=self.ctx.imports_for(*ops),
         )
-        line2 = self.get_metadata(PositionProvider, call2).start.line
-        line1 = self.get_metadata(PositionProvider, call1).start.line
-        where = "" if line1 == line2 else f" (line {line1} and here)"
         message = (
             f"`{match.callee_text}` evaluated twice in one sum with complementary `.detach()`{where}: "
             f"one evaluation with `grad_scale` gives the same value and gradients"
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
-        return self.report(call2, message, fix, reasons)
+        return self.report(at, message, fix, reasons)
+
+    def _branched_finding(self, block, index: int, root, plain: Term, branched: Term, matches) -> Optional[Finding]:
+        """One term a name bound in both branches of an `if`/`else` (issue 12), the other defined above the `if`:
+
+            q = f(x, y.detach())                 if ema:
+            if ema:                                  q = f(grad_scale(x, BETA), y)
+                e = f(x.detach(), y)         ->      e = q.detach().clone()
+            else:                                else:
+                e = f(x.detach(), y) * s             q = f(grad_scale(x, BETA * s), y)
+            loss = q + BETA * e                      e = q.detach() * s
+                                                 loss = q + BETA * e
+
+        The branch's coefficient is known only in the branch: each branch gets its own one
+        evaluation where it evaluated `f`, carrying both terms' gradients (the operand live in the
+        branch's term scaled by that branch's coefficient), and its name is rebuilt from it,
+        detached: it keeps the branch's value, so the sum keeps it and needs no correction per
+        branch. The other term's definition moves into both branches as that evaluation (its
+        name, or a new one and its name rebuilt detached where it is read elsewhere); in the sum
+        the other term becomes the one evaluation with the detached correction `(a - 1) * m` for
+        its own coefficient `a`, the same in both branches.
+
+        Refused (None): the `if` above the other definition (the one evaluation would come
+        first, the other term's own coefficient and name after it: not built), a term held in an
+        attribute, the other term's name read between its definition and a branch's evaluation
+        (it moves past those reads), and a barrier between: the other definition, the `if`'s
+        test and the branch's statements before its evaluation must not change the operands (the
+        one evaluation runs where the branch's did); after it, as for names defined above."""
+        statement = block[index]
+        if_index = branched.def_index
+        if plain.def_index > if_index:  # type: ignore[operator]
+            return None
+        targets = [plain.target, *(link[1] for term in (plain, branched) for link in term.links)]
+        if not all(isinstance(t, cst.Name) for t in targets):
+            return None
+        branches = branched.branches
+        if_statement = block[if_index]  # type: ignore[index]
+        plain_def = block[plain.def_index]  # type: ignore[index]
+        # Coefficients relative to the other term's sign: its term becomes the one evaluation.
+        a = plain.coef
+        sign = Coef.of(Fraction(plain.sign * branched.sign))
+        reasons = Reasons()
+        merged_calls = []
+        ops: List[str] = []
+        for branch, match in zip(branches, matches):
+            found = self.safety.reasons(match, a, branch.coef * sign)
+            if found is None:
+                return None  # random calls in the arguments: two different computations
+            reasons.extend(found)
+            merged, branch_ops = merged_call(plain.call, match, a, branch.coef * sign, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
+            merged_calls.append(merged)
+            ops += [op for op in branch_ops if op not in ops]
+        reasons.extend(introspection_reasons(self.scopes[-1], self.line))
+
+        watched = read_paths(plain.call) + [path for branch in branches for path in read_paths(branch.call)]
+        if stores_into(plain_def, watched) or any(stores_into(branch.body[branch.index], watched) for branch in branches):
+            return None
+        name = plain.target.value  # type: ignore[union-attr]
+        test = cst.SimpleStatementLine(body=[cst.Expr(value=if_statement.test)])
+        before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
+        roots = {path[0] for path in watched}
+        after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
+        aliased = with_aliases(watched, self.scopes[-1], self.scopes[0])
+        for branch in branches:
+            ahead = [*before, *branch.body[: branch.index]]
+            if any(name in names_in(s) for s in ahead):
+                return None  # read before the one evaluation that now binds it
+            # Between the other definition and the branch's evaluation the operands must stay as
+            # they were (the one evaluation runs at the branch's); after it, as for names above.
+            later = branch.body[branch.index + 1 :]
+            rest = [*later, *block[if_index + 1 : index]]  # type: ignore[operator]
+            verdict = scan_between([*ahead, *(_without_rebinding(s, roots) for s in later), *after], aliased, HarmlessCalls(self.classifier))
+            if verdict.barrier is not None:
+                return None
+            if verdict.unknown:
+                reasons.add(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
+            # The one evaluation reads every coefficient where the branch evaluated `f`: one the
+            # original reads later (in the sum, a link) must not be bound only after that point
+            # (`beta = 0.25` below the `if`: the rewrite would read it unbound).
+            bound = {name for s in rest for name in binding_counts(s)}
+            for symbol in (*a.symbols(), *branch.coef.symbols()):
+                if symbol.split(".")[0] in bound:
+                    reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
+
+        replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {plain_def: []}
+        # The other term, from the sum down its links: as for names defined above.
+        needed = False
+        excluded: Sequence[cst.CSTNode] = (plain.node, branched.node)
+        for link_index, link_target, below in plain.links:
+            needed = self._read_elsewhere(link_target, excluded, reasons, block, index) or needed
+            if not needed:
+                replacements[block[link_index]] = []  # nothing reads it any more
+            excluded = (below,)
+        plain_read = self._read_elsewhere(plain.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
+        # The branch term's names are all kept (the sum reads its value), detached: reads of them
+        # elsewhere as tensors lose their gradient.
+        excluded = (branched.node,)
+        for _, link_target, below in branched.links:
+            self._read_elsewhere(link_target, excluded, reasons, block, index)
+            excluded = (below,)
+        for branch in branches:
+            self._read_elsewhere(branch.target, excluded, reasons, block, index)
+
+        carrier = self._names.fresh(f"{name}_term", self.scopes) if plain_read else name
+        bodies = []
+        for branch, merged in zip(branches, merged_calls):
+            original = branch.body[branch.index]
+            lines = [original.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(carrier))], value=merged)])]
+            rebuilt = [(plain_def, plain.call)] if plain_read else []
+            for definition_line, call in [*rebuilt, (original, branch.call)]:
+                assign = definition_line.body[0]
+                value = assign.value.visit(Replace({call: detached(carrier, copy=assign.value is call)}))
+                lines.append(definition_line.with_changes(body=[assign.with_changes(value=value)], leading_lines=[]))
+            bodies.append([*branch.body[: branch.index], *lines, *branch.body[branch.index + 1 :]])
+        # The `if` is replaced whole, not its branches' statements: removing the other definition
+        # just above it moves that line's blank lines and comments onto the `if` (a new node), and
+        # the block's edit would then rewrite the `if` as it was, over the branches' edits.
+        replacements[if_statement] = [
+            if_statement.with_changes(
+                body=if_statement.body.with_changes(body=bodies[0]),
+                orelse=if_statement.orelse.with_changes(body=if_statement.orelse.body.with_changes(body=bodies[1])),
+            )
+        ]
+        correction = a + Coef.of(Fraction(-1))
+        value = _value_expression(carrier, correction)
+        if not correction.is_zero() and not _leftmost(root, plain.node):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        if code_of(value) != code_of(plain.node):
+            replacements[statement] = [statement.visit(Replace({plain.node: value}))]
+        others = ", ".join(str(self.line(branch.call)) for branch in branches[1:])
+        where = f" (line {self.line(plain.call)} and here; the `else` branch's at line {others})"
+        return self._pair_finding(branches[0].call, matches[0], where, replacements, reasons, ops)
 
     def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons):
         """Both terms are names defined above: the one evaluation replaces the earlier definition.
@@ -412,7 +575,39 @@ def _reads_own_names(first: Term, second: Term) -> bool:
         for target in [term.target] + [link[1] for link in term.links]
         if isinstance(target, cst.Name)
     }
-    return any(symbol.split(".")[0] in names for term in (first, second) for symbol in term.coef.symbols())
+    coefs = [term.coef for term in (first, second)] + [branch.coef for term in (first, second) for branch in term.branches]
+    return any(symbol.split(".")[0] in names for coef in coefs for symbol in coef.symbols())
+
+
+def _branched(block: Sequence[cst.BaseStatement], index: int, coef: Coef, name: Held):
+    """`name` bound in both branches of the `if`/`else` nearest above statement `index` that binds
+    it, each time by `name = c * f(...)` (a call holding a stop-gradient), the last binding of its
+    branch: `_follow`'s tuple with each branch's binding, or None.
+
+    Two branches only: an `elif` is refused (each test would be one more statement between the
+    passes for the branches after it); so is a branch on the `if`'s line (`if c: e = ...`)."""
+    if not isinstance(name, cst.Name):
+        return None  # an attribute may be read anywhere: always rebuilt, and not followed here
+    found = next((j for j in range(index - 1, -1, -1) if stores_into(block[j], [(name.value,)]) is not None), None)
+    if found is None:
+        return None
+    statement = block[found]
+    if not (isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else)):
+        return None
+    branches = []
+    for suite in (statement.body, statement.orelse.body):
+        if not isinstance(suite, cst.IndentedBlock):
+            return None
+        defined = definition(suite.body, len(suite.body), name)
+        if defined is None:
+            return None  # the branch does not bind it last by a plain assignment
+        k, assign = defined
+        inner = split_linear(assign.value)
+        if inner is None or not contains_detach(inner[1]):
+            return None
+        branches.append(Branch(suite.body, k, coef * inner[0], inner[1], assign.targets[0].target))  # type: ignore[arg-type]
+    first = branches[0]
+    return first.coef, first.call, found, first.target, (), tuple(branches)
 
 
 def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:

@@ -26,6 +26,25 @@ name (`self.commitment_loss = F.mse_loss(...)`, summed as
 outside the function may read the attribute as a tensor, and after the
 rewrite it holds the value without gradient.
 
+A term's name may be bound in both branches of an `if`/`else` that stands
+between the other term's definition and the sum, each branch by
+`name = c * f(...)` as its last binding there, with its own coefficient
+(issue 12):
+
+    q_latent = F.mse_loss(z_q, z_e.detach())
+    if self.use_ema:
+        e_latent = F.mse_loss(z_q.detach(), z_e)
+    else:
+        e_latent = F.mse_loss(z_q.detach(), z_e) * WARMUP_SCALE
+    loss = recon + q_latent + BETA * e_latent
+
+Not followed: an `elif` chain, an `if` without `else` or with a branch
+that does not bind the name so, a branch on the `if`'s line, an `if` above
+the other term's definition, both terms bound in the branches, and a term
+held in an attribute. Not reported when the other term's name is read
+between its definition and a branch's evaluation (the test included: the
+rewrite moves its binding there), or when an operand is changed there.
+
 Coefficients, operands and symmetric argument swaps are recognised as in
 GF001 (`gradfix rule GF001`). An operand rebound after both definitions (the
 straight-through estimator's `z_q = z + (z_q - z).detach()` before the sum)
@@ -54,6 +73,28 @@ replaces the earlier definition (`q_latent = F.mse_loss(z_q,
 grad_scale(z_e, COMMITMENT_COST))`), and a name read elsewhere is rebuilt as
 a detached value of the one evaluation: the same value, without gradient.
 
+For a name bound in both branches of an `if`/`else`, the branch's coefficient
+is known only in the branch, so each branch gets its own one evaluation where
+it evaluated `f` (the operand live in its term scaled by that branch's
+coefficient), and the branch's name is rebuilt from it, detached, keeping the
+branch's value:
+
+    if self.use_ema:
+        q_latent = F.mse_loss(z_q, grad_scale(z_e, BETA))
+        e_latent = q_latent.detach().clone()
+    else:
+        q_latent = F.mse_loss(z_q, grad_scale(z_e, BETA * WARMUP_SCALE))
+        e_latent = q_latent.detach() * WARMUP_SCALE
+    loss = recon + q_latent + BETA * e_latent
+
+The other term's definition moves into each branch as that evaluation (its
+name, or a new one with the name rebuilt detached after it where it is read
+elsewhere). The sum keeps the branch term (its value, without gradient) and
+the other term becomes the one evaluation with a correction for its own
+coefficient only, `m + ((a - 1) * m).detach()`, the same in both branches: no
+per-branch correction and no coefficient held in a name (which, bound in two
+branches, would not be a proven number).
+
 Opt-in (not in the default selection): a sum of this kind is often written
 on purpose for readability, and the gain is one evaluation of `f`.
 
@@ -66,7 +107,12 @@ For terms defined by name, every read of a name other than its term in the
 sum must end in a value (`e.item()`, `float(e)`, `e.detach()`, an f-string,
 `print(e)`): a name also read as a tensor (`total = loss + 0.1 * e`, a
 second sum, `return e`) loses that read's gradient when rebuilt detached,
-and the fix is unsafe, naming the line. The rewrite removes a term's name
+and the fix is unsafe, naming the line. A name bound in both branches of an
+`if` is always rebuilt, so the same holds for its every read. Its one
+evaluation reads every coefficient in the branch: a call not proven harmless
+between the other definition and the branch's evaluation (the `if`'s test,
+the branch's statements before it), or a coefficient bound only after it,
+makes the fix unsafe. The rewrite removes a term's name
 that nothing else reads: `locals()`, `vars()`, `dir()`, `eval`, `exec` or
 `globals()` in the function may read it by its string (a metrics dict built
 from `locals()`), and make the fix unsafe. Otherwise unsafe, and the message

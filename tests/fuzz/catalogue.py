@@ -2,7 +2,8 @@
 
 Every generated `Step` is a complete snippet in the harness's protocol
 (module-level setup, then `def step():`) holding one instance of a gradfix
-pattern (`FORMS`: GF001 named/inline/same name, GF002 inline/named terms,
+pattern (`FORMS`: GF001 named/inline/same name, GF002 inline/named terms (the second maybe
+bound in both branches of an `if`/`else`),
 GF003 losses computed first or between, GF004 straight-line or through
 accumulation loops in several styles, two backward calls, one backward of the
 sum, or one loss), built from:
@@ -804,8 +805,24 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
             names = {"first": None, "second": "loss"}
         else:
             body.append(f"q = {t_xlive}")
-            body.extend(between_lines("q"))
-            body.append(second(f"e = {t_ylive}"))
+            # The second term's name bound in both branches of an `if`/`else`, each with its own
+            # coefficient; the branch taken drawn, and what is drawn between before the `if` or in
+            # the taken branch before its evaluation.
+            branch = pick("branch", ["none", "if_true", "if_false", "in_branch"], prefer=["none"])
+            if branch == "none":
+                body.extend(between_lines("q"))
+                body.append(second(f"e = {t_ylive}"))
+            else:
+                other = draw(st.sampled_from(COEF_LITERALS))
+                inside = between_lines("q") if branch == "in_branch" else []
+                if branch != "in_branch":
+                    body.extend(between_lines("q"))
+                taken = [*inside, second(f"e = {t_ylive}")]
+                untaken = [second(f"e = {other}{t_ylive}")]
+                test = "K < 0.25" if branch == "if_false" else "K > 0.25"
+                then, orelse = (untaken, taken) if branch == "if_false" else (taken, untaken)
+                body.append(f"if {test}:\n" + textwrap.indent("\n".join(then), "    ")
+                            + "\nelse:\n" + textwrap.indent("\n".join(orelse), "    "))
             after_defs = pick("after_defs", ["none", "ste_rebind", "inplace"], prefer=["none"])
             if after_defs != "none" and ops.rebind is not None:
                 # After both definitions: the straight-through estimator rebinds an operand (the
