@@ -383,6 +383,13 @@ class Visitor(BlockVisitor):
             return None
         host = min(defs)  # type: ignore[type-var]
         later = max(defs)  # type: ignore[type-var]
+        # The one evaluation reads every coefficient at the earlier definition: one the original
+        # reads later (the other definition, a link, the sum) must not be bound only after that
+        # point (`beta = 0.25` just before the sum: the rewrite would read it unbound, or stale).
+        bound = {name for k in range(host + 1, index + 1) for name in binding_counts(block[k])}
+        for symbol in dict.fromkeys((*first.coef.symbols(), *second.coef.symbols())):
+            if symbol.split(".")[0] in bound:
+                reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
         # Between the definitions, the second evaluation must see the operands the first saw.
         # After both, the values are computed: rebinding an operand's name (the straight-through
         # estimator's `z_q = z + (z_q - z).detach()` before the sum) changes neither; only what the
