@@ -622,7 +622,12 @@ class CalleeClassifier:
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
                 for decorator in node.decorators:
-                    if not classifier.qualified(decorator.decorator) & TRANSPARENT_DECORATORS and code_of(decorator.decorator).strip() not in ("staticmethod", "classmethod", "property"):
+                    applied = decorator.decorator
+                    if isinstance(applied, cst.Call):
+                        applied.visit(self)  # its arguments
+                        applied = applied.func
+                    known = classifier.qualified(applied) & TRANSPARENT_DECORATORS or classifier._only_calls(applied)
+                    if not known and code_of(applied).strip() not in ("staticmethod", "classmethod", "property"):
                         escaping.append(node)  # the decorator receives it
                 node.body.visit(self)
                 return False
