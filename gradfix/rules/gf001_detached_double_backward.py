@@ -121,7 +121,7 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph", prechecks.two_stop_gradients)  # (the cheap substring tokens first)
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword, prechecks.two_stop_gradients)  # (the cheapest tests first)
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:

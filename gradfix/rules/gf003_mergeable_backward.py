@@ -68,7 +68,7 @@ NAME = "mergeable-backward"
 SUMMARY = "Consecutive `backward` calls on a retained graph: one `backward` of the sum gives the same gradients"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword)
 # Where both apply, GF001's and GF004's rewrites (which merge the backward calls too) are the better ones.
 SUPERSEDED_BY = ("GF001", "GF004")
 

@@ -94,7 +94,7 @@ NAME = "needless-retain-graph"
 SUMMARY = "`backward(retain_graph=True)` with no later backward in the function (or script): the graph is kept alive for nothing"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword)
 # Where a merge's fix (one forward, one backward) rewrites the retaining call, that fix is the
 # better one: the retain goes with it. (The merge of `l1.backward(retain_graph=True)` and a later
 # `l2.backward()` on a loss built afresh, the seed's shape, is GF001's or GF003's.)
@@ -207,7 +207,7 @@ def _retaining_backwards(body, loop):
                 # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`) take one.
                 and len(call.args) == (1 if call.func.attr == "manual_backward" or prechecks.is_autograd(call.func.value) else 0)
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
-                and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
+                and any(k.arg in prechecks.RETAIN_KEYWORDS and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
                 yield call, loop
         inner_loop = statement if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) else loop
