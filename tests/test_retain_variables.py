@@ -23,7 +23,7 @@ REASON = (
     "`retain_variables` was removed from PyTorch (0.4 renamed it `retain_graph`): the original raises "
     "TypeError on torch >= 2.1 and the rewrite runs; check that this is the intent"
 )
-NOTE = "(`retain_variables=True` read as `retain_graph=True`, its name before PyTorch 0.4)"
+NOTE = "(`retain_variables=True` read as `retain_graph=True`: PyTorch 0.4 renamed it)"
 
 
 def _lint(src: str, code: str):

@@ -104,7 +104,7 @@ def old_keyword_note(calls: Sequence[BackwardCall]) -> str:
     """What a finding's message adds where a call passes `retain_variables=True` (empty: none does)."""
     if not any(c.old_spelling for c in calls):
         return ""
-    return f" (`{OLD_RETAIN}=True` read as `retain_graph=True`, its name before PyTorch 0.4)"
+    return f" (`{OLD_RETAIN}=True` read as `retain_graph=True`: PyTorch 0.4 renamed it)"
 
 
 def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[BackwardCall]:

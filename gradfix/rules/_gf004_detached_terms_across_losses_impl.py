@@ -557,12 +557,12 @@ class Visitor(BlockVisitor):
             replacements.update(merged_backward(run.calls))
             rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run.calls)
             description += f"; backpropagate `{rendered}` once"
-        else:
-            # The one backward keeps its keywords, in the spelling torch reads (`retain_variables`).
-            call = run.calls[0].statement
-            kept = replacements.get(call, [call])
-            if modern_spelling(call) is not call:
-                replacements[call] = [modern_spelling(s) if isinstance(s, cst.SimpleStatementLine) else s for s in kept]
+        elif run.calls[0].old_spelling:
+            # The one backward is kept, in the spelling torch reads (its statement may hold a term
+            # the fix has changed already: `modern_spelling` finds the call by shape).
+            statement = run.calls[0].statement
+            kept = replacements.get(statement, [statement])
+            replacements[statement] = [modern_spelling(s) if isinstance(s, cst.SimpleStatementLine) else s for s in kept]
         return Rewrite(
             safe=not reasons,
             replacements=replacements,
