@@ -204,7 +204,8 @@ def profile(tree: Path, limit: int = 15) -> str:
             pass
     t_read = time.perf_counter() - t0
     t0 = time.perf_counter()
-    tokens = [(p, d) for p, d in datas if any(all(tok in d for tok in r.REQUIRED_TOKENS) for r in rules)]
+    # An entry of REQUIRED_TOKENS may be a cheap test of the text (a function) instead of a token.
+    tokens = [(p, d) for p, d in datas if any(all(tok(d) if callable(tok) else tok in d for tok in r.REQUIRED_TOKENS) for r in rules)]
     t_tokens = time.perf_counter() - t0
     t0 = time.perf_counter()
     kept = [(p, d) for p, d in datas if engine.prefilter(d, rules)]

@@ -16,11 +16,15 @@ from typing import Dict, List, Optional
 # backslash continuations and comments. One character class plus a comment
 # that runs to its newline: unambiguous, so searching stays linear.
 GAP = rb"(?:[ \t\f\v\r\n\\]|#[^\r\n]*[\r\n])*"
-# `retain_graph=True` as a keyword argument, `(True)` included.
-RETAIN_TRUE = re.compile(rb"retain_graph" + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"True")
-# A plain retaining backward's first argument is `retain_graph=` (only that keyword is allowed).
+# The keywords that keep the graph: `retain_graph`, and its name before PyTorch 0.4, which the rules
+# read as the `retain_graph` it meant (`gradfix.analysis.backward.OLD_RETAIN`).
+RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
+_RETAIN = rb"retain_(?:graph|variables)"
+# `retain_graph=True` (or `retain_variables=True`) as a keyword argument, `(True)` included.
+RETAIN_TRUE = re.compile(_RETAIN + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"True")
+# A plain retaining backward's first argument is `retain_graph=` or `retain_variables=` (only those keywords are allowed).
 BACKWARD_RETAIN = re.compile(
-    rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"retain_graph" + GAP + rb"="
+    rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + _RETAIN + GAP + rb"="
     # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`.
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
 )
@@ -45,6 +49,14 @@ DATA_STOP = re.compile(
 def has_stop_gradient(text: bytes) -> bool:
     """Some stop-gradient marker in the text: `.detach()`, `torch.detach(`, `X.data`."""
     return DETACH_CALL.search(text) is not None or DATA_STOP.search(text) is not None
+
+
+def retain_keyword(text: bytes) -> bool:
+    """A prefilter entry (REQUIRED_TOKENS) of the rules that need a retaining backward: the text
+    mentions `retain_graph` or `retain_variables` (RETAIN_KEYWORDS). Both names, not their common
+    prefix `retain_`: `retain_grad()` is far more frequent, and each file that passes the token
+    stage costs a parse or a precheck."""
+    return b"retain_graph" in text or b"retain_variables" in text
 
 
 def two_stop_gradients(text: bytes) -> bool:
@@ -148,8 +160,9 @@ def plain_backward(statement) -> Optional[bool]:
 
 def backward_site(statement) -> Optional[tuple]:
     """(the loss expression, whether `retain_graph=True`) of a plain backward expression statement,
-    else None. Plain: keyword arguments only, all `retain_graph` (`gradient=`, `inputs=`,
-    `create_graph=`, `**kwargs` or a second positional argument make it no site)."""
+    else None. Plain: keyword arguments only, all `retain_graph` or `retain_variables` (`gradient=`,
+    `inputs=`, `create_graph=`, `**kwargs` or a second positional argument make it no site; both
+    retain keywords together are no site to the rules, a site here: an overestimate only)."""
     import ast
 
     call = getattr(statement, "value", None) if type(statement) is ast.Expr else None
@@ -169,7 +182,7 @@ def backward_site(statement) -> Optional[tuple]:
         return None
     retains = False
     for keyword in call.keywords:
-        if keyword.arg != "retain_graph":
+        if keyword.arg not in RETAIN_KEYWORDS:
             return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
         retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
     return loss, retains

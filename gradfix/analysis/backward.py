@@ -35,14 +35,31 @@ class BackwardCall:
     opaque_args: bool = False
 
     @property
+    def retain_keyword(self) -> Optional[str]:
+        """The keyword that keeps the graph, as written: `retain_graph`, or `retain_variables`
+        (OLD_RETAIN, its pre-0.4 name) passed alone with the literal `True`; None for neither.
+        Both together, or the old name with any other value, is a call gradfix does not read
+        (every supported torch raises TypeError on it; what was meant is not certain): None."""
+        if OLD_RETAIN in self.keywords:
+            return OLD_RETAIN if "retain_graph" not in self.keywords and _is_true(self.keywords[OLD_RETAIN]) else None
+        return "retain_graph" if "retain_graph" in self.keywords else None
+
+    @property
+    def old_spelling(self) -> bool:
+        """`retain_variables=True`, read as the `retain_graph=True` it meant (`old_keyword_reasons`)."""
+        return self.retain_keyword == OLD_RETAIN
+
+    @property
     def retains_graph(self) -> bool:
-        value = self.keywords.get("retain_graph")
-        return isinstance(value, cst.Name) and value.value == "True"
+        keyword = self.retain_keyword
+        return keyword is not None and _is_true(self.keywords[keyword])
 
     @property
     def plain(self) -> bool:
-        """First order, whole-graph, unit gradient (docs/design.md §1, E7)."""
-        return not self.opaque_args and not set(self.keywords) - {"retain_graph"}
+        """First order, whole-graph, unit gradient (docs/design.md §1, E7). `retain_variables`
+        counts as the `retain_graph` it meant only where `retain_keyword` reads it."""
+        allowed = {"retain_graph"} if not self.old_spelling else {OLD_RETAIN}
+        return not self.opaque_args and not set(self.keywords) - allowed
 
     @property
     def loss_is_argument(self) -> bool:
@@ -54,6 +71,40 @@ class BackwardCall:
     def loss_name(self) -> Optional[str]:
         loss = strip_parens(self.receiver)
         return loss.value if isinstance(loss, cst.Name) else None
+
+
+# `retain_graph`'s name before PyTorch 0.4 (`loss.backward(retain_variables=True)`). Every torch
+# gradfix supports (>= 2.1) raises TypeError on it; gradfix reads it as the `retain_graph` it
+# meant, and never offers a fix of such a call as safe (`old_keyword_reasons`).
+OLD_RETAIN = "retain_variables"
+
+
+def _is_true(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"
+
+
+def old_keyword_reasons(calls: Sequence[BackwardCall]) -> List[Reason]:
+    """Why a fix that rewrites backward calls one of which passes `retain_variables=True` is not
+    exact (empty: none does). The original raises TypeError on every supported torch (the keyword
+    was renamed `retain_graph` in 0.4) where the rewrite, written in the modern spelling
+    (`gradfix.fixes.build.modern_spelling`), runs: a change of behaviour the user must confirm. Shared by the rules
+    that rewrite backward calls (GF001, GF003, GF004, GF005)."""
+    if not any(c.old_spelling for c in calls):
+        return []
+    return [
+        Reason(
+            f"`{OLD_RETAIN}` was removed from PyTorch (0.4 renamed it `retain_graph`): the original raises "
+            f"TypeError on torch >= 2.1 and the rewrite runs; check that this is the intent",
+            SPELLING,
+        )
+    ]
+
+
+def old_keyword_note(calls: Sequence[BackwardCall]) -> str:
+    """What a finding's message adds where a call passes `retain_variables=True` (empty: none does)."""
+    if not any(c.old_spelling for c in calls):
+        return ""
+    return f" (`{OLD_RETAIN}=True` read as `retain_graph=True`: PyTorch 0.4 renamed it)"
 
 
 def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[BackwardCall]:
@@ -502,6 +553,7 @@ def merge_reasons(
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
     reasons.extend(file_merge_reasons(facts))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))
+    reasons.extend(old_keyword_reasons(calls))
     return reasons
 
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.backward import BackwardCall
+from gradfix.analysis.backward import OLD_RETAIN, BackwardCall, backward_call
 from gradfix.analysis.callee_kinds import MODULE
 from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, code_of, is_literal, strip_parens
 from gradfix.analysis.linear import Coef
@@ -225,8 +225,23 @@ def merged_backward(calls: Sequence[BackwardCall]) -> Dict[cst.CSTNode, List[cst
     last = calls[-1]
     total = _sum([c.receiver for c in calls])
     replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {c.statement: [] for c in calls[:-1]}
-    replacements[last.statement] = [last.statement.visit(_ReplaceNode(last.receiver, total))]  # type: ignore[list-item]
+    replacements[last.statement] = [modern_spelling(last.statement.visit(_ReplaceNode(last.receiver, total)))]  # type: ignore[list-item, arg-type]
     return replacements
+
+
+def modern_spelling(statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """A backward statement a rewrite keeps (its keywords carried over, docs/design.md §1, E7) with
+    the pre-0.4 `retain_variables=True` written `retain_graph=True`, the keyword torch reads;
+    unchanged where it has none. Found by the statement's shape (its one call), so it applies to a
+    statement another replacement already rebuilt."""
+    call = backward_call([statement], 0)
+    if call is None or not call.old_spelling:
+        return statement
+    args = [
+        arg.with_changes(keyword=cst.Name("retain_graph")) if arg.keyword is not None and arg.keyword.value == OLD_RETAIN else arg
+        for arg in call.call.args
+    ]
+    return statement.with_changes(body=[statement.body[0].with_changes(value=call.call.with_changes(args=args))])
 
 
 # Operators that bind tighter than `+`: such summands need no parentheses.

@@ -11,7 +11,17 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from gradfix.analysis.backward import backward_call, definition, file_merge_reasons, held, later_use_reasons, spelling_reasons
+from gradfix.analysis.backward import (
+    BackwardCall,
+    backward_call,
+    definition,
+    file_merge_reasons,
+    held,
+    later_use_reasons,
+    old_keyword_note,
+    old_keyword_reasons,
+    spelling_reasons,
+)
 from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import loop_reasons
@@ -25,7 +35,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, split_linear
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
-from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, module_op, name_stem
+from gradfix.fixes.build import FreshNames, Replace, detached, merged_call, modern_spelling, module_op, name_stem
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -46,6 +56,7 @@ class _Site:
     expr: cst.BaseExpression  # the loss expression
     coef: Coef
     call: cst.Call
+    backward: BackwardCall
 
 
 class Visitor(BlockVisitor):
@@ -76,7 +87,7 @@ class Visitor(BlockVisitor):
         coef, loss_call = parsed
         return _Site(
             index, found.statement, found.receiver, found.scaler, found.retains_graph,
-            def_index, target, expr, coef, loss_call,
+            def_index, target, expr, coef, loss_call, found,
         )
 
     # -- pairing --------------------------------------------------------------------
@@ -133,6 +144,7 @@ class Visitor(BlockVisitor):
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.facts))
         reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
+        reasons.extend(old_keyword_reasons([first.backward, second.backward]))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
@@ -145,6 +157,7 @@ class Visitor(BlockVisitor):
         )
         if match.swapped:
             message += " (arguments swapped; the callee is symmetric)"
+        message += old_keyword_note([first.backward, second.backward])
         return self.report(c2, message, fix, reasons)
 
     # -- the rewrite ----------------------------------------------------------------
@@ -284,5 +297,6 @@ def _assign_line(template: cst.BaseStatement, target, value: cst.BaseExpression)
 
 
 def _with_receiver(site: _Site, new: cst.BaseExpression) -> cst.SimpleStatementLine:
-    """The site's backward statement with the loss replaced by `new` (a call or a name: no parentheses needed)."""
-    return site.statement.visit(Replace({site.receiver: new}, keep_parens=False))  # type: ignore[return-value]
+    """The site's backward statement with the loss replaced by `new` (a call or a name: no parentheses
+    needed), its keywords in the spelling torch reads."""
+    return modern_spelling(site.statement.visit(Replace({site.receiver: new}, keep_parens=False)))  # type: ignore[arg-type]

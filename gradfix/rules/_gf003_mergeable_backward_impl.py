@@ -9,7 +9,7 @@ from typing import List, Sequence
 
 import libcst as cst
 
-from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons
+from gradfix.analysis.backward import BackwardCall, backward_runs, merge_reasons, old_keyword_note
 from gradfix.fixes.build import merged_backward
 from gradfix.analysis.between import HarmlessCalls
 from gradfix.analysis.exprs import code_of, strip_parens
@@ -39,9 +39,10 @@ class Visitor(BlockVisitor):
         lines = ", ".join(str(self.line(c.call)) for c in run[1:])
         first = run[0]
         # As written where the loss is an argument (`self.manual_backward(loss, retain_graph=True)`).
-        shown = code_of(first.call).strip() if first.loss_is_argument else f"{code_of(first.receiver).strip()}.backward(retain_graph=True)"
+        shown = code_of(first.call).strip() if first.loss_is_argument else f"{code_of(first.receiver).strip()}.backward({first.retain_keyword}=True)"
         message = (
             f"`{shown}` keeps the graph for another "
             f"backward (line {lines}): one backward of `{rendered}` gives the same gradients in one traversal"
+            + old_keyword_note(run)
         )
         return self.report(run[0].call, message, fix, reasons)

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
-from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons
+from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, old_keyword_note, old_keyword_reasons
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     calls_within,
@@ -26,7 +26,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
-from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, module_op, names_in
+from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
@@ -311,6 +311,8 @@ class Visitor(BlockVisitor):
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
             reasons.extend(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
+        else:
+            reasons.extend(old_keyword_reasons(run.calls))  # the one call is rewritten in the modern spelling
 
         fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second, expansion.twins, loops)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
@@ -330,6 +332,7 @@ class Visitor(BlockVisitor):
             message += " (arguments swapped; the callee is symmetric)"
         if loops is not None:
             message += " (two loops over one range: the second reads the first's evaluations)"
+        message += old_keyword_note(run.calls)
         if second.site is not None:
             helper = code_of(second.site.func).strip()
             message += f" (`.detach()` inside `{helper}`: `{code_of(second.call).strip()}` here)"
@@ -554,6 +557,12 @@ class Visitor(BlockVisitor):
             replacements.update(merged_backward(run.calls))
             rendered = " + ".join(code_of(strip_parens(c.receiver)).strip() for c in run.calls)
             description += f"; backpropagate `{rendered}` once"
+        elif run.calls[0].old_spelling:
+            # The one backward is kept, in the spelling torch reads (its statement may hold a term
+            # the fix has changed already: `modern_spelling` finds the call by shape).
+            statement = run.calls[0].statement
+            kept = replacements.get(statement, [statement])
+            replacements[statement] = [modern_spelling(s) if isinstance(s, cst.SimpleStatementLine) else s for s in kept]
         return Rewrite(
             safe=not reasons,
             replacements=replacements,

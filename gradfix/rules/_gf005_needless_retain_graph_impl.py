@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
-from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons, spelling_reasons
+from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
@@ -85,6 +85,7 @@ class Visitor(BlockVisitor):
             reasons = self._unproven_at_module_level(call, function)
         else:
             reasons = self._unproven(call, function)
+        reasons.extend(old_keyword_reasons([call]))
         if inputs:
             shown = ", ".join(f"`{name}`" for name in inputs)
             source = "from before it" if isinstance(function, cst.Module) else "from the caller"
@@ -98,17 +99,25 @@ class Visitor(BlockVisitor):
                 )
             )
         loss = code_of(call.receiver).strip()
+        written = f"`{call.retain_keyword}=True`"
         fix = Rewrite(
             safe=not reasons,
             replacements={call.statement: [call.statement.visit(Replace({call.call: _without(call.call, arg)}))]},
-            description="Remove `retain_graph=True`",
+            description=f"Remove {written}",
             unsafe_reason=reasons.text(),
         )
         later = "later in this iteration or the next of" if in_loop else "later in"
         where = "the module" if isinstance(function, cst.Module) else f"`{function.name.value}`"
+        # The old keyword raises on every supported torch: what it would keep alive is what it meant.
+        old = call.old_spelling
+        keeps = (
+            f"{written}, the pre-0.4 spelling of `retain_graph=True` (torch >= 2.1 raises TypeError on it), would keep"
+            if old
+            else f"{written} keeps"
+        )
         message = (
-            f"`retain_graph=True` keeps the graph of `{loss}` alive, but nothing {later} "
-            f"{where} backpropagates through it: its saved activations stay in memory until "
+            f"{keeps} the graph of `{loss}` alive, but nothing {later} "
+            f"{where} backpropagates through it: its saved activations {'would stay' if old else 'stay'} in memory until "
             f"the graph is freed"
         )
         return self.report(arg, message, fix, reasons)
@@ -289,9 +298,11 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
 
 
 def _retain_arg(call: BackwardCall) -> Optional[cst.Arg]:
-    """The `retain_graph=True` argument, written as the literal."""
+    """The `retain_graph=True` argument (or the pre-0.4 `retain_variables=True` alone:
+    `BackwardCall.retain_keyword`), written as the literal."""
+    keyword = call.retain_keyword
     for arg in call.call.args:
-        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+        if arg.keyword is not None and arg.keyword.value == keyword:
             value = arg.value
             if isinstance(value, cst.Name) and value.value == "True" and not value.lpar:
                 return arg

@@ -17,7 +17,9 @@ be held in an attribute, `self.loss_G`, or a dict item under a literal key,
 read the rebuilt value as a tensor), inline
 `f(...).backward(...)`, `scaler.scale(loss).backward(...)` with the same
 scaler, Lightning's `self.manual_backward(loss, ...)` and
-`torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
+`torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); the
+pre-0.4 `retain_variables=True`, read as the `retain_graph=True` it meant (alone,
+the literal `True`; its fix is never safe, below); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or
 subscripts, stop-gradiented by `.detach()` (or `torch.detach(x)`, or, with a copy,
 `.detach().clone()`, `.clone().detach()`, `.clone().detach_()`; a list item by
@@ -109,7 +111,10 @@ a later `backward()` or `torch.autograd.grad()` in the same function may go
 through the part of the graph the first call kept alive, which the one
 backward frees: unsafe. A function that calls `locals()`, `vars()`,
 `globals()`, `eval` or `exec` may read the names the rewrite removes or
-rebuilds: unsafe too.
+rebuilds: unsafe too. A backward call passing `retain_variables=True` (the name
+of `retain_graph` before PyTorch 0.4) raises TypeError on every supported
+torch, where the rewrite, which writes the kept call's retain as
+`retain_graph=True`, runs: always unsafe, so the user confirms the intent.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ NAME = "detached-double-backward"
 SUMMARY = "Same function evaluated twice with complementary `.detach()`, both backpropagated"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph", prechecks.two_stop_gradients)  # (the cheap substring tokens first)
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword, prechecks.two_stop_gradients)  # (the cheapest tests first)
 
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:

@@ -11,7 +11,8 @@ between them steps, zeroes, reads or clips gradients:
 The calls may be spelled `loss.backward(...)`, `scaler.scale(loss).backward(...)`,
 Lightning's `self.manual_backward(loss, ...)` or `torch.autograd.backward(loss, ...)`;
 a loss may be a name, or an item under a literal key of a dict the function
-builds itself (`losses["adv"]`).
+builds itself (`losses["adv"]`). The pre-0.4 `retain_variables=True` is read as
+the `retain_graph=True` it meant (alone, with the literal `True`).
 
 ## Why it is costly
 `retain_graph=True` keeps the whole graph alive so that the next call can walk
@@ -56,7 +57,10 @@ gradient, sums of gradients, views, reductions, masks to zero, None or zeros
 returned), the fix is unsafe and names its line; a Function imported from
 another module is not seen. When the last call does not retain the graph, a
 later `backward()` or `torch.autograd.grad()` in the same function may use a
-graph an earlier call kept alive, which the one backward frees: unsafe.
+graph an earlier call kept alive, which the one backward frees: unsafe. A call
+passing `retain_variables=True` raises TypeError on every supported torch (0.4
+renamed it `retain_graph`), where the merged backward, which writes the last
+call's retain as `retain_graph=True`, runs: always unsafe.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ NAME = "mergeable-backward"
 SUMMARY = "Consecutive `backward` calls on a retained graph: one `backward` of the sum gives the same gradients"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword)
 # Where both apply, GF001's and GF004's rewrites (which merge the backward calls too) are the better ones.
 SUPERSEDED_BY = ("GF001", "GF004")
 

@@ -161,7 +161,9 @@ When the rewrite also merges the run's backward calls, a gradient hook
 registered in the file (`register_hook`, `register_full_backward_hook`, ...)
 makes it unsafe too: it runs once on the sum instead of once per pass, exact
 only for a linear, stateless hook. Hooks registered in another module are not
-seen.
+seen. A backward call passing the pre-0.4 `retain_variables=True` (read as the
+`retain_graph=True` it meant) raises TypeError on every supported torch, where
+the rewrite, which writes it `retain_graph=True`, runs: always unsafe.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 ## What it does
 Finds `loss.backward(retain_graph=True)` (also `scaler.scale(loss).backward(...)`,
-`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`)
+`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`, and the
+pre-0.4 `retain_variables=True` alone, the name `retain_graph` had before 0.4)
 inside a function where no later statement of that function backpropagates
 (`backward`, `torch.autograd.grad`, `manual_backward`, or code of the file
 that may call them). Inside a loop of the function, the next iteration runs
@@ -42,7 +43,8 @@ graph-free values through known modules and pure functions, cannot need this
 graph: `analysis/fresh.py`), where GF001, GF003 or GF004 merge the call away
 (their fix supersedes this one), when the call is inside a loop that reads a value built before it
 (or carried from an earlier iteration, or a parameter read as a tensor) not
-proven graph-free, in a class body, when `retain_graph` is not the literal `True`, and when the call passes
+proven graph-free, in a class body, when `retain_graph` is not the literal `True` (nor
+`retain_variables`, or when both are passed), and when the call passes
 `create_graph=True` (higher-order gradients keep the graph on purpose).
 
 ## Fix safety
@@ -63,7 +65,9 @@ from the caller (`def train(model, loader)`: a model keeping its hidden
 state, a loader yielding tensors of one graph would need the graph). Otherwise
 the fix is unsafe and the message names the call or statement and its line.
 The function's own arguments are taken as data: a tensor argument carrying a
-graph the caller backpropagates again later is not seen.
+graph the caller backpropagates again later is not seen. `retain_variables=True`
+raises TypeError on every supported torch, where the call without it runs: its
+removal is always unsafe, so the user confirms the intent.
 
 Module-level script code is checked as a function's body is: no later
 backward in the module, in a loop nothing carried and every call of the loop
@@ -94,7 +98,7 @@ NAME = "needless-retain-graph"
 SUMMARY = "`backward(retain_graph=True)` with no later backward in the function (or script): the graph is kept alive for nothing"
 DEFAULT = True
 FIXABLE = "sometimes"
-REQUIRED_TOKENS = (b"backward(", b"retain_graph")
+REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword)
 # Where a merge's fix (one forward, one backward) rewrites the retaining call, that fix is the
 # better one: the retain goes with it. (The merge of `l1.backward(retain_graph=True)` and a later
 # `l2.backward()` on a loss built afresh, the seed's shape, is GF001's or GF003's.)
@@ -207,7 +211,7 @@ def _retaining_backwards(body, loop):
                 # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`) take one.
                 and len(call.args) == (1 if call.func.attr == "manual_backward" or prechecks.is_autograd(call.func.value) else 0)
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
-                and any(k.arg == "retain_graph" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
+                and any(k.arg in prechecks.RETAIN_KEYWORDS and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
                 yield call, loop
         inner_loop = statement if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) else loop
