@@ -171,7 +171,6 @@ class CalleeClassifier:
             return None
         index = next(i for i, e in enumerate(target.elements) if e is parent)
         return value.elements[index].value
-        return values
 
     def harmless(self, func: cst.BaseExpression) -> bool:
         """A call that cannot step, zero or read gradients: a proven-pure or random

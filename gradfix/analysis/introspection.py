@@ -352,16 +352,6 @@ def _targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
     return []
 
 
-def _plain_names(target: cst.BaseExpression) -> List[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _plain_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _plain_names(target.value)
-    return []
-
-
 def _namespace_dict(node: cst.CSTNode) -> bool:
     """`x.__dict__` or `vars(x)`: an object's attributes as a dict."""
     if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":

@@ -72,15 +72,6 @@ def _plain_target(target: cst.BaseExpression) -> bool:
     return False
 
 
-def target_names(target: cst.BaseExpression) -> List[str]:
-    """The names a clause's target binds (`i, (s, p)` -> i, s, p)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for e in target.elements for name in target_names(e.value)]
-    return []
-
-
 def stable_range(node: cst.BaseExpression) -> bool:
     """`range(...)` whose arguments are numbers, names, attributes, `len(...)` of those and arithmetic."""
     node = strip_parens(node)

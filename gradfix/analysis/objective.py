@@ -57,12 +57,11 @@ import libcst as cst
 
 from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import stores_into
-from gradfix.analysis.exprs import access_path, code_of, contains_detach, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.exprs import access_path, bound_names, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.loop_shapes import (
     append_target,
     appends_in,
     comprehension_reduction,
-    target_names,
     flattened,
     nested_body,
     normalised_clause,
@@ -400,7 +399,7 @@ class _Walker:
         clause = comp.for_in  # type: ignore[attr-defined]
         if not contains_detach(element) or self._reads_carrier(element, env):
             return None
-        if any(_all_terms(env.get(name, ZERO)) for name in target_names(clause.target)):
+        if any(_all_terms(env.get(name, ZERO)) for name in bound_names(clause.target)):
             return None
         statement, body, index, context = where
         key = (id(body), normalised_clause(clause))

@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.metadata import GlobalScope, PositionProvider, ScopeProvider
+from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.exprs import (
     access_path,
@@ -316,21 +316,11 @@ class Visitor(BlockVisitor):
             # The one evaluation reads every coefficient where the branch evaluated `f`: one the
             # original reads later (in the sum, a link) must not be bound only after that point
             # (`beta = 0.25` below the `if`: the rewrite would read it unbound).
-            bound = {name for s in rest for name in binding_counts(s)}
-            for symbol in (*a.symbols(), *branch.coef.symbols()):
-                if symbol.split(".")[0] in bound:
-                    reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
+            _bound_late((*a.symbols(), *branch.coef.symbols()), rest, reasons)
 
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {plain_def: []}
         # The other term, from the sum down its links: as for names defined above.
-        needed = False
-        excluded: Sequence[cst.CSTNode] = (plain.node, branched.node)
-        for link_index, link_target, below in plain.links:
-            needed = self._read_elsewhere(link_target, excluded, reasons, block, index) or needed
-            if not needed:
-                replacements[block[link_index]] = []  # nothing reads it any more
-            excluded = (below,)
-        plain_read = self._read_elsewhere(plain.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
+        plain_read = self._links_read(plain, (plain.node, branched.node), reasons, block, index, replacements)
         # The branch term's names are all kept (the sum reads its value), detached: reads of them
         # elsewhere as tensors lose their gradient.
         excluded = (branched.node,)
@@ -386,10 +376,7 @@ class Visitor(BlockVisitor):
         # The one evaluation reads every coefficient at the earlier definition: one the original
         # reads later (the other definition, a link, the sum) must not be bound only after that
         # point (`beta = 0.25` just before the sum: the rewrite would read it unbound, or stale).
-        bound = {name for k in range(host + 1, index + 1) for name in binding_counts(block[k])}
-        for symbol in dict.fromkeys((*first.coef.symbols(), *second.coef.symbols())):
-            if symbol.split(".")[0] in bound:
-                reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
+        _bound_late((*first.coef.symbols(), *second.coef.symbols()), block[host + 1 : index + 1], reasons)
         # Between the definitions, the second evaluation must see the operands the first saw.
         # After both, the values are computed: rebinding an operand's name (the straight-through
         # estimator's `z_q = z + (z_q - z).detach()` before the sum) changes neither; only what the
@@ -415,16 +402,7 @@ class Visitor(BlockVisitor):
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         reads: Dict[int, bool] = {}
         for term in (first, second):
-            # From the sum down the links: a name read elsewhere keeps its statement, and
-            # with it every name below it, down to the call's own, rebuilt detached.
-            needed = False
-            excluded: Sequence[cst.CSTNode] = (first.node, second.node)
-            for link_index, link_target, below in term.links:
-                needed = self._read_elsewhere(link_target, excluded, reasons, block, index) or needed
-                if not needed:
-                    replacements[block[link_index]] = []  # nothing reads it any more
-                excluded = (below,)
-            reads[id(term)] = self._read_elsewhere(term.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
+            reads[id(term)] = self._links_read(term, (first.node, second.node), reasons, block, index, replacements)
         if reads[id(host_term)]:
             name = self._names.fresh(f"{name_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
         else:
@@ -447,6 +425,18 @@ class Visitor(BlockVisitor):
         new_statement, orphans = sum_without(statement, root, second.node, (first.node, value))
         replacements[statement] = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
         return replacements
+
+    def _links_read(self, term: Term, excluded: Sequence[cst.CSTNode], reasons: Reasons, block, index: int, replacements) -> bool:
+        """Whether the term's name is read elsewhere, following it from the sum down its links: a
+        name read elsewhere keeps its statement, and with it every name below it, down to the
+        call's own, rebuilt detached; a link nothing reads is removed (`replacements`)."""
+        needed = False
+        for link_index, link_target, below in term.links:
+            needed = self._read_elsewhere(link_target, excluded, reasons, block, index) or needed
+            if not needed:
+                replacements[block[link_index]] = []  # nothing reads it any more
+            excluded = (below,)
+        return self._read_elsewhere(term.target, excluded, reasons, block, index) or needed  # type: ignore[arg-type]
 
     def _read_elsewhere(self, target: Held, excluded: Sequence[cst.CSTNode], reasons: Reasons, block, index: int) -> bool:
         """Is the name `target` binds read anywhere but in `excluded` (the two terms of the sum, or the
@@ -511,6 +501,15 @@ _LINKS = 3
 _CONDITIONAL = (
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
+
+
+def _bound_late(symbols: Sequence[str], statements: Sequence[cst.CSTNode], reasons: Reasons) -> None:
+    """A reason for each coefficient bound in `statements`, which run after the one evaluation that
+    reads it (the rewrite would read it unbound, or its earlier value)."""
+    bound = {name for statement in statements for name in binding_counts(statement)}
+    for symbol in dict.fromkeys(symbols):
+        if symbol.split(".")[0] in bound:
+            reasons.add(f"coefficient `{symbol}` is bound after the one evaluation that reads it")
 
 
 def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, Held]]:
