@@ -71,6 +71,10 @@ def init(m):
         ("net.apply(init)", True),  # called there, never bound under a name
         ("sched = torch.optim.lr_scheduler.LambdaLR(torch.optim.SGD(net.parameters(), 0.1), lambda e: 0.9 ** e)", True),
         ("best = sorted([1, 2], key=init)", True),
+        # a standard decorator that wraps it (`contextlib.contextmanager`): called, never bound by name
+        ("import contextlib\n\n\n@contextlib.contextmanager\ndef quiet():\n    init(net)\n    yield", True),
+        # a decorator of the file: followed no further, so the function counts as handed on
+        ("def deco(fn):\n    return fn\n\n\n@deco\ndef noisy(v):\n    v.sum().backward()", False),
     ],
 )
 def test_impure_functions_handed_on_void_every_trusted_name(use, trusted):

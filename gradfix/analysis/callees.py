@@ -73,8 +73,15 @@ from gradfix.analysis.vocabulary import (
 GetMeta = Callable[..., object]
 
 
-# Builtins that call the functions they are handed (`sorted(xs, key=f)`), never keeping them.
-_CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted", "min", "max"))
+# Builtins that call the functions they are handed (`sorted(xs, key=f)`), never keeping them; and
+# standard decorators that wrap or cache a function and call it, binding it under no method name
+# (`__wrapped__` at most).
+_CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted", "min", "max")) | frozenset(
+    {
+        "contextlib.contextmanager", "contextlib.asynccontextmanager", "functools.wraps", "functools.lru_cache",
+        "functools.cache", "functools.cached_property", "abc.abstractmethod", "typing.overload", "atexit.register",
+    }
+)
 
 
 class CalleeClassifier:
