@@ -258,8 +258,7 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
             self.stores: set = set()  # ids of namespace dicts written by a subscript store (handled)
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.FunctionDef) and node.name.value in ("__getattr__", "__getattribute__"):
-                any_name.append(node)
+            # (`def __getattr__` is caught as its name, one of `_ATTRIBUTE_DOORS`)
             for target in _targets(node):
                 store_targets(target)
                 if isinstance(target, cst.Subscript) and _namespace_dict(target.value):
