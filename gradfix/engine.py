@@ -200,7 +200,7 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
         result.error = parsed
         return result
     try:
-        findings, module = _run(parsed, path, candidates, options.grad_scale_import)
+        findings, module = _run(parsed, path, candidates, options.grad_scale_import, b";" in data)
     except RecursionError:
         # Valid but deeply nested code (hundreds of unary operators) exhausts
         # libcst's recursive metadata passes: report it, do not crash.
@@ -233,7 +233,7 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
             result.applied = 0
             result.remaining = list(result.findings)
             return result
-        findings, module = _run(reparsed, path, candidates, options.grad_scale_import)
+        findings, module = _run(reparsed, path, candidates, options.grad_scale_import, ";" in text)
         findings, _ = _unsuppressed(findings, module.code, options.ignore_noqa)
     result.applied = applied
     result.fixed_findings = fixed_findings
@@ -327,14 +327,22 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
     return kept, len(findings) - len(kept)
 
 
-def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT):
+def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT, may_join: bool = True):
+    """The findings of the rules on a parsed file, and the module their positions refer to.
+
+    `may_join`: whether the file's text holds a `;` (False spares the walk for `a; b` lines).
+    """
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from gradfix.analysis.facts import FileFacts
     from gradfix.fixes.imports import op_names
     from gradfix.rules import RuleContext, visitor
 
-    wrapper = MetadataWrapper(module)
+    from gradfix import semicolons
+
+    # `a; b` lines are read one statement per line; what the rules report is mapped back.
+    joined = semicolons.split(module) if may_join else None
+    wrapper = MetadataWrapper(module if joined is None else joined[0])
     ctx = RuleContext(
         path=path,
         op_names=op_names(wrapper.module, grad_scale_import),
@@ -354,4 +362,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
             if finding.fix is not None and not taken.isdisjoint(finding.fix.statements):
                 continue  # the same statements are covered by a better rewrite
             findings.append(finding)
+    if joined is not None:
+        findings = [joined[1].finding(f) for f in findings]
+        return findings, module
     return findings, wrapper.module

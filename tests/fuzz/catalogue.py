@@ -46,7 +46,8 @@ sum, or one loss), built from:
 - nesting: a function, a method of a trainer object, module-level script code, or a loop
   (`loop_module`: at module level; `loop_closure`: in a
   function nested in `step`, reading what `step` built as variables of the enclosing one; operands
-  built inside or before it).
+  built inside or before it);
+- lines: one statement per line, or runs of simple statements joined by `;` (`lines=joined`).
 
 The strategy records every choice in `Step.parts`, so a failure names the
 parts involved and a part can be switched off (`steps(exclude=...)`).
@@ -639,7 +640,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
 
         codes = draw(st.sampled_from(CODE_SETS[code]))
         parts["codes"] = ",".join(codes)
-        return Step(retain_step(pick, HEAD), codes, parts)
+        return Step(_joined(draw, pick, retain_step(pick, HEAD)), codes, parts)
     form = pick("form", FORMS[code])
     codes = draw(st.sampled_from(CODE_SETS[code]))
     parts["codes"] = ",".join(codes)
@@ -1013,7 +1014,7 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         out += [""]
         for stmt in body:
             out.extend(_indent(stmt, ""))
-        return Step("\n".join(out) + "\n", codes, parts)
+        return Step(_joined(draw, pick, "\n".join(out) + "\n"), codes, parts)
     if method:
         out += ["", "", "class Trainer:", "    manual_backward = staticmethod(torch.Tensor.backward)", "",
                 "    def __init__(self):", "        self.k = 0.5", "", "    def train_step(self):"]
@@ -1025,4 +1026,44 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
         for stmt in body:
             out.extend(_indent(stmt, "    "))
     source = "\n".join(out) + "\n"
-    return Step(source, codes, parts)
+    return Step(_joined(draw, pick, source), codes, parts)
+
+
+def _joined(draw, pick, source: str) -> str:
+    """The snippet as written (`lines=one`), or with runs of simple statements of one block joined
+    on a line by `;` (`lines=joined`): the same program, each statement where it ran before."""
+    if pick("lines", ["one", "one", "joined"]) == "one":
+        return source
+    import random
+
+    import libcst as cst
+
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+
+    class Join(cst.CSTTransformer):
+        def leave_Module(self, original_node, updated_node):
+            return updated_node.with_changes(body=self._join(updated_node.body))
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            return updated_node.with_changes(body=self._join(updated_node.body))
+
+        def _join(self, body):
+            out = []
+            for statement in body:
+                previous = out[-1] if out else None
+                if (
+                    isinstance(statement, cst.SimpleStatementLine)
+                    and isinstance(previous, cst.SimpleStatementLine)
+                    and not statement.leading_lines
+                    and previous.trailing_whitespace.comment is None
+                    and rng.random() < 0.6
+                ):
+                    last = previous.body[-1].with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
+                    out[-1] = previous.with_changes(
+                        body=[*previous.body[:-1], last, *statement.body], trailing_whitespace=statement.trailing_whitespace
+                    )
+                else:
+                    out.append(statement)
+            return out
+
+    return cst.parse_module(source).visit(Join()).code
