@@ -41,7 +41,6 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
-from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
@@ -89,7 +88,7 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # parameters in place: harmless only on a receiver that is no operand or callee.
             path = access_path(func.value)
             return path is not None and not any(paths_overlap(path, w) for w in watched)
-        if (name in HARMLESS_METHODS or name in VALUE_METHODS) and not (classifier is not None and classifier.defines_method(name)):
+        if (name in HARMLESS_METHODS or name in VALUE_METHODS) and not (classifier is not None and classifier.may_bind_attribute(name)):
             # (not where a class of the file defines a method of that name: `tracker.log(...)` may run it)
             return True
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
@@ -418,9 +417,7 @@ def scan_between(
     return verdict
 
 
-def with_aliases(
-    watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode, module: Optional[cst.Module] = None
-) -> List[Tuple[str, ...]]:
+def with_aliases(watched: Sequence[Tuple[str, ...]], scope: cst.CSTNode, classifier=None) -> List[Tuple[str, ...]]:
     """`watched` plus the paths in `scope` (a function or module) that may refer to what a watched path
     holds, share its storage, or hold it inside: `cache = feats`, `z = feats["x"]`, `yv = y.view(-1)`,
     `a, b = x.chunk(2)`, `for t in xs:`, `d = {"src": fs}`, `self.last = fs`, `box.append(fs)`,
@@ -430,11 +427,11 @@ def with_aliases(
     Allowlist thinking: a value may alias unless proven fresh (`_may_alias`), and a method call
     that is not a known non-storing one may keep its arguments in its receiver. Followed to a
     fixed point (an alias of an alias); nested functions are not looked into (their calls are).
-    With `module` (the file), a call of a function defined once in it whose every `return` is
-    proven fresh from its parameters (`def kl(p, q): return (...).mean()`) does not alias its
-    arguments; without it, any call of a function of the file may.
+    With the file's `classifier` (`callees.CalleeClassifier`), a call of a function defined once in
+    the file whose every `return` is proven fresh from its parameters (`def kl(p, q): return
+    (...).mean()`) does not alias its arguments; without it, any call of a function of the file may.
     """
-    return _aliases(watched, scope, _FreshFunctions(module) if module is not None else None)
+    return _aliases(watched, scope, _FreshFunctions(classifier) if classifier is not None else None)
 
 
 def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) -> List[Tuple[str, ...]]:
@@ -627,12 +624,11 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
 
 
 @functools.lru_cache(maxsize=8)
-def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset, Optional[frozenset]]:
+def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset]:
     """(names bound by top-level imports, module-level names that hold only numbers or factory
-    tensors, the attribute names the file may bind: `introspection.bound_attribute_names`), once
-    per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
+    tensors), once per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
     imported = frozenset(name for statement in module.body for name in _imported_names(statement))
-    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY)), bound_attribute_names(module)
+    return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY))
 
 
 def _name_values(node: cst.CSTNode) -> List[str]:
@@ -865,8 +861,10 @@ def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] 
 class _FreshFunctions:
     """Functions of the file whose result never aliases their arguments (memoised per name)."""
 
-    def __init__(self, module: cst.Module) -> None:
-        counts = binding_counts(module)
+    def __init__(self, classifier) -> None:
+        self.classifier = classifier
+        module = classifier.facts.module
+        counts = classifier.facts.binding_counts
         self.defs = {
             statement.name.value: statement
             for statement in module.body
@@ -875,12 +873,13 @@ class _FreshFunctions:
         self.known: dict = {}
         # Names the file binds by `import` (modules: `torch.stack(xs)` keeps nothing in `torch`), and
         # module-level names that only ever hold a number or a tensor of a torch factory.
-        self.imported, self.tensors, self._attributes = _module_names(module)
+        self.imported, self.tensors = _module_names(module)
 
     def binds_attribute(self, name: str) -> bool:
         """Whether the file may bind an attribute `name` (a method of its classes, `x.name = f`,
-        `setattr`): `obj.name(...)` may then run its code, whatever `name` means elsewhere."""
-        return self._attributes is None or name in self._attributes
+        `setattr`, a function of the file handed to code outside it): `obj.name(...)` may then run
+        its code, whatever `name` means elsewhere (the classifier's answer, one for the file)."""
+        return self.classifier.may_bind_attribute(name)
 
     def globals_read(self, name: str) -> Tuple[str, ...]:
         """The names a function of the file (defined once at module level) reads that it does not bind

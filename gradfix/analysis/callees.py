@@ -52,8 +52,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import binding_counts, code_of, same_expr, single_return, strip_parens, unscoped_bindings
-from gradfix.analysis.introspection import bound_attribute_names
+from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
@@ -96,9 +95,8 @@ class CalleeClassifier:
         # GF004: helper defs inlined although their name may be bound elsewhere -> why.
         self._rebound_inlined: Dict[int, str] = {}
         self.constants = ModuleConstants(get_metadata, self.qualified, self.unscoped_names)
-        self._attributes: Optional[tuple] = None  # `defines_method`: (bound_attribute_names,)
+        self._attributes: Optional[tuple] = None  # `may_bind_attribute`: (bound_attribute_names,)
         self._unscoped: Optional[frozenset] = None  # `assigned_values`: exprs.unscoped_bindings
-        self._counts: Optional[Dict[str, int]] = None  # `rebinds`: exprs.binding_counts of the file
 
     # -- metadata helpers ----------------------------------------------------------
     def qualified(self, node: cst.CSTNode) -> Set[str]:
@@ -118,9 +116,8 @@ class CalleeClassifier:
     def rebinds(self, names: Collection[str]) -> bool:
         """Whether the file binds any of `names` anywhere, by any form (`def range(...)`, `zip = ...`,
         `:=`): builtins read by their text (`range`, `zip`, `list`) are then not proven the builtins."""
-        if self._counts is None:
-            self._counts = binding_counts(self.facts.module)
-        return any(name in self._counts for name in names)
+        counts = self.facts.binding_counts
+        return any(name in counts for name in names)
 
     def unscoped_names(self) -> frozenset:
         """The names the file binds by forms libcst's scopes miss (`exprs.unscoped_bindings`; memoised)."""
@@ -530,7 +527,7 @@ class CalleeClassifier:
         and value (the values for `log_dict`) by position and every other argument by keyword
         (`enable_graph` is `log`'s eighth parameter), no `*args`/`**kwargs`, `enable_graph` absent
         or `False`; and the file binds no attribute `log`/`log_dict` (a method, a class attribute,
-        a subclass's override, `self.log = ...`, `setattr`, a `__dict__` store: `defines_method`),
+        a subclass's override, `self.log = ...`, `setattr`, a `__dict__` store: `may_bind_attribute`),
         so `self.log` is Lightning's."""
         func = call.func
         if not (
@@ -551,15 +548,16 @@ class CalleeClassifier:
             return False
         if not all(self.qualified(base.value) & LIGHTNING_MODULES for base in cls.bases):
             return False
-        return not any(self.defines_method(name) for name in LIGHTNING_LOG_METHODS)
+        return not any(self.may_bind_attribute(name) for name in LIGHTNING_LOG_METHODS)
 
-    def defines_method(self, name: str) -> bool:
+    def may_bind_attribute(self, name: str) -> bool:
         """Whether the file may bind an attribute `name` on some object, so that `obj.name(...)` may
         run code of the file (`introspection.bound_attribute_names`: methods of its classes,
-        attribute stores, `setattr`; any name where it binds one by a computed string; memoised
-        per file)."""
+        attribute stores, `setattr`; any name where it binds one by a computed string, or hands a
+        function of its own not proven pure to code outside it: `_impure_escape`). The one answer
+        for the file: harmless calls by name and the aliasing of `between` both ask it."""
         if self._attributes is None:
-            names = bound_attribute_names(self.facts.module)
+            names = self.facts.bound_attribute_names
             if names is not None and self._impure_escape() is not None:
                 names = None
             self._attributes = (names,)

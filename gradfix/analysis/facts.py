@@ -12,13 +12,14 @@ as the helper's nodes, so its classifications differ from the other rules'.)
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, FrozenSet, List, Mapping, Optional
 
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators
-from gradfix.analysis.exprs import code_of, name_references, scope_bindings
+from gradfix.analysis.exprs import binding_counts, code_of, name_references, scope_bindings
 from gradfix.analysis.functions import function_reasons
+from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
 
@@ -39,6 +40,16 @@ class FileFacts:
         from gradfix.fixes.rewrite import Layout
 
         return Layout(self.module)
+
+    @cached_property
+    def binding_counts(self) -> Dict[str, int]:
+        """How many times each name is bound anywhere in the file, by any form (`exprs.binding_counts`)."""
+        return binding_counts(self.module)
+
+    @cached_property
+    def bound_attribute_names(self) -> Optional[FrozenSet[str]]:
+        """The attribute names the file may bind (`introspection.bound_attribute_names`; None: any)."""
+        return bound_attribute_names(self.module)
 
     @cached_property
     def constants(self) -> Dict[str, Optional[object]]:

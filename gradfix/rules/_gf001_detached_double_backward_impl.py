@@ -128,7 +128,7 @@ class Visitor(BlockVisitor):
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
-        verdict = scan_between(between, with_aliases(watched, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
+        verdict = scan_between(between, with_aliases(watched, self.scopes[-1], self.classifier), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
 

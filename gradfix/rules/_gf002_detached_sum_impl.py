@@ -204,7 +204,7 @@ class Visitor(BlockVisitor):
                 for c in calls_within(statement.body[0])
                 if not contains_node(node1, c) and not contains_node(node2, c)
                 and detach_receiver(c) is None
-                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.scopes[0]))
+                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier))
             ]
             if others:
                 names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
@@ -299,7 +299,7 @@ class Visitor(BlockVisitor):
         before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
         roots = {path[0] for path in watched}
         after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
-        aliased = with_aliases(watched, self.scopes[-1], self.scopes[0])
+        aliased = with_aliases(watched, self.scopes[-1], self.classifier)
         for branch in branches:
             ahead = [*before, *branch.body[: branch.index]]
             if any(name in names_in(s) for s in ahead):
@@ -393,7 +393,7 @@ class Visitor(BlockVisitor):
             if isinstance(target, cst.Attribute)
         ]
         watched_between = watched + [path for path in held if path is not None]
-        verdict = scan_between(between, with_aliases(watched_between, self.scopes[-1], self.scopes[0]), HarmlessCalls(self.classifier))
+        verdict = scan_between(between, with_aliases(watched_between, self.scopes[-1], self.classifier), HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
         if verdict.unknown:

@@ -296,7 +296,7 @@ class Visitor(BlockVisitor):
             between += [_masked(st, (first.anchor, second.anchor)) for st in loop_b.body.body]  # type: ignore[attr-defined]
         else:
             between = list(first.body[first.index + 1 : second.index])
-        watched = with_aliases(watched, self.scopes[-1], self.scopes[0])
+        watched = with_aliases(watched, self.scopes[-1], self.classifier)
         verdict = scan_between(between, watched, HarmlessCalls(self.classifier))
         if verdict.barrier is not None:
             return None
