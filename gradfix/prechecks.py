@@ -22,18 +22,23 @@ RETAIN_KEYWORDS = ("retain_graph", "retain_variables")
 _RETAIN = rb"retain_(?:graph|variables)"
 # `retain_graph=True` (or `retain_variables=True`) as a keyword argument, `(True)` included.
 RETAIN_TRUE = re.compile(_RETAIN + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"True")
+# `name.backward(` and an argument: Accelerate's `accelerator.backward(loss)` (a tensor's `x.backward(g)` too).
+_NAME_BACKWARD_OF_ARGUMENT = rb"|\w" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"[^\s)#\\]"
 # A plain retaining backward's first argument is `retain_graph=` or `retain_variables=` (only those keywords are allowed).
 BACKWARD_RETAIN = re.compile(
     rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + _RETAIN + GAP + rb"="
-    # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`.
+    # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`,
+    # and a name's with any argument (`accelerator.backward(loss, ...)`).
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
+    + _NAME_BACKWARD_OF_ARGUMENT
 )
 # `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
 # (`scaler.scale(a - b).backward()`), so its text ends in `)`.
 BACKWARD_OF_CALL = re.compile(
     rb"\)" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
-    # or a spelling whose loss is an argument (`self.manual_backward(a + b)`)
+    # or a spelling whose loss is an argument (`self.manual_backward(a + b)`, `accelerator.backward(a + b)`)
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
+    + _NAME_BACKWARD_OF_ARGUMENT
 )
 # `.detach()` with no arguments, or `torch.detach(`: the stop-gradient markers (`exprs.detach_receiver`).
 DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)|torch" + GAP + rb"\." + GAP + rb"detach" + GAP + rb"\(")
@@ -171,21 +176,38 @@ def backward_site(statement) -> Optional[tuple]:
     func = call.func
     if type(func) is not ast.Attribute:
         return None
-    if func.attr == "manual_backward" or (func.attr == "backward" and is_autograd(func.value)):
+    counts = positional_losses(func)
+    if len(call.args) not in counts:
+        return None
+    if call.args:
         # The loss is the one positional argument (a list of tensors is one backward already).
-        if len(call.args) != 1 or type(call.args[0]) in (ast.Starred, ast.List, ast.Tuple):
+        if type(call.args[0]) in (ast.Starred, ast.List, ast.Tuple):
             return None
         loss = call.args[0]
-    elif func.attr == "backward" and not call.args:
-        loss = func.value
     else:
-        return None
+        loss = func.value
     retains = False
     for keyword in call.keywords:
         if keyword.arg not in RETAIN_KEYWORDS:
             return None  # gradient=, inputs=, create_graph=, **kwargs: not a site
         retains = retains or (type(keyword.value) is ast.Constant and keyword.value.value is True)
     return loss, retains
+
+
+def positional_losses(func) -> tuple:
+    """How many positional arguments a backward call of `func` (an `ast` node) may have: 1 for
+    `self.manual_backward(loss)` and `torch.autograd.backward(loss)`; 0 for `loss.backward()`, or 1
+    where the receiver is a name (`accelerator.backward(loss)`, if the file makes it an Accelerator:
+    an overestimate); none for anything else."""
+    import ast
+
+    if type(func) is not ast.Attribute:
+        return ()
+    if func.attr == "manual_backward" or (func.attr == "backward" and is_autograd(func.value)):
+        return (1,)
+    if func.attr == "backward":
+        return (0, 1) if type(func.value) is ast.Name else (0,)
+    return ()
 
 
 def is_autograd(node) -> bool:

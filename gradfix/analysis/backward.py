@@ -1,18 +1,23 @@
 """`backward` calls in a straight-line block: what they backpropagate, and how.
 
-Shared by the rules that look at backward passes (GF001, GF003, GF004).
+Shared by the rules that look at backward passes (GF001, GF003, GF004, GF005). The spellings:
+`loss.backward(...)`, `scaler.scale(loss).backward(...)`, Lightning's
+`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`, and Accelerate's
+`accelerator.backward(loss, ...)` where the file proves the receiver an `accelerate.Accelerator`
+(`accelerator_receivers`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
+from gradfix.analysis.introspection import names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
@@ -33,6 +38,9 @@ class BackwardCall:
     keywords: Dict[str, cst.BaseExpression] = field(default_factory=dict)
     # Positional arguments or `**kwargs`: a `gradient` we cannot see through.
     opaque_args: bool = False
+    # Accelerate's `accelerator.backward(loss, ...)`: under DeepSpeed each call also steps the
+    # optimizer, so calls are never merged safely (`accelerate_reasons`).
+    accelerator: bool = False
 
     @property
     def retain_keyword(self) -> Optional[str]:
@@ -65,7 +73,7 @@ class BackwardCall:
     def loss_is_argument(self) -> bool:
         """`self.manual_backward(loss, ...)` or `torch.autograd.backward(loss, ...)`, not `loss.backward(...)`."""
         func = self.call.func
-        return isinstance(func, cst.Attribute) and (func.attr.value != "backward" or _is_autograd(func.value))
+        return self.accelerator or isinstance(func, cst.Attribute) and (func.attr.value != "backward" or _is_autograd(func.value))
 
     @property
     def loss_name(self) -> Optional[str]:
@@ -107,7 +115,9 @@ def old_keyword_note(calls: Sequence[BackwardCall]) -> str:
     return f" (`{OLD_RETAIN}=True` read as `retain_graph=True`: PyTorch 0.4 renamed it)"
 
 
-def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[BackwardCall]:
+def backward_call(block: Sequence[cst.BaseStatement], index: int, accelerators: AbstractSet[str] = frozenset()) -> Optional[BackwardCall]:
+    """The backward call that statement `index` of the block is, or None. `accelerators`: the
+    receivers the file proves hold an `accelerate.Accelerator` (`FileFacts.accelerators`)."""
     statement = block[index]
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
@@ -119,7 +129,8 @@ def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[Ba
     if not isinstance(func, cst.Attribute):
         return None
     args = list(call.args)
-    if func.attr.value == "manual_backward" or (func.attr.value == "backward" and _is_autograd(func.value)):
+    accelerator = func.attr.value == "backward" and bool(accelerators) and code_of(func.value).strip() in accelerators
+    if func.attr.value == "manual_backward" or (func.attr.value == "backward" and (_is_autograd(func.value) or accelerator)):
         # Lightning's `self.manual_backward(loss, ...)` and `torch.autograd.backward(loss, ...)`:
         # the loss is the first argument (a list or tuple of tensors is one backward already).
         first = args[0] if args else None
@@ -150,7 +161,7 @@ def backward_call(block: Sequence[cst.BaseStatement], index: int) -> Optional[Ba
     ):
         scaler = loss.func.value
         receiver = loss.args[0].value
-    return BackwardCall(index, statement, call, receiver, scaler, keywords, opaque)
+    return BackwardCall(index, statement, call, receiver, scaler, keywords, opaque, accelerator)
 
 
 def _is_autograd(node: cst.BaseExpression) -> bool:
@@ -159,8 +170,100 @@ def _is_autograd(node: cst.BaseExpression) -> bool:
     return text in ("torch.autograd", "autograd")
 
 
-def backward_calls(block: Sequence[cst.BaseStatement]) -> List[BackwardCall]:
-    return [c for c in (backward_call(block, i) for i in range(len(block))) if c is not None]
+def backward_calls(block: Sequence[cst.BaseStatement], accelerators: AbstractSet[str] = frozenset()) -> List[BackwardCall]:
+    return [c for c in (backward_call(block, i, accelerators) for i in range(len(block))) if c is not None]
+
+
+# Where `accelerate.Accelerator` is imported from, and its qualified names.
+_ACCELERATE_MODULES = ("accelerate", "accelerate.accelerator")
+ACCELERATOR_CLASSES = frozenset(f"{module}.Accelerator" for module in _ACCELERATE_MODULES)
+
+
+def accelerator_receivers(module: cst.Module, counts: Mapping[str, int]) -> FrozenSet[str]:
+    """The names that can only hold an `accelerate.Accelerator`: every binding of the name in the
+    file (`counts`: `exprs.binding_counts`) is `name = Accelerator(...)`, with `Accelerator` imported
+    at the top level from `accelerate` and bound once (or `accelerate.Accelerator(...)` under
+    `import accelerate`), in a file that binds no name by a string (`introspection.names_by_string`).
+    A parameter or any other binding proves nothing; neither does an attribute (`self.accelerator` may be set by a base class of another library)."""
+    constructors = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and not isinstance(small.names, cst.ImportStar):
+                if code_of(small.module).strip() in _ACCELERATE_MODULES:
+                    for alias in small.names:
+                        if code_of(alias.name).strip() == "Accelerator":
+                            local = alias.asname.name.value if alias.asname is not None else "Accelerator"  # type: ignore[attr-defined]
+                            if counts.get(local) == 1:
+                                constructors.add(local)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if code_of(alias.name).strip() == "accelerate":
+                        local = alias.asname.name.value if alias.asname is not None else "accelerate"  # type: ignore[attr-defined]
+                        if counts.get(local) == 1:
+                            constructors.add(f"{local}.Accelerator")
+    if not constructors or names_by_string(module):  # `globals()["accelerator"] = ...`
+        return frozenset()
+    made: Dict[str, int] = {}  # name -> its `= Accelerator(...)` bindings
+    # Names whose attributes the file sets (`accelerator.backward = f`, `Accelerator.backward = f`,
+    # `setattr(accelerator, ...)`): their `backward` may not be accelerate's.
+    patched = set()
+
+    def base(node: cst.BaseExpression) -> Optional[str]:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) else None
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                if isinstance(value, cst.Call) and code_of(value.func).strip() in constructors:
+                    name = node.targets[0].target.value
+                    made[name] = made.get(name, 0) + 1
+
+        def _store(self, target: cst.BaseExpression) -> None:
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                patched.add(base(target))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._store(element.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._store(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._store(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._store(node.target)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if code_of(node.func).strip() in ("setattr", "object.__setattr__", "delattr") and node.args:
+                patched.add(base(node.args[0].value))
+
+    module.visit(Collect())
+    if patched & {c.split(".")[0] for c in constructors}:
+        return frozenset()  # the class itself (or the `accelerate` module) patched
+    return frozenset(name for name, count in made.items() if counts.get(name) == count and name not in patched)
+
+
+def accelerate_reasons(calls: Sequence[BackwardCall]) -> List[Reason]:
+    """Why merging backward calls is never proven exact where one is `accelerator.backward(...)`:
+    under DeepSpeed each call also steps the optimizer (at a gradient-accumulation boundary), and
+    under Megatron-LM it backpropagates nothing; which one runs is chosen when the script is
+    launched, not in the file."""
+    if not any(c.accelerator for c in calls):
+        return []
+    shown = next(code_of(c.call.func).strip() for c in calls if c.accelerator)
+    return [
+        Reason(
+            f"`{shown}(...)` steps the optimizer after each call under DeepSpeed (a launch setting gradfix "
+            "cannot see): one call instead of two would step once",
+            SPELLING,
+        )
+    ]
 
 
 def single_assign(statement: cst.BaseStatement) -> Optional[cst.Assign]:
@@ -222,10 +325,12 @@ class BackwardRun:
 
 
 def backward_runs(
-    block: Sequence[cst.BaseStatement], harmless: Optional[Callable[[cst.BaseExpression], bool]] = None
+    block: Sequence[cst.BaseStatement],
+    harmless: Optional[Callable[[cst.BaseExpression], bool]] = None,
+    accelerators: AbstractSet[str] = frozenset(),
 ) -> List[BackwardRun]:
     """The runs of two or more backward calls in the block, in order, none overlapping."""
-    calls = backward_calls(block)
+    calls = backward_calls(block, accelerators)
     runs: List[BackwardRun] = []
     i = 0
     while i < len(calls):
@@ -550,9 +655,10 @@ def merge_reasons(
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
-        reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
+        reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line, graph_free_names=facts.accelerators))
     reasons.extend(file_merge_reasons(facts))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))
+    reasons.extend(accelerate_reasons(calls))
     reasons.extend(old_keyword_reasons(calls))
     return reasons
 

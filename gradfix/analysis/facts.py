@@ -16,7 +16,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional
 
 import libcst as cst
 
-from gradfix.analysis.backward import Backpropagators
+from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.exprs import binding_counts, code_of, name_references, scope_bindings
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
@@ -50,6 +50,12 @@ class FileFacts:
     def bound_attribute_names(self) -> Optional[FrozenSet[str]]:
         """The attribute names the file may bind (`introspection.bound_attribute_names`; None: any)."""
         return bound_attribute_names(self.module)
+
+    @cached_property
+    def accelerators(self) -> FrozenSet[str]:
+        """The names that only ever hold an `accelerate.Accelerator` (`backward.accelerator_receivers`):
+        `accelerator.backward(loss, ...)` on one is a backward call."""
+        return accelerator_receivers(self.module, self.binding_counts)
 
     @cached_property
     def constants(self) -> Dict[str, Optional[object]]:

@@ -88,14 +88,21 @@ def _python_value(value: cst.BaseExpression) -> bool:
 
 
 def loop_reasons(
-    statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int], *, parameters: bool = True
+    statement: cst.CSTNode,
+    scope: cst.CSTNode,
+    module: cst.Module,
+    line: Callable[..., int],
+    *,
+    parameters: bool = True,
+    graph_free_names: AbstractSet[str] = frozenset(),
 ) -> List[Reason]:
     """Why a merged backward at `statement` (inside `scope`) may free a graph the next iteration needs.
 
     `parameters=False` leaves out the function's parameters (in module-level code, the module's
     names) that the loop only calls, iterates or steps (`model(x)`, `for x, y in loader`,
     `opt.zero_grad()`): GF005 names those itself (`loop_inputs`); a parameter read as a value (`h * 2`, `loss.backward()`) or rebound in the
-    loop, and a store into `self`, still count.
+    loop, and a store into `self`, still count. `graph_free_names`: names the file proves hold only
+    an object without tensors wherever they are bound (`FileFacts.accelerators`).
     """
     loop = _innermost_loop(scope, statement)
     if loop is None:
@@ -141,6 +148,8 @@ def loop_reasons(
         carried = name in bound_inside and (name in outside or name in entering)
         if name in bound_inside and not carried:
             continue
+        if name in graph_free_names and not carried:
+            continue  # every binding of it in the file is proven to hold no graph
         if name in trusted and not carried and name not in params:
             continue  # a module-level name the loop uses only as code (`loop_inputs`): GF005 names it
         if name in params or name in ("self", "cls"):

@@ -263,9 +263,10 @@ class Expansion:
 
 
 class _Walker:
-    def __init__(self, backward_indices: Set[int], inline) -> None:
+    def __init__(self, backward_indices: Set[int], inline, accelerators: AbstractSet[str] = frozenset()) -> None:
         self.out = Expansion()
         self.backward_indices = backward_indices
+        self.accelerators = accelerators
         # `inline(call)`: the expression a call of a small pure helper of the
         # same module stands for, its parameters replaced by the arguments; or None.
         self.inline = inline
@@ -530,7 +531,7 @@ class _Walker:
                 self._unsupported(statement, env)
 
     def _backward(self, statement: cst.SimpleStatementLine, env: Dict[str, Value], where) -> None:
-        found = backward_call([statement], 0)
+        found = backward_call([statement], 0, self.accelerators)
         if found is not None:
             self.out.losses[self.top] = [
                 (node, self.value(node, env, where) if sign > 0 else -self.value(node, env, where))
@@ -819,8 +820,9 @@ def _mutated_receivers(node: cst.CSTNode) -> Set[str]:
     return {receiver for receiver, _ in _method_calls(node)}
 
 
-def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None) -> Expansion:
-    """Walk the block once; the loss of every backward call at `backward_indices` as a Lin."""
-    walker = _Walker(backward_indices, inline)
+def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None, accelerators: AbstractSet[str] = frozenset()) -> Expansion:
+    """Walk the block once; the loss of every backward call at `backward_indices` as a Lin
+    (`accelerators`: the names that hold an `accelerate.Accelerator`, `FileFacts.accelerators`)."""
+    walker = _Walker(backward_indices, inline, accelerators)
     walker.walk(block, {}, (), True)
     return walker.out

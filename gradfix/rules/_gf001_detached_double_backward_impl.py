@@ -13,6 +13,7 @@ from libcst.metadata import GlobalScope, ScopeProvider
 
 from gradfix.analysis.backward import (
     BackwardCall,
+    accelerate_reasons,
     backward_call,
     definition,
     file_merge_reasons,
@@ -68,7 +69,7 @@ class Visitor(BlockVisitor):
 
     # -- finding the backward sites ----------------------------------------------------
     def _site(self, block: Sequence[cst.BaseStatement], index: int) -> Optional[_Site]:
-        found = backward_call(block, index)
+        found = backward_call(block, index, self.facts.accelerators)
         if found is None or not found.plain:
             return None  # docs/design.md §1 E7: gradient=, inputs=, create_graph= or opaque arguments
         def_index: Optional[int] = None
@@ -141,9 +142,10 @@ class Visitor(BlockVisitor):
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.facts, self.classifier))
-            reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
+            reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line, graph_free_names=self.facts.accelerators))
         reasons.extend(file_merge_reasons(self.facts))
         reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
+        reasons.extend(accelerate_reasons([first.backward, second.backward]))
         reasons.extend(old_keyword_reasons([first.backward, second.backward]))
         # The rewrite removes or rebuilds the loss names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))

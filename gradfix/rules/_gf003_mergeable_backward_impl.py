@@ -23,7 +23,7 @@ class Visitor(BlockVisitor):
     CODE = CODE
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
-        for run in backward_runs(block, HarmlessCalls(self.classifier)):
+        for run in backward_runs(block, HarmlessCalls(self.classifier), self.facts.accelerators):
             reasons = Reasons(merge_reasons(run, self.scopes[-1], self.line, self.facts, self.classifier))
             self.findings.append(self._finding(run.calls, reasons))
 

@@ -132,16 +132,16 @@ class Visitor(BlockVisitor):
         return term.site, inlined
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
-        runs = backward_runs(block, HarmlessCalls(self.classifier))
+        runs = backward_runs(block, HarmlessCalls(self.classifier), self.facts.accelerators)
         in_runs = {call.index for run in runs for call in run.calls}
         # One backward is a run of its own: of a sum of losses (`(loss1 + loss2).backward()`, as
         # written or as GF003 leaves a run), or of one loss that holds a pair through a loop.
-        for call in backward_calls(block):
+        for call in backward_calls(block, self.facts.accelerators):
             if call.index not in in_runs and call.plain:
                 runs.append(BackwardRun([call], [], []))
         if not runs:
             return
-        expansion = expand(block, {call.index for run in runs for call in run.calls}, self._inline)
+        expansion = expand(block, {call.index for run in runs for call in run.calls}, self._inline, self.facts.accelerators)
         for run in runs:
             self._run(block, run, expansion)
 

@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
-from gradfix.analysis.backward import BackwardCall, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
@@ -30,7 +30,7 @@ class Visitor(BlockVisitor):
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         function = self.scopes[-1]
         for index in range(len(block)):
-            call = backward_call(block, index)
+            call = backward_call(block, index, self.facts.accelerators)
             if call is None:
                 continue
             arg = _retain_arg(call)
@@ -51,9 +51,9 @@ class Visitor(BlockVisitor):
             inputs: List[str] = []
             if in_loop:
                 module = self.scopes[0]
-                if loop_reasons(call.statement, function, module, self.line, parameters=False):
+                if loop_reasons(call.statement, function, module, self.line, parameters=False, graph_free_names=self.facts.accelerators):
                     continue
-                if loop_reasons(call.statement, function, module, self.line):
+                if loop_reasons(call.statement, function, module, self.line, graph_free_names=self.facts.accelerators):
                     inputs = loop_inputs(call.statement, function)
             self.findings.append(self._finding(call, arg, function, in_loop, inputs))
 
@@ -185,8 +185,11 @@ class Visitor(BlockVisitor):
                 return None  # `scaler.scale(loss)` of the backward itself
             if method in MUTATING_METHODS and not all(self._value(a.value) for a in call.args):
                 return f"`{code_of(func).strip()}()` (line {at}) stores a tensor in a container that may outlive the call"
-        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in self.classifier.qualified(func)):
+        qualified = self.classifier.qualified(func)
+        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
             return None  # an optimizer or scheduler built: it holds parameters, never a graph's tensors
+        if qualified & ACCELERATOR_CLASSES and all(graph_free(a.value) for a in call.args):
+            return None  # `Accelerator(...)` built from settings: it holds no tensor
         if harmless_call(call, self.classifier):
             return None
         return (

@@ -16,8 +16,10 @@ be held in an attribute, `self.loss_G`, or a dict item under a literal key,
 `losses["adv"]`: then the fix is unsafe, since code outside the function may
 read the rebuilt value as a tensor), inline
 `f(...).backward(...)`, `scaler.scale(loss).backward(...)` with the same
-scaler, Lightning's `self.manual_backward(loss, ...)` and
-`torch.autograd.backward(loss, ...)` (the rewrite keeps the spelling); the
+scaler, Lightning's `self.manual_backward(loss, ...)`,
+`torch.autograd.backward(loss, ...)` and Accelerate's `accelerator.backward(loss, ...)`
+(a name bound only to `accelerate.Accelerator(...)`; its fix is never safe: under
+DeepSpeed each call also steps the optimizer) (the rewrite keeps the spelling); the
 pre-0.4 `retain_variables=True`, read as the `retain_graph=True` it meant (alone,
 the literal `True`; its fix is never safe, below); coefficients `-f(...)`, `c * f(...)`, `f(...) * c`, `f(...) / c` with
 numbers, names or attributes; operands that are names, attributes or

@@ -9,7 +9,10 @@ between them steps, zeroes, reads or clips gradients:
     loss_kl.backward()
 
 The calls may be spelled `loss.backward(...)`, `scaler.scale(loss).backward(...)`,
-Lightning's `self.manual_backward(loss, ...)` or `torch.autograd.backward(loss, ...)`;
+Lightning's `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)` or
+Accelerate's `accelerator.backward(loss, ...)` (a name bound only to
+`accelerate.Accelerator(...)`; that merge is never safe: under DeepSpeed each call also
+steps the optimizer);
 a loss may be a name, or an item under a literal key of a dict the function
 builds itself (`losses["adv"]`). The pre-0.4 `retain_variables=True` is read as
 the `retain_graph=True` it meant (alone, with the literal `True`).

@@ -2,7 +2,8 @@
 
 ## What it does
 Finds `loss.backward(retain_graph=True)` (also `scaler.scale(loss).backward(...)`,
-`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`, and the
+`self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`,
+`accelerator.backward(loss, ...)` on a name bound only to `accelerate.Accelerator(...)`, and the
 pre-0.4 `retain_variables=True` alone, the name `retain_graph` had before 0.4)
 inside a function where no later statement of that function backpropagates
 (`backward`, `torch.autograd.grad`, `manual_backward`, or code of the file
@@ -208,8 +209,9 @@ def _retaining_backwards(body, loop):
                 isinstance(call.func, ast.Attribute)
                 and call.func.attr in ("backward", "manual_backward")
                 # A tensor's positional argument is a `gradient`, not this rule's; the spellings
-                # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`) take one.
-                and len(call.args) == (1 if call.func.attr == "manual_backward" or prechecks.is_autograd(call.func.value) else 0)
+                # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`,
+                # `accelerator.backward(loss)`) take one.
+                and len(call.args) in prechecks.positional_losses(call.func)
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
                 and any(k.arg in prechecks.RETAIN_KEYWORDS and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
