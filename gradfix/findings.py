@@ -73,7 +73,7 @@ class Finding:
         return (self.path, self.line, self.col, self.code)
 
 
-_NOQA = re.compile(
+NOQA = re.compile(
     r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.IGNORECASE
 )
 
@@ -117,7 +117,7 @@ def noqa_map(source: str) -> NoqaMap:
         if whole and tok.line.strip() == tok.string.strip():
             _merge(result, FILE_LEVEL, whole.group("codes"))
             continue
-        match = _NOQA.search(tok.string)
+        match = NOQA.search(tok.string)
         if match:
             _merge(result, tok.start[0], match.group("codes"))
     return result

@@ -16,8 +16,11 @@ The rules see exactly the statements Python runs, in the same order; only line b
 so what the rules prove about the split text holds for the file.
 
 Not split (such lines stay one opaque statement, as before): a line whose `;` has a backslash
-continuation beside it (removing the `;` would change the line count), and one-line compound
-statements (`if c: a; b`, `for u in r: s += u`).
+continuation beside it (removing the `;` would change the line count), a line whose comment
+suppresses gradfix (`# noqa`, `# noqa: GF001`: once a fix of another statement had split it, the
+comment would stand after its last statement only), and one-line compound statements (`if c: a;
+b`, `for u in r: s += u`). A trailing `;` stays on the last statement (in a notebook it hides
+the cell's output).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from gradfix.files import lines_with_ends
-from gradfix.findings import Finding, Fix, TextEdit
+from gradfix.findings import NOQA, Finding, Fix, TextEdit
 
 # The nodes whose children may hold a statement line: the statement-level walk goes no deeper.
 _CONTAINERS = (
@@ -86,8 +89,13 @@ class LineMap:
         """`text` with the line numbers it cites (`line 12`, `lines 12, 14`) mapped, code in backticks left alone."""
         parts = text.split("`")
         for k in range(0, len(parts), 2):  # the even parts are outside backticks
-            parts[k] = _CITED.sub(lambda m: m.group(1) + _NUMBER.sub(lambda n: str(self.line(int(n.group()))), m.group(2)), parts[k])
+            parts[k] = _CITED.sub(lambda m: m.group(1) + self._cited(m.group(2)), parts[k])
         return "`".join(parts)
+
+    def _cited(self, numbers: str) -> str:
+        """`12, 14` mapped, a line of the file cited once (two statements of one line: `line 5`)."""
+        mapped = dict.fromkeys(str(self.line(int(n))) for n in _NUMBER.findall(numbers))
+        return ", ".join(mapped)
 
     def _fix(self, fix: Fix) -> Fix:
         return replace(
@@ -170,7 +178,7 @@ def split(module: cst.Module) -> Optional[Tuple[cst.Module, LineMap]]:
     for k, (line, column, indent) in enumerate(moved, start=1):
         starts.append(line + k)
         offsets.append(-k)
-        shifts.append(column - indent)
+        shifts.append(column - indent)  # it now starts where the line's first statement does
     code = new.code
     if code and not code.endswith(("\n", "\r")):
         code += new.default_newline
@@ -180,6 +188,11 @@ def split(module: cst.Module) -> Optional[Tuple[cst.Module, LineMap]]:
 def _splittable(line: cst.SimpleStatementLine) -> bool:
     if len(line.body) < 2:
         return False
+    comment = line.trailing_whitespace.comment
+    if comment is not None:
+        match = NOQA.search(comment.value)
+        if match and (match.group("codes") is None or "GF" in match.group("codes").upper()):
+            return False
     for statement in line.body:
         semicolon = statement.semicolon
         if isinstance(semicolon, cst.Semicolon):
@@ -227,8 +240,8 @@ class _Splitter(cst.CSTTransformer):
             if not isinstance(statement, cst.SimpleStatementLine) or not _splittable(statement):
                 result.append(statement)
                 continue
-            parts = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in statement.body]
-            last = len(parts) - 1
+            last = len(statement.body) - 1
+            parts = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) if k < last else s for k, s in enumerate(statement.body)]
             for k, part in enumerate(parts):
                 if k:
                     self.moved.append((statement.body[k], statement.body[0]))

@@ -202,3 +202,42 @@ def test_overlapping_edits_wait_for_the_next_pass():
     new, applied = apply_fixes(text, [second, first, touching])
     assert applied == [first, touching]
     assert new == "A\ninserted\nc\n"
+
+
+MATCH_CASE = '''\
+import torch
+import torch.nn as nn
+
+net = nn.Linear(4, 4)
+x0 = torch.randn(8, 4)
+
+
+def f(a, b):
+    return ((a - b) ** 2).mean()
+
+
+def step():
+    match 1:
+        case 1:
+            h = net(x0)
+            x = h * 2
+            y = h + 1
+            l1 = f(x.detach(), y)
+            l1.backward(retain_graph=True)
+            l2 = -1 * f(x, y.detach())
+            l2.backward()
+'''
+
+
+def test_a_fix_inside_a_match_case_gets_the_case_body_indentation():
+    # A `match` indents its `case` lines itself (libcst's `Match.indent`): the rewrite of a case
+    # body's statements was one level too shallow and did not parse (found in review, stop 21).
+    result = lint_bytes(MATCH_CASE.encode(), "t.py", LintOptions(("GF001",), fix=True))
+    assert result.error is None and result.fixed is not None
+    assert result.fixed.decode() == MATCH_CASE.replace("import torch.nn as nn\n", "import torch.nn as nn\nfrom gradfix.autograd import grad_scale\n").replace(
+        "            l1 = f(x.detach(), y)\n            l1.backward(retain_graph=True)\n            l2 = -1 * f(x, y.detach())\n            l2.backward()\n",
+        "            l1 = f(grad_scale(x, -1.0), y)\n            l1.backward()\n",
+    )
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(MATCH_CASE, result.fixed.decode(), filename="t.py", device="cpu", repeat=0)
+    assert report.error is None and report.rows and all(r.ok for r in report.rows)

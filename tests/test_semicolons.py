@@ -164,16 +164,39 @@ def test_a_comment_above_and_the_comment_of_the_line_stay():
         "    l1 = f(grad_scale(x, -1.0), y)\n"
         "    n = 1  # first\n"
         "    l1.backward()\n"
-        "    n += 1\n"
+        "    n += 1;\n"
         "    return n\n"
     )
     _same_gradients(src, fixed)
 
 
-def test_noqa_at_the_end_of_a_joined_line_suppresses_what_is_found_on_it():
-    src = SEED.replace("l2.backward()\n", "l2.backward()  # noqa: GF001\n")
-    result = _lint(src)
-    assert result.findings == [] and result.suppressed == 1
+def test_a_line_whose_noqa_names_gradfix_is_not_split():
+    # Split by another rule's fix, the line's `# noqa` would stand after its last statement only,
+    # and what it suppressed would come back in the next pass (review, stop 21): such a line
+    # stays one statement to gradfix, for every rule.
+    src = HEAD + textwrap.dedent(
+        """\
+        def step():
+            h = net(x0); x = h * 2; y = h + 1
+            l1 = f(x.detach(), y); l1.backward(retain_graph=True)
+            l2 = -1 * f(x, y.detach()); l2.backward(); p = (net(x0) ** 2).mean(); p.backward(retain_graph=True)  # noqa: GF001
+        """
+    )
+    result = _lint(src, ("GF001", "GF005"), fix=True, unsafe_fixes=True)
+    assert result.findings == [] and result.fixed is None
+    # A noqa for another tool (flake8's E702, multiple statements on one line) does not stop it.
+    other = src.replace("# noqa: GF001", "# noqa: E702")
+    line = other.split("\n")[14]
+    found = [(f.code, f.line, f.col) for f in _lint(other, ("GF001", "GF005")).findings]
+    assert found == [("GF001", 15, 15), ("GF005", 15, line.index("retain_graph") + 1)]
+    assert semicolons.split(cst.parse_module(src)) is not None  # the other joined lines still split
+
+
+def test_a_trailing_semicolon_stays_on_the_last_statement():
+    # In a notebook it hides the cell's output.
+    src = SEED.replace("l2.backward()\n", "l2.backward(); h.sum();\n")
+    fixed = _fixed(src)
+    assert fixed.endswith("    l1.backward()\n    h.sum();\n"), fixed
 
 
 def test_a_backslash_beside_a_semicolon_keeps_the_line_whole():
@@ -205,6 +228,8 @@ def test_line_map_message_maps_cited_lines_outside_backticks():
     assert [lines.line(n) for n in range(1, 6)] == [1, 1, 2, 2, 3]
     assert [lines.position(n, 0) for n in range(1, 6)] == [(1, 0), (1, 7), (2, 0), (2, 7), (3, 0)]
     assert lines.message("`f(line 5)` (line 5), lines 2, 4 and line 3") == "`f(line 5)` (line 3), lines 1, 2 and line 2"
+    # Two statements of one line of the file are cited once.
+    assert lines.message("(line 3, 4)") == "(line 2)"
 
 
 def test_line_map_grows_edits_to_whole_lines_of_the_file():

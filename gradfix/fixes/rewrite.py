@@ -83,6 +83,14 @@ class Layout:
             def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
                 self.indents.pop()
 
+            # A `match` indents its `case` lines itself: a case body's statements sit one level
+            # deeper than the `match` line and one more than the case (its IndentedBlock's own).
+            def visit_Match(self, node: cst.Match) -> None:
+                self.indents.append(default if node.indent is None else node.indent)
+
+            def leave_Match(self, original_node: cst.Match) -> None:
+                self.indents.pop()
+
         self.module.visit(Walk())
         return index
 
