@@ -25,21 +25,40 @@ RETAIN_TRUE = re.compile(_RETAIN + GAP + rb"=(?:" + GAP + rb"\()*" + GAP + rb"Tr
 # `name.backward(` and an argument: Accelerate's `accelerator.backward(loss)` (a tensor's `x.backward(g)` too).
 _NAME_BACKWARD_OF_ARGUMENT = rb"|\w" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + rb"[^\s)#\\]"
 # A plain retaining backward's first argument is `retain_graph=` or `retain_variables=` (only those keywords are allowed).
-BACKWARD_RETAIN = re.compile(
+_BACKWARD_RETAIN = (
     rb"\." + GAP + rb"backward" + GAP + rb"\(" + GAP + _RETAIN + GAP + rb"="
-    # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`,
-    # and a name's with any argument (`accelerator.backward(loss, ...)`).
+    # The spellings whose loss is an argument: `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`.
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
-    + _NAME_BACKWARD_OF_ARGUMENT
 )
+BACKWARD_RETAIN = re.compile(_BACKWARD_RETAIN)
+# ... and, in a file that mentions `accelerate`, a name's with any argument (`accelerator.backward(loss, ...)`).
+BACKWARD_RETAIN_ACCELERATE = re.compile(_BACKWARD_RETAIN + _NAME_BACKWARD_OF_ARGUMENT)
 # `).backward(`: the receiver of a backward of a sum is parenthesised (`(a + b).backward()`) or a call
 # (`scaler.scale(a - b).backward()`), so its text ends in `)`.
-BACKWARD_OF_CALL = re.compile(
+_BACKWARD_OF_CALL = (
     rb"\)" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
-    # or a spelling whose loss is an argument (`self.manual_backward(a + b)`, `accelerator.backward(a + b)`)
+    # or a spelling whose loss is an argument (`self.manual_backward(a + b)`)
     + rb"|manual_backward" + GAP + rb"\(|autograd" + GAP + rb"\." + GAP + rb"backward" + GAP + rb"\("
-    + _NAME_BACKWARD_OF_ARGUMENT
 )
+BACKWARD_OF_CALL = re.compile(_BACKWARD_OF_CALL)
+BACKWARD_OF_CALL_ACCELERATE = re.compile(_BACKWARD_OF_CALL + _NAME_BACKWARD_OF_ARGUMENT)  # (`accelerator.backward(a + b)`)
+
+
+def accelerate_possible(text: bytes) -> bool:
+    """Whether the file may call Accelerate's `accelerator.backward(loss)`: it mentions `accelerate`
+    (the analysis needs `Accelerator` imported from it). Elsewhere `name.backward(x)` is a tensor's
+    backward with a `gradient`, no site: the prechecks need not look at it."""
+    return b"accelerate" in text
+
+
+def backward_retain(text: bytes) -> bool:
+    """A plain retaining backward may be written in the text (`BACKWARD_RETAIN`)."""
+    return (BACKWARD_RETAIN_ACCELERATE if accelerate_possible(text) else BACKWARD_RETAIN).search(text) is not None
+
+
+def backward_of_call(text: bytes) -> bool:
+    """A backward of a parenthesised or called receiver, or of an argument, may be written (`BACKWARD_OF_CALL`)."""
+    return (BACKWARD_OF_CALL_ACCELERATE if accelerate_possible(text) else BACKWARD_OF_CALL).search(text) is not None
 # `.detach()` with no arguments, or `torch.detach(`: the stop-gradient markers (`exprs.detach_receiver`).
 DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)|torch" + GAP + rb"\." + GAP + rb"detach" + GAP + rb"\(")
 # The legacy `X.data` read as an operand (`exprs.data_stop`), or `X.data.clone()`: not followed by a
@@ -144,10 +163,11 @@ def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bo
     blocks = statement_blocks(data, state)
     if blocks is None:
         return True
+    accelerate = accelerate_possible(data)
     for block, _ in blocks:
         retained = False
         for statement in block:
-            site = plain_backward(statement)
+            site = plain_backward(statement, accelerate)
             if site is not None:
                 if retained:
                     return True
@@ -155,15 +175,15 @@ def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bo
     return False
 
 
-def plain_backward(statement) -> Optional[bool]:
+def plain_backward(statement, accelerate: bool = False) -> Optional[bool]:
     """None unless a plain backward expression statement (`X.backward(...)`, `self.manual_backward(X, ...)`,
     `torch.autograd.backward(X, ...)`, as `gradfix.analysis.backward.backward_call` reads them); then
-    whether it passes `retain_graph=True`."""
-    site = backward_site(statement)
+    whether it passes `retain_graph=True`. `accelerate`: `accelerate_possible` for the file."""
+    site = backward_site(statement, accelerate)
     return None if site is None else site[1]
 
 
-def backward_site(statement) -> Optional[tuple]:
+def backward_site(statement, accelerate: bool = False) -> Optional[tuple]:
     """(the loss expression, whether `retain_graph=True`) of a plain backward expression statement,
     else None. Plain: keyword arguments only, all `retain_graph` or `retain_variables` (`gradient=`,
     `inputs=`, `create_graph=`, `**kwargs` or a second positional argument make it no site; both
@@ -176,7 +196,7 @@ def backward_site(statement) -> Optional[tuple]:
     func = call.func
     if type(func) is not ast.Attribute:
         return None
-    counts = positional_losses(func)
+    counts = positional_losses(func, accelerate)
     if len(call.args) not in counts:
         return None
     if call.args:
@@ -194,11 +214,11 @@ def backward_site(statement) -> Optional[tuple]:
     return loss, retains
 
 
-def positional_losses(func) -> tuple:
+def positional_losses(func, accelerate: bool = False) -> tuple:
     """How many positional arguments a backward call of `func` (an `ast` node) may have: 1 for
-    `self.manual_backward(loss)` and `torch.autograd.backward(loss)`; 0 for `loss.backward()`, or 1
-    where the receiver is a name (`accelerator.backward(loss)`, if the file makes it an Accelerator:
-    an overestimate); none for anything else."""
+    `self.manual_backward(loss)` and `torch.autograd.backward(loss)`; 0 for `loss.backward()`, or,
+    in a file where `accelerate_possible`, 1 where the receiver is a name (`accelerator.backward(loss)`,
+    if the file makes it an Accelerator: an overestimate); none for anything else."""
     import ast
 
     if type(func) is not ast.Attribute:
@@ -206,7 +226,7 @@ def positional_losses(func) -> tuple:
     if func.attr == "manual_backward" or (func.attr == "backward" and is_autograd(func.value)):
         return (1,)
     if func.attr == "backward":
-        return (0, 1) if type(func.value) is ast.Name else (0,)
+        return (0, 1) if accelerate and type(func.value) is ast.Name else (0,)
     return ()
 
 

@@ -150,3 +150,41 @@ def test_a_gan_step_with_a_fresh_generator_loss_is_reported_alone_too():
     harness = pytest.importorskip("gradfix.harness")
     report = harness.verify_pair(source, result.fixed.decode(), filename="gan.py", device="cpu", repeat=0)
     assert report.error is None and report.rows and all(r.ok for r in report.rows)
+
+
+CLOSURE = '''\
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, 1, requires_grad=True)
+x = torch.randn(8, 4)
+
+
+def step():
+    h = (x @ w).tanh()
+
+    def closure():
+        loss = h.pow(2).mean()
+        loss.backward(retain_graph=True)
+
+    closure()
+    closure()
+'''
+
+
+def test_a_closure_reading_a_value_of_the_function_around_it_keeps_an_unsafe_fix():
+    # Called twice (an LBFGS closure), it backpropagates through `h`'s graph each time: without
+    # `retain_graph=True` the second call raises (review, stop 21; a wrong safe fix before).
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+
+    (finding,) = lint_bytes(CLOSURE.encode(), "t.py", LintOptions(("GF005",))).findings
+    assert (finding.line, finding.col, finding.fixable) == (13, 23, False)
+    assert finding.fix.unsafe_reason == (
+        "`closure` reads `h` from the function around it: called again (an `LBFGS` closure), it may "
+        "backpropagate through that value's graph again, which the fix frees"
+    )
+    fixed = lint_bytes(CLOSURE.encode(), "t.py", LintOptions(("GF005",), fix=True, unsafe_fixes=True)).fixed.decode()
+    harness = pytest.importorskip("gradfix.harness")
+    report = harness.verify_pair(CLOSURE, fixed, filename="t.py", device="cpu", repeat=0)
+    assert report.error_side == "rewritten" and "second time" in report.error

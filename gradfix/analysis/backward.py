@@ -250,17 +250,28 @@ def accelerator_receivers(module: cst.Module, counts: Mapping[str, int]) -> Froz
 
 
 def accelerate_reasons(calls: Sequence[BackwardCall]) -> List[Reason]:
-    """Why merging backward calls is never proven exact where one is `accelerator.backward(...)`:
-    under DeepSpeed each call also steps the optimizer (at a gradient-accumulation boundary), and
-    under Megatron-LM it backpropagates nothing; which one runs is chosen when the script is
-    launched, not in the file."""
-    if not any(c.accelerator for c in calls):
+    """Why a fix of `accelerator.backward(...)` calls is never proven exact. Merging two: under
+    DeepSpeed each call also steps the optimizer (at a gradient-accumulation boundary), which
+    backend runs being chosen when the script is launched, not in the file. Any fix: the receiver
+    is an `Accelerator` by its bindings in the file only (`accelerator_receivers`); that nothing
+    patches its `backward` (through an alias, `type(...)`, `mock.patch`) or binds the name where
+    the call reads it (a builtin, another module) is not proven."""
+    accelerated = [c for c in calls if c.accelerator]
+    if not accelerated:
         return []
-    shown = next(code_of(c.call.func).strip() for c in calls if c.accelerator)
+    shown = code_of(accelerated[0].call.func).strip()
+    if len(calls) > 1:
+        return [
+            Reason(
+                f"`{shown}(...)` steps the optimizer after each call under DeepSpeed (a launch setting gradfix "
+                "cannot see): one call instead of two would step once",
+                SPELLING,
+            )
+        ]
     return [
         Reason(
-            f"`{shown}(...)` steps the optimizer after each call under DeepSpeed (a launch setting gradfix "
-            "cannot see): one call instead of two would step once",
+            f"`{shown}` is taken to be accelerate's `Accelerator.backward` from its bindings in the file; that "
+            "nothing patches it or binds the name elsewhere is not proven",
             SPELLING,
         )
     ]
@@ -655,7 +666,7 @@ def merge_reasons(
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
-        reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line, graph_free_names=facts.accelerators))
+        reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
     reasons.extend(file_merge_reasons(facts))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))
     reasons.extend(accelerate_reasons(calls))

@@ -10,11 +10,11 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
-from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import calls_within, code_of, is_literal, same_expr
+from gradfix.analysis.exprs import binding_counts, calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loops import assignments, graph_free, loop_inputs, loop_reasons, stores_into_objects
+from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_inputs, loop_reasons, stores_into_objects
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -49,11 +49,14 @@ class Visitor(BlockVisitor):
             # is unknown, not a sign: reported, the fix unsafe, naming it.
             in_loop = self._in_loop(call.statement, function)
             inputs: List[str] = []
+            # The receiver of an Accelerate call is read as an `Accelerator` (which holds no graph)
+            # for the call's own finding only: its fix is unsafe anyway (`accelerate_reasons`).
+            accelerators = self.facts.accelerators if call.accelerator else frozenset()
             if in_loop:
                 module = self.scopes[0]
-                if loop_reasons(call.statement, function, module, self.line, parameters=False, graph_free_names=self.facts.accelerators):
+                if loop_reasons(call.statement, function, module, self.line, parameters=False, graph_free_names=accelerators):
                     continue
-                if loop_reasons(call.statement, function, module, self.line, graph_free_names=self.facts.accelerators):
+                if loop_reasons(call.statement, function, module, self.line, graph_free_names=accelerators):
                     inputs = loop_inputs(call.statement, function)
             self.findings.append(self._finding(call, arg, function, in_loop, inputs))
 
@@ -86,6 +89,7 @@ class Visitor(BlockVisitor):
         else:
             reasons = self._unproven(call, function)
         reasons.extend(old_keyword_reasons([call]))
+        reasons.extend(accelerate_reasons([call]))
         if inputs:
             shown = ", ".join(f"`{name}`" for name in inputs)
             source = "from before it" if isinstance(function, cst.Module) else "from the caller"
@@ -134,7 +138,47 @@ class Visitor(BlockVisitor):
             reasons.add(escape)
         reasons.extend(introspection_reasons(function, self.line))
         reasons.extend(spelling_reasons([backward.statement], self.facts))
+        enclosing = self._enclosing_reads(function)
+        if enclosing:
+            reasons.add(
+                Reason(
+                    f"`{function.name.value}` reads `{enclosing}` from the function around it: called again (an "
+                    f"`LBFGS` closure), it may backpropagate through that value's graph again, which the fix frees",
+                    LOOP,
+                )
+            )
         return reasons
+
+    def _enclosing_reads(self, function: cst.FunctionDef) -> Optional[str]:
+        """The first name (in source order) that a nested function reads from a function around it, or
+        None. Such a value outlives one call: a closure called twice (`opt.step(closure)` under LBFGS)
+        backpropagates through its graph each time, as a loop's next iteration would."""
+        outer = [s for s in self.scopes[1:-1] if isinstance(s, (cst.FunctionDef, cst.Lambda))]
+        if not outer:
+            return None
+        bound = set(binding_counts(function.body)) | function_parameters(function)
+        around = set()
+        for scope in outer:
+            around |= set(binding_counts(scope.body)) | function_parameters(scope)  # (an overestimate: nested code too)
+        reads: List[cst.Name] = []
+
+        class Reads(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                node.value.visit(self)  # not the attribute's name
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                node.value.visit(self)  # not a keyword's name
+                return False
+
+            def visit_Name(self, node: cst.Name) -> None:
+                reads.append(node)
+
+        function.body.visit(Reads())
+        for node in reads:
+            if node.value not in bound and node.value in around:
+                return node.value
+        return None
 
     def _unproven_at_module_level(self, backward: BackwardCall, module: cst.Module) -> Reasons:
         """What could backpropagate through the graph again, for a call in module-level code.

@@ -85,7 +85,7 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     return (
         text.count(b"backward") >= 2
         and prechecks.RETAIN_TRUE.search(text) is not None
-        and prechecks.BACKWARD_RETAIN.search(text) is not None
+        and prechecks.backward_retain(text)
         and prechecks.retained_backward_then_backward(data, state)
     )
 

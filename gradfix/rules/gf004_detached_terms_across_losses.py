@@ -188,10 +188,10 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Two terms with `.detach()`, and a retaining backward run, one plain backward of a sum, or a
     loop that may hold a pair before a plain backward (one loss accumulated over a loop). (The two
     stop-gradients are REQUIRED_TOKENS': `prechecks.two_stop_gradients`.)"""
-    if prechecks.RETAIN_TRUE.search(text) is not None and prechecks.BACKWARD_RETAIN.search(text) is not None:
+    if prechecks.RETAIN_TRUE.search(text) is not None and prechecks.backward_retain(text):
         if prechecks.retained_backward_then_backward(data, state):
             return True
-    if prechecks.BACKWARD_OF_CALL.search(text) is not None and _backward_of_sum(data, text, state):
+    if prechecks.backward_of_call(text) and _backward_of_sum(data, text, state):
         return True
     return _loop_before_backward(data, text, state)
 
@@ -211,7 +211,7 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
         return True
     for block, scope in blocks:
         for statement in block:
-            site = prechecks.backward_site(statement)
+            site = prechecks.backward_site(statement, prechecks.accelerate_possible(text))
             if site is None:
                 continue
             receiver = site[0]
@@ -239,9 +239,10 @@ def _loop_before_backward(data: bytes, text: bytes, state: dict) -> bool:
     blocks = prechecks.statement_blocks(data, state)
     if blocks is None:
         return True
+    accelerate = prechecks.accelerate_possible(text)
     helpers: Optional[re.Pattern] = None
     for block, _ in blocks:
-        last = max((i for i, s in enumerate(block) if prechecks.plain_backward(s) is not None), default=0)
+        last = max((i for i, s in enumerate(block) if prechecks.plain_backward(s, accelerate) is not None), default=0)
         in_comprehensions = 0  # `detach` in the lines of simple statements holding a comprehension
         in_loops = 0  # `detach` in the lines of the block's loops (two loops over one range are fused)
         for statement in block[:last]:

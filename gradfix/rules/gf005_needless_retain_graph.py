@@ -3,7 +3,8 @@
 ## What it does
 Finds `loss.backward(retain_graph=True)` (also `scaler.scale(loss).backward(...)`,
 `self.manual_backward(loss, ...)`, `torch.autograd.backward(loss, ...)`,
-`accelerator.backward(loss, ...)` on a name bound only to `accelerate.Accelerator(...)`, and the
+`accelerator.backward(loss, ...)` on a name bound only to `accelerate.Accelerator(...)` (its fix
+unsafe: that nothing patches the receiver is not proven), and the
 pre-0.4 `retain_variables=True` alone, the name `retain_graph` had before 0.4)
 inside a function where no later statement of that function backpropagates
 (`backward`, `torch.autograd.grad`, `manual_backward`, or code of the file
@@ -118,13 +119,15 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     if tree is None:
         return True  # left to the parser to report
     return any(
-        _function_might_match(node) for node in ast.walk(tree) if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
+        _function_might_match(node, prechecks.accelerate_possible(text))
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
     )
 
 
-def _function_might_match(function) -> bool:
+def _function_might_match(function, accelerate: bool) -> bool:
     """For a function or the module (its own statements: `_retaining_backwards` skips defs)."""
-    retaining = list(_retaining_backwards(function.body, None))
+    retaining = list(_retaining_backwards(function.body, None, accelerate))
     if not retaining:
         return False  # most functions: no walk of their whole body
     calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
@@ -198,7 +201,7 @@ def _reads_parameter_value(loop, params) -> bool:
     )
 
 
-def _retaining_backwards(body, loop):
+def _retaining_backwards(body, loop, accelerate: bool):
     """(call, its innermost loop or None) for every retaining backward statement of `body`."""
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -211,7 +214,7 @@ def _retaining_backwards(body, loop):
                 # A tensor's positional argument is a `gradient`, not this rule's; the spellings
                 # whose loss is an argument (`self.manual_backward(loss)`, `torch.autograd.backward(loss)`,
                 # `accelerator.backward(loss)`) take one.
-                and len(call.args) in prechecks.positional_losses(call.func)
+                and len(call.args) in prechecks.positional_losses(call.func, accelerate)
                 and all(k.arg is not None and k.arg != "create_graph" for k in call.keywords)
                 and any(k.arg in prechecks.RETAIN_KEYWORDS and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
             ):
@@ -220,10 +223,10 @@ def _retaining_backwards(body, loop):
         for field in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list):
-                yield from _retaining_backwards(inner, inner_loop if field == "body" else loop)
+                yield from _retaining_backwards(inner, inner_loop if field == "body" else loop, accelerate)
         if isinstance(statement, ast.Match):
             for case in statement.cases:
-                yield from _retaining_backwards(case.body, loop)
+                yield from _retaining_backwards(case.body, loop, accelerate)
 
 # The visitor, named here and imported by the registry only for a file that passes the precheck:
 # it needs libcst, which a run where no file is parsed never imports.
