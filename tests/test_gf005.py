@@ -188,3 +188,47 @@ def test_a_closure_reading_a_value_of_the_function_around_it_keeps_an_unsafe_fix
     harness = pytest.importorskip("gradfix.harness")
     report = harness.verify_pair(CLOSURE, fixed, filename="t.py", device="cpu", repeat=0)
     assert report.error_side == "rewritten" and "second time" in report.error
+
+
+GLOBAL_GRAPH = '''\
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, 1, requires_grad=True)
+x = torch.randn(8, 4)
+h = (x @ w).tanh()
+
+
+def step():
+    loss = h.pow(2).mean()
+    loss.backward(retain_graph=True)
+'''
+
+
+def test_a_function_reading_a_module_level_graph_keeps_an_unsafe_fix():
+    # `h` holds a graph built once at import: the next call of `step` backpropagates through it
+    # again, which only `retain_graph=True` allows (review, stop 21; a wrong safe fix before).
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+
+    (finding,) = lint_bytes(GLOBAL_GRAPH.encode(), "t.py", LintOptions(("GF005",))).findings
+    assert (finding.line, finding.col, finding.fixable) == (11, 19, False)
+    assert finding.fix.unsafe_reason == (
+        "`step` reads `h`, built at module level (line 6) and not proven free of a graph: the next call may "
+        "backpropagate through that graph again, which the fix frees"
+    )
+    # Executed: the harness calls `step()` once; a second call shows it.
+    fixed = lint_bytes(GLOBAL_GRAPH.encode(), "t.py", LintOptions(("GF005",), fix=True, unsafe_fixes=True)).fixed.decode()
+    for source, raises in ((GLOBAL_GRAPH, False), (fixed, True)):
+        namespace: dict = {}
+        exec(compile(source, "t.py", "exec"), namespace)
+        namespace["step"]()
+        if raises:
+            with pytest.raises(RuntimeError, match="second time"):
+                namespace["step"]()
+        else:
+            namespace["step"]()
+    # A module-level tensor without a graph is no reason: the fix is safe.
+    plain = GLOBAL_GRAPH.replace("h = (x @ w).tanh()", "h = torch.randn(8, 1)").replace("h.pow(2).mean()", "(h * w.sum()).pow(2).mean()")
+    (finding,) = lint_bytes(plain.encode(), "t.py", LintOptions(("GF005",))).findings
+    assert finding.fixable, finding.message

@@ -20,11 +20,11 @@ proven (they may hold a graph built by the caller or an earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import AbstractSet, Callable, Dict, List, Optional, Set
+from typing import AbstractSet, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, bound_names, code_of, is_literal
+from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, is_literal
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
@@ -195,6 +195,28 @@ def loop_reasons(
                 )
             ]
     return []
+
+
+def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
+    """(name, value) for the module-level names `function` reads as values (not only calls or
+    steps: `model(x)`, `opt.step()`) without binding them itself, where a value the file puts in
+    the name is not proven graph-free (`h = (x @ w).tanh()` at module level), in name order. Such a
+    value outlives one call: the next call backpropagates through its graph again."""
+    params = function_parameters(function)
+    local = set(binding_counts(function.body)) - _declared(function)
+    module_bindings = _bindings_outside(module, function)
+    writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
+    found: List[Tuple[str, Optional[cst.BaseExpression]]] = []
+    for name in sorted(_value_reads(function.body, _CODE_METHODS)):
+        if name in params or name in local or name not in module_bindings:
+            continue
+        if writes is None:
+            writes = _module_writes(module)
+        for value in [*module_bindings[name], *writes.get(name, [])]:
+            if value is None or not graph_free(value):
+                found.append((name, value))
+                break
+    return found
 
 
 def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module) -> bool:

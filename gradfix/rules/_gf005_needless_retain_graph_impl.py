@@ -14,7 +14,7 @@ from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, acceler
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_inputs, loop_reasons, stores_into_objects
+from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_inputs, loop_reasons, module_graph_reads, stores_into_objects
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -144,6 +144,15 @@ class Visitor(BlockVisitor):
                 Reason(
                     f"`{function.name.value}` reads `{enclosing}` from the function around it: called again (an "
                     f"`LBFGS` closure), it may backpropagate through that value's graph again, which the fix frees",
+                    LOOP,
+                )
+            )
+        for name, value in module_graph_reads(function, self.scopes[0])[:1]:
+            where = f" (line {self.line(value)})" if value is not None else ""
+            reasons.add(
+                Reason(
+                    f"`{function.name.value}` reads `{name}`, built at module level{where} and not proven free of a "
+                    f"graph: the next call may backpropagate through that graph again, which the fix frees",
                     LOOP,
                 )
             )
