@@ -198,16 +198,17 @@ def loop_reasons(
 
 
 def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
-    """(name, value) for the module-level names `function` reads as values (not only calls or
-    steps: `model(x)`, `opt.step()`) without binding them itself, where a value the file puts in
-    the name is not proven graph-free (`h = (x @ w).tanh()` at module level), in name order. Such a
-    value outlives one call: the next call backpropagates through its graph again."""
+    """(name, value) for the module-level names `function` reads without binding them itself
+    (called too: `model(x)` may read a graph its module keeps), where a value the file puts in the
+    name is not proven graph-free (`h = (x @ w).tanh()`, `model = Net()` at module level), in name
+    order. Such a value outlives one call: the next call backpropagates through its graph again.
+    (A loop's reads count the same way, `loop_reasons`.)"""
     params = function_parameters(function)
     local = set(binding_counts(function.body)) - _declared(function)
     module_bindings = _bindings_outside(module, function)
     writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
     found: List[Tuple[str, Optional[cst.BaseExpression]]] = []
-    for name in sorted(_value_reads(function.body, _CODE_METHODS)):
+    for name in sorted(_reads_and_binds(function.body)[0]):
         if name in params or name in local or name not in module_bindings:
             continue
         if writes is None:
