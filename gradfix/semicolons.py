@@ -81,7 +81,7 @@ class LineMap:
             col=col,
             end_line=end_line,
             end_col=end_col,
-            message=self.message(finding.message),
+            message=_this_line(self.message(finding.message), line),
             fix=None if finding.fix is None else self._fix(finding.fix),
         )
 
@@ -145,6 +145,13 @@ class LineMap:
         while last < len(self.lines) and self._inside(last + 1):
             last += 1
         return start, last + 1
+
+
+def _this_line(message: str, line: int) -> str:
+    """`(line 5 and here)` on line 5 itself (two statements of one joined line) says so."""
+    return message.replace(f"line {line} and here", "earlier on this line and here").replace(
+        f"(line {line}, in ", "(earlier on this line, in "
+    )
 
 
 _CITED = re.compile(r"\b(lines? )(\d+(?:, \d+)*)")

@@ -199,6 +199,12 @@ def test_a_trailing_semicolon_stays_on_the_last_statement():
     assert fixed.endswith("    l1.backward()\n    h.sum();\n"), fixed
 
 
+def test_an_evaluation_earlier_on_the_same_line_is_cited_so():
+    src = HEAD + "def step():\n    h = net(x0); x = h * 2; y = h + 1\n    l1 = f(x.detach(), y); l1.backward(retain_graph=True); l2 = -1 * f(x, y.detach()); l2.backward()\n"
+    (finding,) = _lint(src).findings
+    assert finding.line == 14 and "(earlier on this line and here)" in finding.message, finding.message
+
+
 def test_a_backslash_beside_a_semicolon_keeps_the_line_whole():
     # Removing that `;` would join two lines of the file: such a line stays one statement to
     # gradfix (not read, as before the split existed).
