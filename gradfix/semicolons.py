@@ -88,7 +88,10 @@ class LineMap:
     def message(self, text: str) -> str:
         """`text` with the line numbers it cites (`line 12`, `lines 12, 14`) mapped, code in backticks left alone."""
         parts = text.split("`")
-        for k in range(0, len(parts), 2):  # the even parts are outside backticks
+        # An odd count means quoted code holds a backtick (in a string literal): the spans cannot be
+        # told apart, and the citations matter more than such code's text.
+        step = 2 if len(parts) % 2 else 1
+        for k in range(0, len(parts), step):  # the even parts are outside backticks
             parts[k] = _CITED.sub(lambda m: m.group(1) + self._cited(m.group(2)), parts[k])
         return "`".join(parts)
 

@@ -234,6 +234,8 @@ def test_line_map_message_maps_cited_lines_outside_backticks():
     assert [lines.line(n) for n in range(1, 6)] == [1, 1, 2, 2, 3]
     assert [lines.position(n, 0) for n in range(1, 6)] == [(1, 0), (1, 7), (2, 0), (2, 7), (3, 0)]
     assert lines.message("`f(line 5)` (line 5), lines 2, 4 and line 3") == "`f(line 5)` (line 3), lines 1, 2 and line 2"
+    # Code quoting a backtick: the citations are mapped all the same.
+    assert lines.message("`d[\"a`b\"]` (line 5)") == "`d[\"a`b\"]` (line 3)"
     # Two statements of one line of the file are cited once.
     assert lines.message("(line 3, 4)") == "(line 2)"
 
