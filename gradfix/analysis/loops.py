@@ -24,7 +24,8 @@ from typing import AbstractSet, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, is_literal
+from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, is_literal, scope_bindings
+from gradfix.analysis.introspection import bound_attribute_names, names_by_string
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
@@ -59,10 +60,15 @@ def graph_free(value: cst.BaseExpression) -> bool:
         last = text.rsplit(".", 1)[-1]
         if isinstance(func, cst.Name) and func.value in BUILTINS_GRAPH_FREE:
             return all(graph_free(a.value) for a in value.args)
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return False  # `nn.Tanh()(x @ w)`: what an object returns
         if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
             return True
         if last[:1].isupper() and (text.startswith(("torch.", "nn.", "optim.")) or "." not in text):
-            # A class constructed: `nn.Linear(...)`, `torch.optim.SGD(...)`, `GradScaler(...)`.
+            # A class constructed: `nn.Linear(...)`, `torch.optim.SGD(...)`, `GradScaler(...)`. Not
+            # a distribution, which keeps the tensors it is given (`Normal(x @ w, 1.0).loc`).
+            if "distributions" in text:
+                return all(graph_free(a.value) for a in value.args)
             return text.startswith(("torch.", "nn.", "optim."))
         if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
             return graph_free(func.value)
@@ -206,18 +212,296 @@ def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tu
     params = function_parameters(function)
     local = set(binding_counts(function.body)) - _declared(function)
     module_bindings = _bindings_outside(module, function)
-    writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
+    writes = _module_writes(module)
+    imported = _imported_from_elsewhere(module)
+    by_string = names_by_string(module)  # `globals()["h"] = ...`: any module-level name
+    aliased = _aliased_names(module)
+    values_read = _value_reads(function.body, _CODE_METHODS)
     found: List[Tuple[str, Optional[cst.BaseExpression]]] = []
     for name in sorted(_reads_and_binds(function.body)[0]):
-        if name in params or name in local or name not in module_bindings:
+        if name in params or name in local:
             continue
-        if writes is None:
-            writes = _module_writes(module)
-        for value in [*module_bindings[name], *writes.get(name, [])]:
+        if name in imported:
+            if name in values_read and _read_as_data(function.body, name):
+                found.append((name, None))  # `from shared import h`: whatever that module built
+            continue
+        if name not in module_bindings and name not in writes:
+            if by_string and name not in _BUILTINS:
+                found.append((name, None))
+            continue
+        if name in aliased:
+            found.append((name, None))  # `alias = box; alias.h = ...`: writes gradfix does not follow
+            continue
+        # Also what functions of the file bind it to under `global` (`def setup(): global h`).
+        for value in [*module_bindings.get(name, []), *writes.get(name, [])]:
             if value is None or not graph_free(value):
                 found.append((name, value))
                 break
     return found
+
+
+def _aliased_names(module: cst.Module) -> Set[str]:
+    """Names the file hands on as they are, where another name may then write into what they hold:
+    the value of a binding (`v = h`, `a, b = h, w`), a method kept uncalled (`store = hs.append`),
+    an argument of a function or class of the file (`setup(box)`)."""
+    own = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    found: Set[str] = set()
+
+    def bare(value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(value, cst.Name):
+            found.add(value.value)
+        elif isinstance(value, (cst.Tuple, cst.List)):
+            for element in value.elements:
+                bare(element.value)
+
+    class Walk(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            bare(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            bare(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bare(node.value)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bare(node.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value in own:
+                for arg in node.args:
+                    bare(arg.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            pass
+
+    # A method read without a call: `store = hs.append`.
+    class Methods(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                func.value.visit(self)
+            else:
+                func.visit(self)
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.attr.value in COLLECTING_METHODS | {"__setitem__", "copy_", "register_buffer"}:
+                found.add(node.value.value)
+
+    module.visit(Walk())
+    module.visit(Methods())
+    return found
+
+
+# Modules whose names hold code or Python values, never a tensor this file's functions could have
+# built a graph into: a name imported from anywhere else and read as data may hold one.
+_TRUSTED_MODULES = frozenset({
+    "torch", "numpy", "math", "random", "os", "sys", "time", "collections", "functools", "itertools",
+    "typing", "dataclasses", "copy", "json", "logging", "argparse", "pathlib", "re", "warnings",
+    "contextlib", "abc", "enum", "types", "operator", "statistics", "tqdm", "accelerate",
+    "pytorch_lightning", "lightning",
+})
+
+
+def _import_bound(module: cst.Module) -> Set[str]:
+    """Module-level names bound by an import."""
+    names: Set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        local = alias.asname.name if alias.asname is not None else alias.name
+                        names.add(code_of(local).strip().split(".")[0])
+    return names
+
+
+def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
+    """Module-level names bound by importing from a module outside `_TRUSTED_MODULES`
+    (`from shared import h`, `import shared`)."""
+    names: Set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    root = code_of(alias.name).strip().split(".")[0]
+                    if root not in _TRUSTED_MODULES:
+                        local = alias.asname.name if alias.asname is not None else alias.name
+                        names.add(code_of(local).strip().split(".")[0])
+            elif isinstance(small, cst.ImportFrom):
+                root = code_of(small.module).strip().split(".")[0] if small.module is not None else ""
+                if small.relative or root not in _TRUSTED_MODULES:
+                    if isinstance(small.names, cst.ImportStar):
+                        continue  # (`names_by_string` counts a star import)
+                    for alias in small.names:
+                        local = alias.asname.name if alias.asname is not None else alias.name
+                        names.add(code_of(local).strip())
+    return names
+
+
+def _read_as_data(body: cst.CSTNode, name: str) -> bool:
+    """Whether `name` is read in `body` other than as the callee or the root of a called attribute
+    chain (`shared.helper(x)`, `helper(x)` are code; `shared.h`, `h * 2` are data)."""
+    found = []
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            while isinstance(func, cst.Attribute):
+                func = func.value
+            if not isinstance(func, cst.Name):
+                node.func.visit(self)
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                found.append(node)
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    body.visit(Walk())
+    return bool(found)
+
+
+# nn.Module's own attributes that hold no tensor (`if self.training:`).
+_MODULE_STATE = frozenset({"training"})
+
+
+def attribute_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[str]:
+    """The attributes `function` reads through `self`, `cls` or a class of the file (`self.h`,
+    `Cfg.h`) other than as code (`self.model(x)`, `self.opt.step()`), where a value the file stores
+    under that attribute name, on any object, is not proven graph-free, or the file stores none
+    (it was set elsewhere), in name order. Such a value outlives one call: `self.h = (x @ w).tanh()`
+    in `__init__` is backpropagated through again by the next call."""
+    classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+    # `box.h` of a module-level object too: what the file stores under `h` anywhere.
+    objects = set(_bindings_outside(module, function)) - _import_bound(module)
+    local = set(binding_counts(function.body)) | function_parameters(function)
+    receivers = ({"self", "cls"} | classes | (objects - local)) - {"torch", "nn", "F"}
+    read = _attribute_reads(function.body, receivers)
+    if not read:
+        return []
+    stores = _attribute_stores(module)
+    unknown = bound_attribute_names(module) is None  # bound by computed strings
+    found = []
+    for name in sorted(read):
+        values = stores.get(name)
+        if unknown or (not values and name not in _MODULE_STATE) or any(v is None or not graph_free(v) for v in values or ()):
+            found.append(name)
+    return found
+
+
+def _attribute_reads(body: cst.CSTNode, receivers: Set[str]) -> Set[str]:
+    found: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in receivers:
+                pass  # `self.model(x)`: called
+            elif (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _CODE_METHODS
+                and isinstance(func.value, cst.Attribute)
+                and isinstance(func.value.value, cst.Name)
+                and func.value.value.value in receivers
+            ):
+                pass  # `self.opt.step()`, `self.model.train()`
+            else:
+                func.visit(self)
+            for arg in node.args:
+                arg.value.visit(self)
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            target = node.target
+            if isinstance(target, cst.Attribute):
+                target.value.visit(self)  # `self.h = ...` stores, it does not read `h`
+                return False
+            return True
+
+        def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+            if isinstance(node.value, cst.Name) and node.value.value in receivers:
+                found.add(node.attr.value)
+                return False
+            return True
+
+    body.visit(Walk())
+    return found
+
+
+def _attribute_stores(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """attribute name -> every value the file stores under it: `obj.h = v`, `obj.h += v`, class
+    bodies' bindings (a `def` holds code), `setattr(obj, "h", v)`, `register_buffer("h", v)`
+    (None: a value not known, such as a `for obj.h in ...` target)."""
+    out: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+
+    def add(target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(target, cst.Attribute):
+            out.setdefault(target.attr.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                add(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            add(target.value, None)
+
+    class Walk(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                add(target.target, node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            add(node.target, node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            add(node.target, node.value)
+
+        def visit_For(self, node: cst.For) -> None:
+            add(node.target, None)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            add(node.name, None)  # type: ignore[arg-type]
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+            if name in ("setattr", "__setattr__", "register_buffer", "register_parameter") and node.args:
+                args = [a.value for a in node.args]
+                key = args[1] if name in ("setattr", "__setattr__") and len(args) > 1 else args[0]
+                if isinstance(key, cst.SimpleString):
+                    value = args[2] if name in ("setattr", "__setattr__") and len(args) > 2 else args[1] if len(args) > 1 else None
+                    out.setdefault(key.evaluated_value, []).append(value)  # type: ignore[arg-type]
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            for statement in node.body.body:
+                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    out.setdefault(statement.name.value, []).append(cst.Integer("0"))  # code
+                elif isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                            for target in targets:
+                                for bound in bound_names(target):
+                                    out.setdefault(bound, []).append(small.value)
+                else:
+                    for bound in scope_bindings(statement):
+                        out.setdefault(bound, []).append(None)  # bound under an `if`, a `for`...
+
+    module.visit(Walk())
+    return out
 
 
 def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module) -> bool:
@@ -377,6 +661,14 @@ def _root(node: cst.BaseExpression) -> Optional[str]:
     """The name an access path starts from (`feats` for `feats["a"].x`), or None."""
     while isinstance(node, (cst.Attribute, cst.Subscript)):
         node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _storage_root(node: cst.BaseExpression) -> Optional[str]:
+    """The name whose storage an in-place update may change: through attributes, items and method
+    calls, which may return views (`h.view(-1).copy_(v)` writes into `h`)."""
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
     return node.value if isinstance(node, cst.Name) else None
 
 
@@ -562,12 +854,12 @@ def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
             if isinstance(func, cst.Attribute) and has_inplace_suffix(func.attr.value):
-                name = _root(func.value)
+                name = _storage_root(func.value)
                 if name is not None:
                     found.append((name, None))
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "out":
-                    name = _root(arg.value)
+                    name = _storage_root(arg.value)
                     if name is not None:
                         found.append((name, None))
 

@@ -405,7 +405,8 @@ CALLED_BACKWARD_DECORATORS = frozenset({"torch.amp.custom_bwd", "torch.cuda.amp.
 # torch functions that make a new leaf (no graph), whatever their arguments.
 GRAPH_FREE_FACTORIES = frozenset(
     {
-        "randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "tensor", "as_tensor",
+        # (Not `as_tensor`: given a tensor it returns that tensor, graph and all.)
+        "randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "tensor",
         "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
         "randn_like", "rand_like", "randint_like", "from_numpy", "manual_seed", "device", "Generator",
     }

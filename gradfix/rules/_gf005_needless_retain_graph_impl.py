@@ -14,7 +14,16 @@ from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, acceler
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, is_literal, same_expr
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_inputs, loop_reasons, module_graph_reads, stores_into_objects
+from gradfix.analysis.loops import (
+    assignments,
+    attribute_graph_reads,
+    function_parameters,
+    graph_free,
+    loop_inputs,
+    loop_reasons,
+    module_graph_reads,
+    stores_into_objects,
+)
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
@@ -22,6 +31,9 @@ from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+_NEXT_CALL = "the next call may backpropagate through that graph again, which the fix frees"
 
 
 class Visitor(BlockVisitor):
@@ -147,15 +159,31 @@ class Visitor(BlockVisitor):
                     LOOP,
                 )
             )
-        for name, value in module_graph_reads(function, self.scopes[0])[:1]:
-            where = f" (line {self.line(value)})" if value is not None else ""
+        # Values that outlive one call and may hold a graph: the next call backpropagates through
+        # it again, which only the kept graph allows (review, stop 21).
+        module = self.scopes[0]
+        for name, value in module_graph_reads(function, module)[:1]:
+            where = f"built at module level (line {self.line(value)})" if value is not None else "from outside the function"
+            reasons.add(Reason(f"`{function.name.value}` reads `{name}`, {where} and not proven free of a graph: {_NEXT_CALL}", LOOP))
+        for name in attribute_graph_reads(function, module)[:1]:
             reasons.add(
                 Reason(
-                    f"`{function.name.value}` reads `{name}`, built at module level{where} and not proven free of a "
-                    f"graph: the next call may backpropagate through that graph again, which the fix frees",
+                    f"`{function.name.value}` reads the attribute `{name}`, which the file does not prove holds no graph "
+                    f"wherever it is set: {_NEXT_CALL}",
                     LOOP,
                 )
             )
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None and not graph_free(param.default):
+                reasons.add(
+                    Reason(
+                        f"the default of `{param.name.value}` is built once, when `{function.name.value}` is defined, and is "
+                        f"not proven free of a graph: {_NEXT_CALL}",
+                        LOOP,
+                    )
+                )
+                break
         return reasons
 
     def _enclosing_reads(self, function: cst.FunctionDef) -> Optional[str]:

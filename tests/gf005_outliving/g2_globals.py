@@ -1,0 +1,13 @@
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, 1, requires_grad=True)
+x = torch.randn(8, 4)
+
+
+globals()["h"] = (x @ w).tanh()
+
+
+def step():
+    loss = h.pow(2).mean()
+    loss.backward(retain_graph=True)

@@ -1,0 +1,14 @@
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, 1, requires_grad=True)
+x = torch.randn(8, 4)
+
+
+h = torch.zeros(8, 1)
+h.view(-1).copy_((x @ w).tanh().view(-1))
+
+
+def step():
+    loss = h.pow(2).mean()
+    loss.backward(retain_graph=True)
