@@ -206,12 +206,13 @@ def _backward_of_sum(data: bytes, text: bytes, state: dict) -> bool:
     """
     import ast
 
+    accelerate = prechecks.accelerate_possible(text)  # (once per file: it scans the text)
     blocks = prechecks.statement_blocks(data, state)
     if blocks is None:
         return True
     for block, scope in blocks:
         for statement in block:
-            site = prechecks.backward_site(statement, prechecks.accelerate_possible(text))
+            site = prechecks.backward_site(statement, accelerate)
             if site is None:
                 continue
             receiver = site[0]

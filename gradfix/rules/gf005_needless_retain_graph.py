@@ -118,8 +118,9 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
+    accelerate = prechecks.accelerate_possible(text)
     return any(
-        _function_might_match(node, prechecks.accelerate_possible(text))
+        _function_might_match(node, accelerate)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
     )
