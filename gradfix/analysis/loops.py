@@ -243,7 +243,8 @@ def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tu
 def _aliased_names(module: cst.Module) -> Set[str]:
     """Names the file hands on as they are, where another name may then write into what they hold:
     the value of a binding (`v = h`, `a, b = h, w`), a method kept uncalled (`store = hs.append`),
-    an argument of a function or class of the file (`setup(box)`)."""
+    an argument of a function or class of the file (`setup(box)`), the iterable of a `for` whose
+    body writes into its target (`for t in hs: t.add_(v)`)."""
     own = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     found: Set[str] = set()
 
@@ -272,8 +273,13 @@ def _aliased_names(module: cst.Module) -> Set[str]:
                 for arg in node.args:
                     bare(arg.value)
 
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            pass
+        def visit_For(self, node: cst.For) -> None:
+            # `for t in hs: t.add_(v)` writes into what `hs` holds through the loop's target.
+            targets = set(bound_names(node.target))
+            written = {name for name, _ in [*stores_into_objects(node.body), *_inplace_updates(node.body)]}
+            root = _storage_root(node.iter)
+            if root is not None and targets & written:
+                found.add(root)
 
     # A method read without a call: `store = hs.append`.
     class Methods(cst.CSTVisitor):
