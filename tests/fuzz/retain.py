@@ -3,7 +3,8 @@
 The helper backpropagates its loss with the graph retained, then may hand a tensor of that graph
 out of the call (`ESCAPES`: returned, stored in a parameter, a global, a container, updated into
 a parameter in place, captured by a closure) or keep it across loop iterations (`LOOPS`: a
-parameter carried through a recurrent cell, a value built before the loop). `step()` then
+parameter carried through a recurrent cell, a value built before the loop), or read a graph that
+outlives the call (a module-level tensor, an attribute of a module-level object, a closure's). `step()` then
 backpropagates through what came out where there is something. A GF005 fix offered as safe must
 leave that later backward working: the check executes both versions.
 """
@@ -17,6 +18,9 @@ enc = nn.Linear(3, 3)
 cell = nn.GRUCell(3, 3)
 xin = torch.randn(2, 3)
 G = None
+# Graphs built once, outliving every call (`retain_loop=module_graph`, `attribute_graph`).
+HG = enc(xin)
+box.hg = enc(xin)
 """
 
 # (what the helper does after its backward, what `step()` does with the call's result);
@@ -51,6 +55,11 @@ LOOPS: Dict[str, str] = {
     "loop_built_before": "h = enc(xin)\nfor it in range(2):\n    loss = (h * (it + 1.0)).pow(2).sum()\n    {backward}",
     "earlier_backward": "h0 = enc(xin)\nh0.pow(2).sum().backward()\nh = enc(xin)\nloss = h.pow(2).sum()\n{backward}",
     "loop_carried_local": "s = torch.zeros(2, 3)\nfor it in range(2):\n    s = cell(xin, s)\n    h = s\n    loss = h.pow(2).sum()\n    {backward}",
+    # A graph that outlives one call (stop 21's review): backpropagated again by the next call
+    # (`calls=twice`) or, for the closure, by its second call within this one.
+    "module_graph": "h = HG * 1.0\nloss = h.pow(2).sum()\n{backward}",
+    "attribute_graph": "h = box.hg * 1.0\nloss = h.pow(2).sum()\n{backward}",
+    "closure_twice": "h = enc(xin)\ndef inner():\n    loss = h.pow(2).sum()\n    {backward}\ninner()\ninner()\nloss = h.pow(2).sum()",
 }
 
 SPELLINGS = {
