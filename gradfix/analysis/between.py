@@ -40,7 +40,7 @@ from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, imported_names, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
@@ -627,7 +627,7 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
 def _module_names(module: cst.Module) -> Tuple[frozenset, frozenset]:
     """(names bound by top-level imports, module-level names that hold only numbers or factory
     tensors), once per parsed file (libcst nodes hash by identity; a rule asks once per pair)."""
-    imported = frozenset(name for statement in module.body for name in _imported_names(statement))
+    imported = frozenset(name for statement in module.body for name in imported_names(statement))
     return imported, frozenset(_numeric_names(module, factories=_ANY_FACTORY))
 
 
@@ -652,24 +652,6 @@ def _all_names(node: cst.CSTNode, attributes: bool = True) -> List[cst.Name]:
 
     node.visit(Names())
     return found
-
-
-def _imported_names(statement: cst.CSTNode) -> List[str]:
-    """The names a top-level `import` statement binds."""
-    names: List[str] = []
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        names.append(alias.asname.name.value)
-                    else:
-                        head = alias.name
-                        while isinstance(head, cst.Attribute):
-                            head = head.value
-                        if isinstance(head, cst.Name):
-                            names.append(head.value)
-    return names
 
 
 def _bound_names(scope: cst.CSTNode) -> set:

@@ -727,6 +727,24 @@ class _DropFunctionBodies(cst.CSTTransformer):
         return updated_node.with_changes(body=cst.Name("None"), params=cst.Parameters())
 
 
+def imported_names(statement: cst.CSTNode) -> List[str]:
+    """The names a top-level `import` statement binds."""
+    names: List[str] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        names.append(alias.asname.name.value)
+                    else:
+                        head = alias.name
+                        while isinstance(head, cst.Attribute):
+                            head = head.value
+                        if isinstance(head, cst.Name):
+                            names.append(head.value)
+    return names
+
+
 def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
     """How many times each name is bound anywhere in `tree` (see `_Bindings`; a few forms count double)."""
     collector = _Bindings()

@@ -24,8 +24,8 @@ from typing import AbstractSet, Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, is_literal, scope_bindings
-from gradfix.analysis.introspection import bound_attribute_names, names_by_string
+from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, imported_names, is_literal, scope_bindings
+from gradfix.analysis.introspection import names_by_string
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
@@ -216,13 +216,12 @@ def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tu
     imported = _imported_from_elsewhere(module)
     by_string = names_by_string(module)  # `globals()["h"] = ...`: any module-level name
     aliased = _aliased_names(module)
-    values_read = _value_reads(function.body, _CODE_METHODS)
     found: List[Tuple[str, Optional[cst.BaseExpression]]] = []
     for name in sorted(_reads_and_binds(function.body)[0]):
         if name in params or name in local:
             continue
         if name in imported:
-            if name in values_read and _read_as_data(function.body, name):
+            if _read_as_data(function.body, name):
                 found.append((name, None))  # `from shared import h`: whatever that module built
             continue
         if name not in module_bindings and name not in writes:
@@ -312,19 +311,6 @@ _TRUSTED_MODULES = frozenset({
 })
 
 
-def _import_bound(module: cst.Module) -> Set[str]:
-    """Module-level names bound by an import."""
-    names: Set[str] = set()
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                    for alias in small.names:
-                        local = alias.asname.name if alias.asname is not None else alias.name
-                        names.add(code_of(local).strip().split(".")[0])
-    return names
-
-
 def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
     """Module-level names bound by importing from a module outside `_TRUSTED_MODULES`
     (`from shared import h`, `import shared`)."""
@@ -386,22 +372,24 @@ def _read_as_data(body: cst.CSTNode, name: str) -> bool:
 _MODULE_STATE = frozenset({"training"})
 
 
-def attribute_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[str]:
+def attribute_graph_reads(function: cst.FunctionDef, module: cst.Module, attribute_names: Optional[AbstractSet[str]]) -> List[str]:
     """The attributes `function` reads through `self`, `cls` or a class of the file (`self.h`,
     `Cfg.h`) other than as code (`self.model(x)`, `self.opt.step()`), where a value the file stores
     under that attribute name, on any object, is not proven graph-free, or the file stores none
     (it was set elsewhere), in name order. Such a value outlives one call: `self.h = (x @ w).tanh()`
-    in `__init__` is backpropagated through again by the next call."""
+    in `__init__` is backpropagated through again by the next call. `attribute_names`: the
+    attribute names the file may bind (`FileFacts.bound_attribute_names`; None: any, by a
+    computed string)."""
     classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
     # `box.h` of a module-level object too: what the file stores under `h` anywhere.
-    objects = set(_bindings_outside(module, function)) - _import_bound(module)
+    objects = set(_bindings_outside(module, function)) - {name for statement in module.body for name in imported_names(statement)}
     local = set(binding_counts(function.body)) | function_parameters(function)
     receivers = ({"self", "cls"} | classes | (objects - local)) - {"torch", "nn", "F"}
     read = _attribute_reads(function.body, receivers)
     if not read:
         return []
     stores = _attribute_stores(module)
-    unknown = bound_attribute_names(module) is None  # bound by computed strings
+    unknown = attribute_names is None  # bound by computed strings
     found = []
     for name in sorted(read):
         values = stores.get(name)
@@ -715,6 +703,12 @@ def assignments(scope: cst.CSTNode) -> List[tuple]:
     """(name, value) for every binding of a name in `scope` outside nested functions and classes
     (value None for a binding form with no plain value: a loop target, an import)."""
     return [(name, value) for name, values in _bindings_outside(scope, None).items() for value in values]
+
+
+def names_read(body: cst.CSTNode) -> Dict[str, cst.CSTNode]:
+    """The names `body` reads (not attribute names or keywords), each with its first node, in
+    source order."""
+    return _reads_and_binds(body)[0]
 
 
 def _reads_and_binds(body: cst.CSTNode):

@@ -22,6 +22,7 @@ from gradfix.analysis.loops import (
     loop_inputs,
     loop_reasons,
     module_graph_reads,
+    names_read,
     stores_into_objects,
 )
 from gradfix.fixes.build import Replace
@@ -165,7 +166,7 @@ class Visitor(BlockVisitor):
         for name, value in module_graph_reads(function, module)[:1]:
             where = f"built at module level (line {self.line(value)})" if value is not None else "from outside the function"
             reasons.add(Reason(f"`{function.name.value}` reads `{name}`, {where} and not proven free of a graph: {_NEXT_CALL}", LOOP))
-        for name in attribute_graph_reads(function, module)[:1]:
+        for name in attribute_graph_reads(function, module, self.facts.bound_attribute_names)[:1]:
             reasons.add(
                 Reason(
                     f"`{function.name.value}` reads the attribute `{name}`, which the file does not prove holds no graph "
@@ -197,25 +198,7 @@ class Visitor(BlockVisitor):
         around = set()
         for scope in outer:
             around |= set(binding_counts(scope.body)) | function_parameters(scope)  # (an overestimate: nested code too)
-        reads: List[cst.Name] = []
-
-        class Reads(cst.CSTVisitor):
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                node.value.visit(self)  # not the attribute's name
-                return False
-
-            def visit_Arg(self, node: cst.Arg) -> bool:
-                node.value.visit(self)  # not a keyword's name
-                return False
-
-            def visit_Name(self, node: cst.Name) -> None:
-                reads.append(node)
-
-        function.body.visit(Reads())
-        for node in reads:
-            if node.value not in bound and node.value in around:
-                return node.value
-        return None
+        return next((name for name in names_read(function.body) if name not in bound and name in around), None)
 
     def _unproven_at_module_level(self, backward: BackwardCall, module: cst.Module) -> Reasons:
         """What could backpropagate through the graph again, for a call in module-level code.
