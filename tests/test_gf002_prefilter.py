@@ -21,7 +21,16 @@ HEAD = "import torch\nimport torch.nn.functional as F\n\n\ndef step(x, y, z, bet
         "    return F.mse_loss(x, y.detach().clone()) + F.mse_loss(x.clone().detach(), y)\n",
         "    return D(x.detach(), y).mean() + D(x, y.detach()).mean()\n",  # a method chain on the call
         "    return (x - y.detach()).pow(2).mean() + beta * (x.detach() - y).pow(2).mean()\n",  # on a receiver
-        "    return torch.detach(x).sum() + F.mse_loss(x, y.detach())\n",  # `torch.detach(x)`: let through
+        "    return F.mse_loss(torch.detach(x), y) + F.mse_loss(x, torch.detach(y))\n",  # `torch.detach(X)`
+        "    return F.mse_loss((x - z).detach(), y) + F.mse_loss(x - z, y.detach())\n",  # parentheses of a stopped operand
+        "    return D([s.detach() for s in x], y) + D(x, [p.detach() for p in y])\n",  # lists stopped item by item
+        "    return D(x.detach(), x) + D(x, x.detach())\n",  # one operand twice
+        # terms reached through names: linked, held in an attribute, bound in branches, a walrus
+        "    e = F.mse_loss(x.detach(), y)\n    c = beta * e\n    v = z + c\n    return F.mse_loss(x, y.detach()) - v\n",
+        "    self.q = F.mse_loss(x, y.detach())\n    return self.q + F.mse_loss(x.detach(), y)\n",
+        "    if z:\n        e = F.mse_loss(x.detach(), y)\n    else:\n        e = 2 * F.mse_loss(x.detach(), y)\n"
+        "    return F.mse_loss(x, y.detach()) + beta * e\n",
+        "    return (e := F.mse_loss(x.detach(), y)) * 0 + (F.mse_loss(x, y.detach()) + e)\n",
         "    return F.mse_loss(x, y.data) + beta * F.mse_loss(x.data, y)\n",  # the legacy `.data`
         "    return F.mse_loss(x, y.data.clone()) + F.mse_loss(x.detach(), y)\n",
     ],
@@ -35,6 +44,14 @@ def test_the_shapes_of_a_pair_pass(body):
     [
         "    return x.detach() + y.detach()\n",  # detaches, no call holding one
         "    return torch.detach(x).sum() + F.mse_loss(x, y)\n",  # one stop-gradient: no pair
+        "    return torch.detach(x).sum() + F.mse_loss(x, y.detach())\n",
+        # a pair never summed (DAC's quantizer returns its codebook and commitment losses apart)
+        "    c = F.mse_loss(x, y.detach())\n    q = F.mse_loss(x.detach(), y)\n    x = x + (y - x).detach()\n    return x, c, q\n",
+        # Both stopped, each a stop-gradient the other holds too: no complementary pair
+        "    a.append([t.detach().clone() for t in x])\n    a.append(x.detach().clone())\n",
+        "    return F.mse_loss(x.detach(), y) + F.mse_loss(x.data, y)\n",
+        # `.data` chains: only the last one may be a stop-gradient (`y.data.data` vs `y.data.data.data`)
+        "    return isinstance(y.data.data, D) or isinstance(y.data.data.data, D)\n",
         "    return F.mse_loss(x, y.detach()) + F.l1_loss(x.detach(), y)\n",  # two callees
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(x, y.detach())\n",  # written the same
         "    return F.mse_loss(x, y.detach()) + F.mse_loss(z.detach(), y)\n",  # other arguments

@@ -35,6 +35,15 @@ class FileFacts:
         return (position.end if end else position.start).line  # type: ignore[attr-defined]
 
     @cached_property
+    def lines(self) -> List[str]:
+        """The file's lines as the positions number them (line N is `lines[N - 1]`)."""
+        return self.module.code.splitlines(keepends=True)
+
+    def text_of(self, first: cst.CSTNode, last: cst.CSTNode) -> str:
+        """The source text of the whole lines from `first`'s start to `last`'s end."""
+        return "".join(self.lines[self.line(first) - 1 : self.line(last, end=True)])
+
+    @cached_property
     def layout(self):
         """Where the file's statements sit, for turning rewrites into text edits (`fixes.rewrite.Layout`)."""
         from gradfix.fixes.rewrite import Layout
@@ -60,7 +69,7 @@ class FileFacts:
     @cached_property
     def constants(self) -> Dict[str, Optional[object]]:
         """Names bound exactly once in the file, to the number they are bound to (`merge.module_constants`)."""
-        return module_constants(self.module)
+        return module_constants(self.module, self.binding_counts)
 
     @cached_property
     def gradient_hooks(self) -> List[cst.CSTNode]:

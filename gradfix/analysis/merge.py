@@ -101,7 +101,12 @@ class MergeSafety:
     def __init__(self, classifier: CalleeClassifier, facts) -> None:
         self.classifier = classifier
         self.facts = facts  # gradfix.analysis.facts.FileFacts
-        self.constants = facts.constants
+
+    @property
+    def constants(self) -> Dict[str, Optional[Fraction]]:
+        """The file's number constants (`FileFacts.constants`): a walk of the whole file, done
+        only for a file where some pair needs them."""
+        return self.facts.constants
 
     def _tensor_argument(self, point: Point, match: PairMatch) -> bool:
         """The operand of a `.data` stop-gradient is proven a tensor: the other evaluation passes it,
@@ -230,14 +235,15 @@ def calls_in(args: Sequence[cst.Arg]) -> List[cst.Call]:
     return [call for arg in args for call in calls_within(arg)]
 
 
-def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
+def module_constants(module: cst.Module, counts: Optional[Dict[str, int]] = None) -> Dict[str, Optional[Fraction]]:
     """Names bound exactly once in the whole file, by `NAME = <number>` (`BETA = 0.25`).
 
     Every binding form in every scope counts against "once" (`exprs.binding_counts`):
     a function's `w_align, w_adv = log_w.exp()` makes `w_adv` a learned value there,
     whatever the module-level `w_adv = 0.1` says. A file that can bind names without a
     binding form (a star import, `globals()`, `vars()`, `exec`, `eval`, `sys.modules`, any
-    mention of them: `introspection.names_by_string`) has none.
+    mention of them: `introspection.names_by_string`) has none. `counts`: the file's
+    `binding_counts`, where already computed.
     """
     if names_by_string(module):
         return {}
@@ -251,7 +257,8 @@ def module_constants(module: cst.Module) -> Dict[str, Optional[Fraction]]:
                     values[node.targets[0].target.value] = coef.const
 
     module.visit(Collect())
-    counts = binding_counts(module)
+    if counts is None:
+        counts = binding_counts(module)
     return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradfix.rules.gf002_detached_sum import CODE
 from gradfix.reasons import Reasons
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -33,6 +34,8 @@ from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
+
+_STOP_TEXT = re.compile("detach|data")
 
 
 
@@ -82,6 +85,12 @@ class Visitor(BlockVisitor):
         self._reported: Set[FrozenSet[int]] = set()
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
+        # Every term's call is in the block (a sum's statement, a definition above it, an `if`
+        # of the block): without a stop-gradient's text there is none to follow (`detach` or `data`
+        # anywhere in its lines: a superset of `contains_detach`'s spellings, whatever Python allows
+        # between `.` and `data`). A big file's sums would otherwise each walk the statements above them.
+        if not block or _STOP_TEXT.search(self.facts.text_of(block[0], block[-1])) is None:
+            return
         for index, statement in enumerate(block):
             if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
                 for root in _sum_roots(statement.body[0]):

@@ -133,11 +133,6 @@ DEFAULT = False
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (prechecks.two_stop_gradients,)
 
-# A stop-gradient spelling in unparsed source (`exprs.detach_receiver`'s spellings; `ast.unparse`
-# writes no spaces inside them).
-_STOP = re.compile(r"\.clone\(\)\.detach_?\(\)|\.detach\(\)(?:\.clone\(\))?|\.data\.clone\(\)|\.data(?![\w.(])")
-
-
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Precheck with CPython's parser: some function (or the module) holds two calls of the same
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
@@ -146,7 +141,7 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
     if tree is None:
         return True  # left to the parser to report
-    # Only the calls that hold a stop-gradient in an argument are unparsed: mark the ancestors of
+    # Only the calls that hold a stop-gradient in an argument are compared: mark the ancestors of
     # every `.detach()`-like call once, then look at the marked calls. Only the statements whose
     # lines hold a marker are walked (a class's statements one by one): most of a file holds none.
     parents = {}
@@ -165,8 +160,6 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
             parents[child] = node
             pending.append(child)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_"):
-            if isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.args:
-                return True  # `torch.detach(x)`: rare; the key below strips only the method spellings
             stops.append(node)
         elif isinstance(node, ast.Attribute) and node.attr == "data" and _data_operand(node, parents):
             stops.append(node)
@@ -180,23 +173,171 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     for node in parents:
         if not (isinstance(node, ast.Call) and id(node) in marked):
             continue
-        args = [ast.unparse(a) for a in node.args] + sorted(f"{k.arg}={ast.unparse(k.value)}" for k in node.keywords)
         func = node.func
-        if not any(_STOP.search(a) for a in args):
+        operands = [("", _Normal(a)) for a in node.args] + [(f"{k.arg}=", _Normal(k.value)) for k in node.keywords]
+        if not any(normal.stops for _, normal in operands):
             # A method whose receiver holds the stop-gradient (`(z_q - z.detach()).pow(2)`):
             # the receiver is one more operand, and the method's name the callee.
-            if not isinstance(func, ast.Attribute) or not _STOP.search(ast.unparse(func.value)):
+            if not isinstance(func, ast.Attribute):
                 continue
-            args = [ast.unparse(func.value)] + args
+            receiver = _Normal(func.value)
+            if not receiver.stops:
+                continue
+            operands.insert(0, ("", receiver))
             func = ast.Name(id="." + func.attr)
         scope = parents.get(node)
         while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             scope = parents.get(scope)
-        key = (id(scope), ast.dump(func), tuple(sorted(_STOP.sub("", a) for a in args)))
-        written = tuple(args)
-        if seen.setdefault(key, written) != written:
-            return True
+        # In any order (swapped symmetric calls): sorted by their text modulo stop-gradients.
+        signature = sorted(((name + normal.text, normal.stops) for name, normal in operands), key=lambda item: item[0])
+        key = (id(scope), ast.dump(func), tuple(text for text, _ in signature))
+        earlier = seen.setdefault(key, [])
+        for other, call in earlier:
+            if _complementary(other, signature) and _summed(tree if scope is None else scope, (call, node), parents):
+                return True
+        earlier.append((signature, node))
     return False
+
+
+def _summed(scope, calls, parents: dict) -> bool:
+    """Some `+`/`-` of the scope may add both calls' values (the rule's pairs are terms of one
+    sum, `_sum_roots`): it holds each call, or reads a name or attribute that may hold it — one
+    its statement binds (`e = beta * f(...)`, in any branch, a walrus), or one bound from such a
+    name, four links deep (`c = beta * e`; the rule follows three). Texts are compared, scopes
+    are not: an overestimate."""
+    held = []
+    for call in calls:
+        names: set = set()
+        node = call
+        while node in parents and not isinstance(node, ast.stmt):
+            node = parents[node]
+            if isinstance(node, ast.NamedExpr):
+                names.add(ast.unparse(node.target))
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            names |= _bound(node)
+        held.append(names)
+    assignments = [n for n in ast.walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and n.value is not None]
+    for _ in range(4):
+        for assignment in assignments:
+            read = _read_texts(assignment.value)
+            for names in held:
+                if read & names:
+                    names |= _bound(assignment)
+    for node in ast.walk(scope):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            inside = {id(n) for n in ast.walk(node)}
+            read = _read_texts(node)
+            if all(id(call) in inside or read & names for call, names in zip(calls, held)):
+                return True
+    return False
+
+
+def _bound(assignment) -> set:
+    """The texts of every name, attribute and subscript an assignment binds (tuple targets item by item)."""
+    targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
+    found = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+                found.add(ast.unparse(node))
+    return found
+
+
+def _read_texts(node) -> set:
+    return {ast.unparse(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript))}
+
+
+def _complementary(first: list, second: list) -> bool:
+    """Two calls equal modulo stop-gradients (their operands' `_Normal` texts, sorted alike) each
+    stop a gradient the other does not: a stop-gradient stands in one where the other has none.
+    Two operands alike modulo stop-gradients make the order ambiguous: then any differing pair is."""
+    texts = [text for text, _ in first]
+    if len(set(texts)) != len(texts):
+        return first != second
+    extra = [a - b for (_, a), (_, b) in zip(first, second)]
+    missing = [b - a for (_, a), (_, b) in zip(first, second)]
+    return any(extra) and any(missing)
+
+
+class _Normal:
+    """An operand written out like `ast.dump` (contexts left out), each stop-gradient spelling
+    replaced by its operand (`_stop_operand`), and where in that text each stop-gradient stood
+    (`stops`: (start, end) of its operand's text). Parentheses are not nodes: `(a - b).detach()` and
+    `a - b` agree."""
+
+    def __init__(self, node) -> None:
+        self.parts: list = []
+        self.size = 0
+        self.stops: set = set()
+        self._add(node, True)
+        self.text = "".join(self.parts)
+
+    def _write(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+
+    def _add(self, node, data_operand: bool) -> None:
+        if isinstance(node, list):
+            self._write("[")
+            for index, item in enumerate(node):
+                self._write(", " if index else "")
+                self._add(item, True)
+            self._write("]")
+            return
+        if not isinstance(node, ast.AST):
+            self._write(repr(node))
+            return
+        found = _stop_operand(node, data_operand)
+        if found is not None:
+            inner, stop, inner_data_operand = found
+            start = self.size
+            self._add(inner, inner_data_operand)
+            if stop:
+                self.stops.add((start, self.size))
+            return
+        self._write(type(node).__name__ + "(")
+        first = True
+        for name, value in ast.iter_fields(node):
+            if name == "ctx":
+                continue
+            self._write(("" if first else ", ") + name + "=")
+            first = False
+            # `X.data` is a stop-gradient only as an operand (`_data_operand`): not `x.data.shape`, not `x.data()`.
+            self._add(value, not ((isinstance(node, ast.Attribute) and name == "value") or (isinstance(node, ast.Call) and name == "func")))
+        self._write(")")
+
+
+def _stop_operand(node, data_operand: bool):
+    """(operand, whether it is a stop-gradient, whether a `.data` there is one) for a spelling that
+    `_Normal` writes as its operand: `X.detach()`, `X.detach_()`, `torch.detach(X)`, `X.data` (where
+    `data_operand`), `[v.detach() for v in X]`, and, as no stop-gradient, `X.clone()` and `[v for v
+    in X]`; else None. More spellings than `exprs.detach_receiver` reads (`X.detach_()`, a
+    `PackedSequence`'s `.data`): two calls that pair up by its spellings pair up by these."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        func = node.func
+        if func.attr in ("detach", "detach_") and not node.args:
+            return func.value, True, False
+        if func.attr == "clone" and not node.args:
+            return func.value, False, True
+        if func.attr == "detach" and isinstance(func.value, ast.Name) and func.value.id == "torch" and len(node.args) == 1:
+            return node.args[0], True, True
+    elif isinstance(node, ast.Attribute) and node.attr == "data" and data_operand:
+        if not (isinstance(node.value, ast.Attribute) and node.value.attr == "utils"):
+            return node.value, True, False
+    elif isinstance(node, ast.ListComp) and len(node.generators) == 1:
+        clause = node.generators[0]
+        if not clause.ifs and isinstance(clause.target, ast.Name):
+            element, stop, data = node.elt, False, True
+            while True:
+                found = None if isinstance(element, ast.ListComp) else _stop_operand(element, data)
+                if found is None:
+                    break
+                element, inner_stop, data = found
+                stop = stop or inner_stop
+            if isinstance(element, ast.Name) and element.id == clause.target.id:
+                return clause.iter, stop, True
+    return None
+
 
 # Any stop-gradient marker in a statement's lines (`detach` or `X.data` as `prechecks.DATA_STOP` reads it).
 _MARKER = re.compile(rb"detach|" + prechecks.DATA_STOP.pattern)
