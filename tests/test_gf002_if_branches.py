@@ -62,6 +62,17 @@ BASIC = (
 )
 
 
+# The `if` first, the other term's definition below it.
+IF_FIRST = (
+    "    if USE_EMA:\n"
+    "        e_latent = F.mse_loss(z_q.detach(), z)\n"
+    "    else:\n"
+    "        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"
+    "    q_latent = F.mse_loss(z_q, z.detach())\n"
+    "    vq = q_latent + BETA * e_latent\n"
+)
+
+
 def _src(body: str, flag: bool = True) -> str:
     return HEAD.format(flag=flag) + body + TAIL
 
@@ -212,13 +223,14 @@ def test_unknown_call_before_the_evaluation_in_a_branch_is_unsafe():
         BASIC.replace("    if USE_EMA:\n", "    if q_latent.item() > 0:\n"),
         BASIC.replace("    else:\n", "    else:\n        log.append(q_latent.item())\n"),
         BASIC.replace("    if USE_EMA:\n", "    log.append(q_latent.item())\n    if USE_EMA:\n"),
-        # The `if` above the other term's definition: not built.
-        "    if USE_EMA:\n"
-        "        e_latent = F.mse_loss(z_q.detach(), z)\n"
-        "    else:\n"
-        "        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"
-        "    q_latent = F.mse_loss(z_q, z.detach())\n"
-        "    vq = q_latent + BETA * e_latent\n",
+        # The `if` above the other term's definition, whose evaluation would move up into the
+        # branches: past an operand rebound (after the `if`, or after the branch's evaluation: the
+        # straight-through estimator), changed in place, or past a read of the other term's name.
+        IF_FIRST.replace("    q_latent =", "    z = z * 2\n    q_latent ="),
+        IF_FIRST.replace("* SCALE\n", "* SCALE\n        z_q = z + (z_q - z).detach()\n"),
+        IF_FIRST.replace("    q_latent =", "    z_q.mul_(2)\n    q_latent ="),
+        IF_FIRST.replace("    q_latent =", "    log.append(q_latent)\n    q_latent ="),
+        IF_FIRST.replace("    else:\n", "        log.append(q_latent)\n    else:\n"),
         # Both terms bound in the branches.
         "    if USE_EMA:\n"
         "        q_latent = F.mse_loss(z_q, z.detach())\n"
@@ -235,11 +247,72 @@ def test_unknown_call_before_the_evaluation_in_a_branch_is_unsafe():
     ids=[
         "elif", "branch_without_binding", "no_else", "rebound_in_branch", "different_callee", "operand_rebound",
         "operand_inplace", "test_rebinds_operand", "test_reads_other_term", "branch_reads_other_term",
-        "other_term_read_before_if", "if_first", "both_in_branches", "coefficient_reads_term", "one_line_branch",
+        "other_term_read_before_if", "if_first_operand_rebound", "if_first_straight_through_in_branch",
+        "if_first_inplace", "if_first_other_name_read_between", "if_first_other_name_read_in_branch", "both_in_branches", "coefficient_reads_term", "one_line_branch",
     ],
 )
 def test_refused(body):
     assert _lint(_src(body), ["GF002"], unsafe=True).findings == []
+
+
+@BOTH
+def test_the_other_definition_below_the_if(flag):
+    # Its evaluation moves up into each branch, past statements that leave the operands alone.
+    body = IF_FIRST.replace("    q_latent =", "    log.append(e_latent.item())\n    q_latent =")
+    src = _src(body, flag)
+    result = _lint(src, ["GF002"])
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(25, 20, True)]
+    assert "(line 29 and here; the `else` branch's at line 27)" in result.findings[0].message
+    assert _fixed_body(src) == (
+        "    if USE_EMA:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA))\n"
+        "        e_latent = q_latent.detach().clone()\n"
+        "    else:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA * SCALE))\n"
+        "        e_latent = q_latent.detach() * SCALE\n"
+        "    log.append(e_latent.item())\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    )
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+@BOTH
+def test_the_other_definition_below_the_if_weighted_and_read_elsewhere(flag):
+    body = (
+        "    if USE_EMA:\n"
+        "        e_latent = -F.mse_loss(z_q.detach(), z)\n"
+        "    else:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z) / 4\n"
+        "    q_latent = 0.5 * F.mse_loss(z_q, z.detach())\n"
+        "    vq = BETA * e_latent - 3 * q_latent\n"
+        "    log.append(q_latent.item())\n"
+    )
+    src = _src(body, flag)
+    result = _lint(src, ["GF002"])
+    assert [f.fixable for f in result.findings] == [True]
+    assert _fixed_body(src) == (
+        "    if USE_EMA:\n"
+        "        q_latent_term = F.mse_loss(grad_scale(z_q, 1.5), grad_scale(z, BETA))\n"
+        "        q_latent = 0.5 * q_latent_term.detach()\n"
+        "        e_latent = -q_latent_term.detach()\n"
+        "    else:\n"
+        "        q_latent_term = F.mse_loss(grad_scale(z_q, 1.5), grad_scale(z, -0.25 * BETA))\n"
+        "        q_latent = 0.5 * q_latent_term.detach()\n"
+        "        e_latent = q_latent_term.detach() / 4\n"
+        "    vq = BETA * e_latent - (q_latent_term + (0.5 * q_latent_term).detach())\n"
+        "    log.append(q_latent.item())\n"
+    )
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+@BOTH
+def test_the_other_definition_below_the_if_past_an_unknown_call_is_unsafe(flag):
+    # `poke()` changes the codebook in place; `z_q` is a copy (indexing), so the fix is exact here.
+    src = _src(IF_FIRST.replace("    q_latent =", "    poke()\n    q_latent ="), flag)
+    result = _lint(src, ["GF002"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "`poke()` between the definitions and the sum may modify an operand" in result.findings[0].message
+    _unsafe_fix_is_exact(src, ["GF002"])
 
 
 @BOTH

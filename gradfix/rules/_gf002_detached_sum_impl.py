@@ -268,16 +268,19 @@ class Visitor(BlockVisitor):
         the other term becomes the one evaluation with the detached correction `(a - 1) * m` for
         its own coefficient `a`, the same in both branches.
 
-        Refused (None): the `if` above the other definition (the one evaluation would come
-        first, the other term's own coefficient and name after it: not built), a term held in an
-        attribute, the other term's name read between its definition and a branch's evaluation
-        (it moves past those reads), and a barrier between: the other definition, the `if`'s
-        test and the branch's statements before its evaluation must not change the operands (the
-        one evaluation runs where the branch's did); after it, as for names defined above."""
+        The other definition may also stand below the `if` (`if ema: e = ...` first, `q = f(x,
+        y.detach())` after it): its evaluation then moves up into each branch, so nothing from the
+        branch's evaluation down to it may change an operand, rebind one's name or read or bind the
+        other term's name (which the branch now binds).
+
+        Refused (None): a term held in an attribute, the other term's name read between its
+        definition and a branch's evaluation (it moves past those reads), and a barrier between:
+        the other definition, the `if`'s test and the branch's statements before its evaluation
+        must not change the operands (the one evaluation runs where the branch's did); after it,
+        as for names defined above."""
         statement = block[index]
         if_index = branched.def_index
-        if plain.def_index > if_index:  # type: ignore[operator]
-            return None
+        below = plain.def_index > if_index  # type: ignore[operator]  (the other definition after the `if`)
         targets = [plain.target, *(link[1] for term in (plain, branched) for link in term.links)]
         if not all(isinstance(t, cst.Name) for t in targets):
             return None
@@ -305,9 +308,18 @@ class Visitor(BlockVisitor):
             return None
         name = plain.target.value  # type: ignore[union-attr]
         test = cst.SimpleStatementLine(body=[cst.Expr(value=if_statement.test)])
-        before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
         roots = {path[0] for path in watched}
-        after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
+        if below:
+            # Before the branch's evaluation both evaluations are still to come, as in the
+            # original; from it down to the other definition (which moves up to it) nothing may
+            # change an operand, not even by rebinding its name; after that, as for names above.
+            before: List[cst.BaseStatement] = []
+            moved_past = list(block[if_index + 1 : plain.def_index])  # type: ignore[operator]
+            after = [_without_rebinding(s, roots) for s in block[plain.def_index + 1 : index]]  # type: ignore[operator]
+        else:
+            before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
+            moved_past = []
+            after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
         aliased = with_aliases(watched, self.scopes[-1], self.classifier)
         for branch in branches:
             ahead = [*before, *branch.body[: branch.index]]
@@ -316,8 +328,11 @@ class Visitor(BlockVisitor):
             # Between the other definition and the branch's evaluation the operands must stay as
             # they were (the one evaluation runs at the branch's); after it, as for names above.
             later = branch.body[branch.index + 1 :]
+            if below and any(name in names_in(s) for s in [branch.body[branch.index], *later, *moved_past]):
+                return None  # the other term's name, read or bound where the branch now binds it first
             rest = [*later, *block[if_index + 1 : index]]  # type: ignore[operator]
-            verdict = scan_between([*ahead, *(_without_rebinding(s, roots) for s in later), *after], aliased, HarmlessCalls(self.classifier))
+            passed = [*later, *moved_past] if below else [_without_rebinding(s, roots) for s in later]
+            verdict = scan_between([*ahead, *passed, *after], aliased, HarmlessCalls(self.classifier))
             if verdict.barrier is not None:
                 return None
             if verdict.unknown:
