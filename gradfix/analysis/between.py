@@ -394,11 +394,17 @@ def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
         path = access_path(target)
         if path is not None:
             yield path
+        else:
+            # Into what a call or an operation returned (`z.view(-1)[0] = v`): a view, maybe,
+            # of anything that expression reads.
+            yield from read_paths(target.value)
         return
     if isinstance(target, cst.BaseExpression):
         path = access_path(target)
         if path is not None:
             yield path
+        elif isinstance(target, cst.Attribute):
+            yield from read_paths(target.value)  # `f(z).data = v`: as above
 
 
 def scan_between(

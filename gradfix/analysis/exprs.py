@@ -766,6 +766,32 @@ def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     return small.value if isinstance(small, cst.Return) and small.value is not None else None
 
 
+def let_return(function: cst.FunctionDef) -> Optional[Tuple[List[Tuple[cst.Name, cst.BaseExpression]], cst.BaseExpression]]:
+    """`([(name, value), ...], returned)` when a function's body (after an optional docstring) is
+    plain `name = value` assignments, each to a name of its own, followed by one `return`; else
+    None. (`single_return`'s shape is the one with no assignment.)"""
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    statements = list(body.body)
+    if statements and is_docstring(statements[0]):
+        statements = statements[1:]
+    if not statements or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in statements):
+        return None
+    *lets, last = [s.body[0] for s in statements]  # type: ignore[attr-defined]
+    if not isinstance(last, cst.Return) or last.value is None:
+        return None
+    found: List[Tuple[cst.Name, cst.BaseExpression]] = []
+    for small in lets:
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            return None
+        found.append((small.targets[0].target, small.value))  # type: ignore[arg-type]
+    names = [target.value for target, _ in found]
+    if len(set(names)) != len(names):
+        return None
+    return found, last.value
+
+
 def is_docstring(statement: cst.BaseStatement) -> bool:
     return (
         isinstance(statement, cst.SimpleStatementLine)

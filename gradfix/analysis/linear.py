@@ -29,6 +29,20 @@ class LoopCount(str):
         return super().__new__(cls, f"<iterations of the loop {id(loop)}>")
 
 
+class ElementCount(LoopCount):
+    """The coefficient symbol for the number of elements of the term it scales: the mean of a sum of
+    terms (`(rec - lam * t).mean()`) weighs each element of `t` by `lam / numel(t)`, whatever the
+    other summands' shapes (broadcasting repeats each of its elements equally often). The two
+    terms of a pair have one shape (one callee, the same operands), so it cancels in their ratio;
+    anywhere else it is a loop count: never rendered."""
+
+    def __new__(cls) -> "ElementCount":
+        return str.__new__(cls, "<elements of the term>")
+
+
+ELEMENTS = ElementCount()
+
+
 def has_loop_count(symbols: Tuple[str, ...]) -> bool:
     return any(isinstance(s, LoopCount) for s in symbols)
 

@@ -75,7 +75,7 @@ from gradfix.analysis.loop_shapes import (
     target_name,
     without_self,
 )
-from gradfix.analysis.linear import Coef, LoopCount, ONE, _literal
+from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal
 from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
 
@@ -334,6 +334,12 @@ class _Walker:
         reduced = self._comprehension_reduction(node, env, where)
         if reduced is not None:
             return reduced
+        averaged = _mean_of_sum(node)
+        if averaged is not None:
+            # The mean of a sum, `(rec - lam * t).mean()`: linear, each term weighed by one over
+            # its own number of elements (`linear.ElementCount`). A mean of one call stays part
+            # of that call's term (`f(x.detach()).mean()`: a method chain of the pair).
+            return self.value(averaged, env, where).scale(Coef.of(Fraction(1), (), (ELEMENTS,)))
         if self.inline is not None and self.site is None and not contains_detach(node) and not self._reads_carrier(node, env):
             # A `.detach()` hidden in a helper: expand the helper's expression instead (one level deep).
             inlined = self.inline(node)
@@ -790,6 +796,24 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
             if len(reads) > allowed:
                 return None
     return accumulators, set(lists)
+
+
+def _mean_of_sum(node: cst.Call) -> Optional[cst.BaseExpression]:
+    """`X` for `X.mean()` or `torch.mean(X)` (no other argument) where `X` is a sum, a difference,
+    a negation or a product (parentheses kept: the node of the tree), else None."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not node.args:
+        operand = func.value
+    elif code_of(func).strip() == "torch.mean" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        operand = node.args[0].value
+    else:
+        return None
+    bare = strip_parens(operand)
+    if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        return operand
+    if isinstance(bare, cst.UnaryOperation) and isinstance(bare.operator, cst.Minus):
+        return operand
+    return None
 
 
 def _tainted(value: Value) -> Value:

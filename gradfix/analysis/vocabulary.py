@@ -37,7 +37,7 @@ PURE_FUNCTIONS = frozenset(
             "max", "min", "maximum", "minimum", "where", "cat", "stack", "matmul", "mm", "bmm",
             "einsum", "outer", "softmax", "log_softmax", "flatten", "reshape", "transpose",
             "permute", "squeeze", "unsqueeze", "diagonal", "trace", "cdist", "cosine_similarity",
-            "pairwise_distance", "linalg.norm", "linalg.vector_norm", "cumsum", "exp2", "atan2",
+            "pairwise_distance", "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm", "cumsum", "exp2", "atan2",
         )
     }
     | {

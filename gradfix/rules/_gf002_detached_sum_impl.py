@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
-from libcst.metadata import GlobalScope, ScopeProvider
+from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.exprs import (
     access_path,
@@ -320,6 +320,8 @@ class Visitor(BlockVisitor):
             before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
             moved_past = []
             after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
+        if self._moves_past(if_statement, plain.target, moved_past) is not None:  # type: ignore[arg-type]
+            return None
         aliased = with_aliases(watched, self.scopes[-1], self.classifier)
         for branch in branches:
             ahead = [*before, *branch.body[: branch.index]]
@@ -332,6 +334,10 @@ class Visitor(BlockVisitor):
                 return None  # the other term's name, read or bound where the branch now binds it first
             rest = [*later, *block[if_index + 1 : index]]  # type: ignore[operator]
             passed = [*later, *moved_past] if below else [_without_rebinding(s, roots) for s in later]
+            crossed = [*later, *moved_past] if below else ahead
+            if isinstance(self.get_metadata(ScopeProvider, plain.target, None), GlobalScope) and any(calls_within(s) or _reads_attribute(s) for s in crossed):
+                # A function of the file may read the global, by a call or a property: its binding moves past them.
+                reasons.add(f"`{name}` is a module global, bound at another point after the rewrite: code run in between may read it")
             verdict = scan_between([*ahead, *passed, *after], aliased, HarmlessCalls(self.classifier))
             if verdict.barrier is not None:
                 return None
@@ -495,6 +501,10 @@ class Visitor(BlockVisitor):
         if references is None:
             reasons.add(f"gradfix cannot resolve the reads of `{name}`")
             return True
+        if self._in_loop(target):
+            # In a loop, a read above the definition sees the previous iteration's value, which
+            # the rewrite changes too: every read of the name in the scope counts.
+            references = list(dict.fromkeys([*references, *(a.node for b in scope.assignments[name] for a in b.references)]))
         elsewhere = [node for node in references if not any(contains_node(t, node) for t in excluded)]
         seen = self.unshadowed(name, block, index, elsewhere)
         read = self.tensor_read(name, seen, "it carries different gradients after the rewrite")
@@ -502,6 +512,34 @@ class Visitor(BlockVisitor):
             reasons.add(read)
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
+
+    def _in_loop(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs in a `for` or `while` loop of its function (or of the module)."""
+        current: Optional[cst.CSTNode] = node
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            if isinstance(current, (cst.For, cst.While)):
+                return True
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        return False
+
+    def _moves_past(self, if_statement: cst.If, name: cst.Name, moved_past: Sequence[cst.BaseStatement]) -> Optional[str]:
+        """Why the other term's binding may not move between its definition and the branches (None: it
+        may): code that reads the name later than where it stands (a generator, a lambda, a def),
+        which may run in between; a `try` around the `if` (a caught exception between would skip
+        the original binding, not the moved one)."""
+        current: Optional[cst.CSTNode] = if_statement
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, (cst.Try, cst.TryStar)):
+                return "try"
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return "scope"
+        for assignment in scope.assignments[name.value]:
+            for access in assignment.references:
+                if self._deferred(access.node, self.scopes[-1]):
+                    return "deferred"
+        return None
 
     @staticmethod
     def _term_name(statement: cst.SimpleStatementLine, call: cst.Call) -> str:
@@ -638,6 +676,18 @@ def _branched(block: Sequence[cst.BaseStatement], index: int, coef: Coef, name: 
         branches.append(Branch(suite.body, k, coef * inner[0], inner[1], assign.targets[0].target))  # type: ignore[arg-type]
     first = branches[0]
     return first.coef, first.call, found, first.target, (), tuple(branches)
+
+
+def _reads_attribute(node: cst.CSTNode) -> bool:
+    """Whether `node` reads an attribute (a property of a class of the file may run code)."""
+    found = [False]
+
+    class Find(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            found[0] = True
+
+    node.visit(Find())
+    return found[0]
 
 
 def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradfix.rules.gf004_detached_terms_across_losses import CODE
 from gradfix.reasons import COEFFICIENT, Reasons
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
@@ -21,7 +21,7 @@ from gradfix.analysis.exprs import (
     detach_receiver,
     read_paths,
     same_expr,
-    single_return,
+    let_return,
     strip_parens,
 )
 from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
@@ -58,15 +58,26 @@ class Visitor(BlockVisitor):
             node = pair[1]
         return super().get_metadata(key, node, *default)
 
-    def _inline(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+    def _inline(self, call: cst.Call, depth: int = 0, site: Optional[cst.Call] = None) -> Optional[cst.BaseExpression]:
         """`helper(a, b)` -> the helper's returned expression with `a`, `b` for its parameters.
 
         Only a function of this module (or a method of the enclosing class,
         called on `self`) proven pure, undecorated, whose body is one
         `return` (after an optional docstring), with plain positional
         parameters matched one to one by positional arguments, and whose
-        other names are not shadowed where it is called.
+        other names are not shadowed where it is called. The `return` may come
+        after assignments to names of the helper's own, each read once below
+        (`S_list = [S.detach() for S in self.S_layers]`): each read becomes
+        its value (the helper is deterministic and changes nothing, so the
+        order of evaluation does not matter). A call in the result to another
+        such helper that a stop-gradient flows into (`self.loss_function(out,
+        P, S_list, lam)`) is inlined in turn, two levels below the call in the
+        tree (`site`) at most, and only one whose returned sum or product is
+        weighed by one of its parameters (`frob - lambda_ * norm(...)`: the two
+        calls differ by that argument, so neither is the pair's callee); the
+        names the inner helpers read must be the same where that call stands.
         """
+        site = call if site is None else site
         if any(arg.keyword is not None or arg.star for arg in call.args):
             return None
         helper = self._helper_def(call.func)
@@ -89,24 +100,56 @@ class Visitor(BlockVisitor):
         if len(names) != len(args):
             return None
         bound.update(zip(names, args))
-        returned = single_return(helper)
-        if returned is None or not self.classifier.pure_function(helper):
+        found = let_return(helper)
+        if found is None or not self.classifier.pure_function(helper):
+            return None
+        lets, returned = found
+        if any(target.value in bound for target, _ in lets):
+            return None
+        if depth > 0 and not _scales_by_parameter(returned, set(names), {t.value: v for t, v in lets}):
+            # Below the call in the tree, a helper whose returned combination does not weigh its
+            # terms by an argument (`association_discrepancy(P, S)`) is the pair's callee as it is.
             return None
         scope = self.get_metadata(ScopeProvider, returned, None)
-        caller = self.get_metadata(ScopeProvider, call, None)
-        if scope is None or caller is None:
+        callers = [self.get_metadata(ScopeProvider, node, None) for node in dict.fromkeys((call, site))]
+        if scope is None or any(caller is None for caller in callers):
             return None
         mapping: Dict[cst.CSTNode, cst.BaseExpression] = {}
         for name, value in bound.items():
             for assignment in scope.assignments[name]:
                 for access in assignment.references:
-                    mapping[access.node] = value if _atomic(value) else value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        for name in names_in(returned) - set(bound):
+                    mapping[access.node] = _wrapped(value)
+        read = names_in(returned)
+        for index, (target, value) in enumerate(lets):
+            accesses = [access.node for assignment in scope.assignments[target.value] for access in assignment.references]
+            below = [v for _, v in lets[index + 1 :]] + [returned]
+            if len(accesses) != 1 or not any(contains_node(later, accesses[0]) for later in below):
+                return None  # read once, below its assignment, or not inlined
+            mapping[accesses[0]] = _wrapped(value.visit(_Recorder(mapping, self._origins)))
+            read |= names_in(value)
+        for name in read - set(bound) - {target.value for target, _ in lets}:
             # A global the helper reads must be the same global where it is called.
-            if any(not isinstance(a.scope, (GlobalScope, BuiltinScope)) for a in caller[name]):
+            if any(not isinstance(a.scope, (GlobalScope, BuiltinScope)) for caller in callers for a in caller[name]):  # type: ignore[index]
                 return None
-        recorder = _Recorder(mapping, self._origins)
-        return returned.visit(recorder)  # type: ignore[return-value]
+        result = returned.visit(_Recorder(mapping, self._origins))
+        if depth < 2:
+            result = self._inline_nested(result, depth, site)
+        return result  # type: ignore[return-value]
+
+    def _inline_nested(self, expression: cst.BaseExpression, depth: int, site: cst.Call) -> cst.BaseExpression:
+        """`expression` with each outermost call to a helper that a stop-gradient flows into (`self.loss(out,
+        [s.detach() for s in xs])`) replaced by that helper's inlined expression, when it holds the
+        stop-gradient still (`_inline`, one level deeper)."""
+        nested: Dict[cst.CSTNode, cst.BaseExpression] = {}
+        for inner in calls_within(expression):
+            if any(contains_node(done, inner) for done in nested) or not contains_detach(inner) or detach_receiver(inner) is not None:
+                continue
+            expanded = self._inline(inner, depth + 1, site)
+            if expanded is not None and contains_detach(expanded):
+                nested[inner] = expanded if inner is expression else _wrapped(expanded)
+        if not nested:
+            return expression
+        return expression.visit(_Recorder(nested, self._origins))  # type: ignore[return-value]
 
     def _helper_def(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
         if isinstance(func, cst.Name):
@@ -767,8 +810,53 @@ def _inner_callee(call: cst.Call) -> str:
         return text
 
 
+def _scales_by_parameter(expression: cst.BaseExpression, params: Set[str], lets: Dict[str, cst.BaseExpression]) -> bool:
+    """Some parameter among `params` is read in `expression` only outside every call, through
+    sums, products, negations and means (`frob - lambda_ * norm(d(P, S))`, `torch.mean(x - lambda_ *
+    d)`), or in the value of a local read there (`lets`): a weight of the returned combination,
+    not an operand (`p * log(p)` reads `p` inside a call too)."""
+    outside: Set[str] = set()
+    inside: Set[str] = set()
+
+    def walk(node: cst.BaseExpression, seen: FrozenSet[str]) -> None:
+        bare = strip_parens(node)
+        if isinstance(bare, cst.Name):
+            if bare.value in params:
+                outside.add(bare.value)
+            elif bare.value in lets and bare.value not in seen:
+                walk(lets[bare.value], seen | {bare.value})
+        elif isinstance(bare, cst.BinaryOperation):
+            walk(bare.left, seen)
+            walk(bare.right, seen)
+        elif isinstance(bare, cst.UnaryOperation):
+            walk(bare.expression, seen)
+        elif isinstance(bare, cst.Call):
+            func = bare.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not bare.args:
+                walk(func.value, seen)
+            elif code_of(func).strip() == "torch.mean" and len(bare.args) == 1:
+                walk(bare.args[0].value, seen)
+            else:
+                inside.update(names_in(bare) & params)
+        else:
+            inside.update(names_in(bare) & params)
+
+    walk(expression, frozenset())
+    for value in lets.values():
+        for call in calls_within(value):
+            inside.update(names_in(call) & params)
+    return bool(outside - inside)
+
+
+def _wrapped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value` in parentheses unless it is atomic: it replaces a name inside a larger expression."""
+    return value if _atomic(value) else value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
 def _atomic(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)) or bool(getattr(node, "lpar", None))
+    return isinstance(
+        node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float, cst.List, cst.ListComp, cst.SimpleString)
+    ) or bool(getattr(node, "lpar", None))
 
 
 class _Recorder(Replace):

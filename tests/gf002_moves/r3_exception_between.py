@@ -1,0 +1,32 @@
+# An exception between the `if` and q_latent's definition (caught): originally q_latent keeps its
+# old value; after the fix it was already bound in the branch.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+enc = nn.Linear(4, 4)
+codebook = nn.Parameter(torch.randn(6, 4))
+BETA = 0.25
+SCALE = 2.0
+USE_EMA = True
+x = torch.randn(5, 4)
+log = []
+
+
+def step():
+    z = enc(x)
+    z_q = codebook[torch.cdist(z, codebook).argmin(1)]
+    q_latent = torch.zeros(())
+    try:
+        if USE_EMA:
+            e_latent = F.mse_loss(z_q.detach(), z)
+        else:
+            e_latent = F.mse_loss(z_q.detach(), z) * SCALE
+        first = log[0]
+        q_latent = F.mse_loss(z_q, z.detach())
+        vq = q_latent + BETA * e_latent
+        vq.backward()
+    except IndexError:
+        pass
+    log.append(q_latent.item())
