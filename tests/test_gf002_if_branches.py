@@ -204,8 +204,9 @@ def test_unknown_call_before_the_evaluation_in_a_branch_is_unsafe():
 @pytest.mark.parametrize(
     "body",
     [
-        # `elif`: each test is one more statement between the passes for the branches after it.
-        BASIC.replace("    else:\n", "    elif SCALE > 1:\n        e_latent = F.mse_loss(z_q.detach(), z)\n    else:\n"),
+        # An `elif` chain without an `else`; an `elif`'s test that changes an operand.
+        BASIC.replace("    else:\n        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n", "    elif SCALE > 1:\n        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"),
+        BASIC.replace("    else:\n", "    elif z.mul_(2) is None:\n        e_latent = F.mse_loss(z_q.detach(), z)\n    else:\n"),
         # A branch that does not bind the name: it keeps the value from before the `if`.
         BASIC.replace("        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n", "        pass\n"),
         # No `else`.
@@ -245,7 +246,7 @@ def test_unknown_call_before_the_evaluation_in_a_branch_is_unsafe():
         BASIC.replace("    else:\n        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n", "    else: e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"),
     ],
     ids=[
-        "elif", "branch_without_binding", "no_else", "rebound_in_branch", "different_callee", "operand_rebound",
+        "elif_without_else", "elif_test_changes_operand", "branch_without_binding", "no_else", "rebound_in_branch", "different_callee", "operand_rebound",
         "operand_inplace", "test_rebinds_operand", "test_reads_other_term", "branch_reads_other_term",
         "other_term_read_before_if", "if_first_operand_rebound", "if_first_straight_through_in_branch",
         "if_first_inplace", "if_first_other_name_read_between", "if_first_other_name_read_in_branch", "both_in_branches", "coefficient_reads_term", "one_line_branch",
@@ -313,6 +314,52 @@ def test_the_other_definition_below_the_if_past_an_unknown_call_is_unsafe(flag):
     assert [f.fixable for f in result.findings] == [False]
     assert "`poke()` between the definitions and the sum may modify an operand" in result.findings[0].message
     _unsafe_fix_is_exact(src, ["GF002"])
+
+
+@pytest.mark.parametrize("stage", [0, 1, 2])
+def test_an_elif_chain(stage):
+    # Each branch gets its own one evaluation, after the tests that run before it.
+    body = (
+        "    q_latent = F.mse_loss(z_q, z.detach())\n"
+        "    if USE_EMA == 0:\n"
+        "        e_latent = 0.1 * F.mse_loss(z_q.detach(), z)\n"
+        "    elif USE_EMA == 1:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z)\n"
+        "    else:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    )
+    src = _src(body, stage)
+    result = _lint(src, ["GF002"])
+    assert [(f.line, f.col, f.fixable) for f in result.findings] == [(26, 26, True)]
+    assert "(line 24 and here; the other branches' at lines 28, 30)" in result.findings[0].message
+    assert _fixed_body(src) == (
+        "    if USE_EMA == 0:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, 0.1 * BETA))\n"
+        "        e_latent = 0.1 * q_latent.detach()\n"
+        "    elif USE_EMA == 1:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA))\n"
+        "        e_latent = q_latent.detach().clone()\n"
+        "    else:\n"
+        "        q_latent = F.mse_loss(z_q, grad_scale(z, BETA * SCALE))\n"
+        "        e_latent = q_latent.detach() * SCALE\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    )
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+def test_an_elif_test_reading_the_other_term_is_refused():
+    body = (
+        "    q_latent = F.mse_loss(z_q, z.detach())\n"
+        "    if USE_EMA:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z)\n"
+        "    elif q_latent.item() > 1:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z)\n"
+        "    else:\n"
+        "        e_latent = F.mse_loss(z_q.detach(), z) * SCALE\n"
+        "    vq = q_latent + BETA * e_latent\n"
+    )
+    assert _lint(_src(body), ["GF002"], unsafe=True).findings == []
 
 
 @BOTH

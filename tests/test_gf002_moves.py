@@ -7,6 +7,7 @@ executing it shows why it must not be safe.
 - r2: a property of a class of the file reads the module global between the passes;
 - r3: a caught exception between the passes skips the original binding, not the moved one;
 - r4, r8: `z.view(-1)[0] = v`, a store through a view of an operand;
+- r5, r9: `z_q = codebook.T.T[:5]`, a view through an attribute, changed by a store into the codebook;
 - r6, r7: in a loop, a read above the definition sees the previous iteration's value.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gradfix.analysis.exprs import paths_overlap
 from tests.test_field_cases import _lint
 
 HERE = Path(__file__).resolve().parent / "gf002_moves"
@@ -23,7 +25,7 @@ CASES = sorted(p.name for p in HERE.glob("r*.py"))
 
 
 def test_the_cases_are_there():
-    assert len(CASES) == 7
+    assert len(CASES) == 9
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -48,3 +50,12 @@ def test_the_unsafe_rewrite_of_a_loop_carried_read_differs(name):
     report = harness.verify_pair(src, fixed.decode(), filename="train.py", device="cpu", repeat=0)
     assert report.error is None
     assert [r.key for r in report.rows if not r.ok]  # why it is not safe
+
+
+def test_view_attributes_overlap_what_they_view():
+    assert paths_overlap(("codebook", "[]"), ("codebook", "T", "T", "[]"))
+    assert paths_overlap(("x", "mT"), ("x", "[]"))
+    assert paths_overlap(("x", "data"), ("x", "[]"))
+    assert not paths_overlap(("x", "grad"), ("x", "[]"))  # `.grad` is a tensor of its own
+    assert not paths_overlap(("a", "T"), ("b", "[]"))
+    assert not paths_overlap(("data",), ("z",))  # a name, not an attribute

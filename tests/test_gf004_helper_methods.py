@@ -103,3 +103,34 @@ def test_refused(old, new):
     assert old in src
     changed = src.replace(old, new, 1)
     assert _lint(changed, ["GF004"], unsafe=True).findings == []
+
+
+REVIEW = sorted(p.name for p in HERE.glob("r[0-9]*.py"))
+
+
+def test_the_review_cases_are_there():
+    assert len(REVIEW) == 9
+
+
+@pytest.mark.parametrize("name", REVIEW)
+def test_review_reproducers_get_no_safe_fix(name):
+    """Each was a working program whose safe fix changed a gradient when executed (helpers inlined
+    with an argument run twice or not at all, a tensor weight between nested means, a helper
+    `self.name` may not be, a property read as a plain value)."""
+    src = (HERE / name).read_text()
+    result = _lint(src, ["GF004"])
+    assert not any(f.fixable for f in result.findings), [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("r04_rep3_overridden_helper.py", "it is inlined from `self.max_loss`, but"),
+        ("r08_rep4_property_through_helper.py", "may be computed anew on each read"),
+        ("r09_s07_lambda_property.py", "coefficient `self.lambda_` may be computed anew on each read"),
+    ],
+)
+def test_review_reproducers_name_the_reason(name, reason):
+    result = _lint((HERE / name).read_text(), ["GF004"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert reason in result.findings[0].message, result.findings[0].message

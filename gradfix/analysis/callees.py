@@ -269,6 +269,10 @@ class CalleeClassifier:
             self._rebound_inlined[id(defs[0])] = f"it is inlined from `{text}`, but {reason}"
         return defs[0]
 
+    def rebound_inlined(self, function: cst.FunctionDef) -> Optional[str]:
+        """Why `inlined_method` could not prove `self.name` to be this def, or None."""
+        return self._rebound_inlined.get(id(function))
+
     def _inlined_from_rebound(self, node: cst.CSTNode) -> Optional[str]:
         """The reason recorded by `inlined_method` when `node` lies in a def inlined although rebound."""
         if not self._rebound_inlined:

@@ -268,14 +268,22 @@ def read_paths(node: cst.CSTNode) -> List[Tuple[str, ...]]:
 
 def paths_overlap(a: Tuple[str, ...], b: Tuple[str, ...]) -> bool:
     """True when one path is a prefix of the other: storing to either changes both. An object's
-    `__dict__` holds its attributes: `box.__dict__[...]` overlaps every `box.<name>`."""
+    `__dict__` holds its attributes: `box.__dict__[...]` overlaps every `box.<name>`; a tensor's
+    view attributes (`codebook.T`, `.mT`, `.H`, `.real`, `.data`...) share its storage, so
+    `codebook.T.T[:5]` overlaps `codebook[0]` (a `self.T` that is no view overlaps too: an
+    overestimate)."""
     n = min(len(a), len(b))
     if a[:n] == b[:n]:
         return True
     for k in range(n):
         if a[k] != b[k]:
-            return a[:k] == b[:k] and "__dict__" in (a[k], b[k])
+            # (An attribute, past the root: a name `data` is no view of anything.)
+            return k > 0 and a[:k] == b[:k] and any(part == "__dict__" or part in VIEW_ATTRIBUTES for part in (a[k], b[k]))
     return False
+
+
+# Attributes of a tensor that are views of it (share its storage).
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
 
 # --- aligning two calls modulo `.detach()` ---------------------------------

@@ -107,6 +107,34 @@ class FileFacts:
         return found
 
     @cached_property
+    def computed_attributes(self) -> "tuple[FrozenSet[str], bool]":
+        """The attribute names a class of the file may compute on each read (a def decorated as a
+        property, `name = property(...)`), and whether one may compute any (it defines
+        `__getattr__`, `__getattribute__` or `__get__`): two reads of `self.S` may then be two
+        values (a dropout mask drawn anew)."""
+        names = set()
+        anything = False
+
+        class Find(cst.CSTVisitor):
+            def visit_ClassDef(self, node: cst.ClassDef) -> None:
+                nonlocal anything
+                for statement in node.body.body:  # type: ignore[union-attr]
+                    if isinstance(statement, cst.FunctionDef):
+                        if statement.name.value in ("__getattr__", "__getattribute__", "__get__"):
+                            anything = True
+                        texts = [code_of(d.decorator).strip() for d in statement.decorators]
+                        if any(t.split("(")[0].endswith(("property", ".getter", ".setter")) for t in texts):
+                            names.add(statement.name.value)
+                    elif isinstance(statement, cst.SimpleStatementLine):
+                        for small in statement.body:
+                            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                                if code_of(small.value.func).strip().endswith("property"):
+                                    names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+
+        self.module.visit(Find())
+        return frozenset(names), anything
+
+    @cached_property
     def function_reasons(self) -> List[str]:
         """Why a merge of backward passes is not proven exact in this file because of a custom
         autograd Function it defines (`functions.function_reasons`); empty when none."""

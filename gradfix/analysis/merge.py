@@ -25,6 +25,7 @@ from gradfix.analysis.exprs import (
     contains_detach,
     core_call,
     detach_receiver,
+    read_paths,
     same_chain,
     same_expr,
     strip_parens,
@@ -181,6 +182,15 @@ class MergeSafety:
                     f"`{text}` is stop-gradiented item by item: gradfix cannot prove it a list or tuple "
                     f"(an iterator would give the second evaluation other items)"
                 )
+        computed, anything = self.facts.computed_attributes
+        if computed or anything:
+            for path in dict.fromkeys(p for operand in operands for p in read_paths(operand.value)):
+                if len(path) > 1 and (anything or computed & set(path[1:])):
+                    reasons.add(
+                        f"`{'.'.join(p for p in path if p != '[]')}` may be computed anew on each read (a class of the file "
+                        f"defines a property or `__getattr__`): the two evaluations may not see one value"
+                    )
+                    break
         for link in match.chain:
             method = link.func.attr.value  # type: ignore[attr-defined]
             if method not in PURE_TENSOR_METHODS:

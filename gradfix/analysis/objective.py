@@ -334,12 +334,19 @@ class _Walker:
         reduced = self._comprehension_reduction(node, env, where)
         if reduced is not None:
             return reduced
-        averaged = _mean_of_sum(node)
+        averaged = _mean_of_sum(node) if self.site is not None else None
         if averaged is not None:
-            # The mean of a sum, `(rec - lam * t).mean()`: linear, each term weighed by one over
-            # its own number of elements (`linear.ElementCount`). A mean of one call stays part
-            # of that call's term (`f(x.detach()).mean()`: a method chain of the pair).
-            return self.value(averaged, env, where).scale(Coef.of(Fraction(1), (), (ELEMENTS,)))
+            # The mean of a sum in an inlined helper, `(rec - lam * t).mean()`: linear, each term
+            # weighed by one over its own number of elements (`linear.ElementCount`). Written in
+            # the function itself, a mean of a sum stays one term (the pair may be the whole
+            # mean, `torch.mean(kl(p, q.detach()) + kl(q.detach(), p))`), as a mean of one call
+            # stays part of that call's term (`f(x.detach()).mean()`: a method chain of the pair).
+            inner = self.value(averaged, env, where)
+            if any(ELEMENTS in c.symbols() for _, c in inner.terms):
+                # A mean of a mean: a tensor coefficient between them (`(b + (w * t).mean()).mean()`)
+                # weighs each element of `t` by its own share of `w`, which no symbol says.
+                return inner.taint()
+            return inner.scale(Coef.of(Fraction(1), (), (ELEMENTS,)))
         if self.inline is not None and self.site is None and not contains_detach(node) and not self._reads_carrier(node, env):
             # A `.detach()` hidden in a helper: expand the helper's expression instead (one level deep).
             inlined = self.inline(node)

@@ -53,6 +53,7 @@ class Branch:
     coef: Coef  # the term's coefficient in the sum through this binding
     call: cst.Call
     target: cst.Name
+    tests: Tuple[cst.BaseExpression, ...] = ()  # the tests of the chain evaluated before this branch runs
 
 
 @dataclass
@@ -307,7 +308,6 @@ class Visitor(BlockVisitor):
         if stores_into(plain_def, watched) or any(stores_into(branch.body[branch.index], watched) for branch in branches):
             return None
         name = plain.target.value  # type: ignore[union-attr]
-        test = cst.SimpleStatementLine(body=[cst.Expr(value=if_statement.test)])
         roots = {path[0] for path in watched}
         if below:
             # Before the branch's evaluation both evaluations are still to come, as in the
@@ -317,14 +317,16 @@ class Visitor(BlockVisitor):
             moved_past = list(block[if_index + 1 : plain.def_index])  # type: ignore[operator]
             after = [_without_rebinding(s, roots) for s in block[plain.def_index + 1 : index]]  # type: ignore[operator]
         else:
-            before = [*block[plain.def_index + 1 : if_index], test]  # type: ignore[operator]
+            before = list(block[plain.def_index + 1 : if_index])  # type: ignore[operator]
             moved_past = []
             after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
         if self._moves_past(if_statement, plain.target, moved_past) is not None:  # type: ignore[arg-type]
             return None
         aliased = with_aliases(watched, self.scopes[-1], self.classifier)
         for branch in branches:
-            ahead = [*before, *branch.body[: branch.index]]
+            # (The tests of the chain that run before the branch: an `elif`'s after the `if`'s.)
+            tests = [cst.SimpleStatementLine(body=[cst.Expr(value=test)]) for test in branch.tests]
+            ahead = [*before, *tests, *branch.body[: branch.index]]
             if any(name in names_in(s) for s in ahead):
                 return None  # read before the one evaluation that now binds it
             # Between the other definition and the branch's evaluation the operands must stay as
@@ -374,12 +376,7 @@ class Visitor(BlockVisitor):
         # The `if` is replaced whole, not its branches' statements: removing the other definition
         # just above it moves that line's blank lines and comments onto the `if` (a new node), and
         # the block's edit would then rewrite the `if` as it was, over the branches' edits.
-        replacements[if_statement] = [
-            if_statement.with_changes(
-                body=if_statement.body.with_changes(body=bodies[0]),
-                orelse=if_statement.orelse.with_changes(body=if_statement.orelse.body.with_changes(body=bodies[1])),
-            )
-        ]
+        replacements[if_statement] = [_with_bodies(if_statement, bodies)]
         correction = a + Coef.of(Fraction(-1))
         value = _value_expression(carrier, correction)
         if not correction.is_zero() and not _leftmost(root, plain.node):
@@ -387,7 +384,10 @@ class Visitor(BlockVisitor):
         if code_of(value) != code_of(plain.node):
             replacements[statement] = [statement.visit(Replace({plain.node: value}))]
         others = ", ".join(str(self.line(branch.call)) for branch in branches[1:])
-        where = f" (line {self.line(plain.call)} and here; the `else` branch's at line {others})"
+        if len(branches) == 2:
+            where = f" (line {self.line(plain.call)} and here; the `else` branch's at line {others})"
+        else:
+            where = f" (line {self.line(plain.call)} and here; the other branches' at lines {others})"
         return self._pair_finding(branches[0].call, matches[0], where, replacements, reasons, ops)
 
     def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons):
@@ -648,22 +648,35 @@ def _reads_own_names(first: Term, second: Term) -> bool:
 
 
 def _branched(block: Sequence[cst.BaseStatement], index: int, coef: Coef, name: Held):
-    """`name` bound in both branches of the `if`/`else` nearest above statement `index` that binds
-    it, each time by `name = c * f(...)` (a call holding a stop-gradient), the last binding of its
-    branch: `_follow`'s tuple with each branch's binding, or None.
+    """`name` bound in every branch of the `if`/`elif`/`else` chain nearest above statement `index`
+    that binds it, each time by `name = c * f(...)` (a call holding a stop-gradient), the last
+    binding of its branch: `_follow`'s tuple with each branch's binding, or None.
 
-    Two branches only: an `elif` is refused (each test would be one more statement between the
-    passes for the branches after it); so is a branch on the `if`'s line (`if c: e = ...`)."""
+    The chain must end with an `else` (every run binds the name); each branch records the tests
+    evaluated before it runs (an `elif`'s after the `if`'s: more statements between the passes).
+    A branch on the `if`'s line (`if c: e = ...`) is refused."""
     if not isinstance(name, cst.Name):
         return None  # an attribute may be read anywhere: always rebuilt, and not followed here
     found = next((j for j in range(index - 1, -1, -1) if stores_into(block[j], [(name.value,)]) is not None), None)
     if found is None:
         return None
     statement = block[found]
-    if not (isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else)):
+    if not isinstance(statement, cst.If):
         return None
+    # The chain's suites, `if`, each `elif`, and the `else` it must end with (every run binds the
+    # name), each with the tests evaluated before it runs.
+    suites: List[Tuple[cst.BaseSuite, Tuple[cst.BaseExpression, ...]]] = []
+    tests: Tuple[cst.BaseExpression, ...] = ()
+    node: Union[cst.If, cst.Else, None] = statement
+    while isinstance(node, cst.If):
+        tests += (node.test,)
+        suites.append((node.body, tests))
+        node = node.orelse
+    if not isinstance(node, cst.Else):
+        return None
+    suites.append((node.body, tests))
     branches = []
-    for suite in (statement.body, statement.orelse.body):
+    for suite, tests_before in suites:
         if not isinstance(suite, cst.IndentedBlock):
             return None
         defined = definition(suite.body, len(suite.body), name)
@@ -673,9 +686,19 @@ def _branched(block: Sequence[cst.BaseStatement], index: int, coef: Coef, name: 
         inner = split_linear(assign.value)
         if inner is None or not contains_detach(inner[1]):
             return None
-        branches.append(Branch(suite.body, k, coef * inner[0], inner[1], assign.targets[0].target))  # type: ignore[arg-type]
+        branches.append(Branch(suite.body, k, coef * inner[0], inner[1], assign.targets[0].target, tests_before))  # type: ignore[arg-type]
     first = branches[0]
     return first.coef, first.call, found, first.target, (), tuple(branches)
+
+
+def _with_bodies(statement: cst.If, bodies: List[List[cst.BaseStatement]]) -> cst.If:
+    """The `if`/`elif`/`else` chain with each suite's statements replaced, in order."""
+    orelse = statement.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _with_bodies(orelse, bodies[1:])
+    elif isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=orelse.body.with_changes(body=bodies[1]))
+    return statement.with_changes(body=statement.body.with_changes(body=bodies[0]), orelse=orelse)
 
 
 def _reads_attribute(node: cst.CSTNode) -> bool:

@@ -47,6 +47,8 @@ class Visitor(BlockVisitor):
         self._names = FreshNames(module)
         # Inlined helper nodes -> (the node, the helper's node it was built from).
         self._origins: Dict[int, tuple] = {}
+        # Helper calls of the tree whose inlining went through a def `self.name` may not be (`_inline`).
+        self._rebound_sites: Dict[int, str] = {}
         self.safety = MergeSafety(self.classifier, self.facts)
 
     # -- helpers with a hidden `.detach()` --------------------------------------------
@@ -100,6 +102,13 @@ class Visitor(BlockVisitor):
         if len(names) != len(args):
             return None
         bound.update(zip(names, args))
+        rebound = self.classifier.rebound_inlined(helper)
+        if rebound is not None:
+            # `self.name` may not be this def (a subclass, `Cls.name = ...`, `setattr`): the terms
+            # inlined through the call in the tree carry the reason (`_finding`), since the
+            # expression may keep no call of the def's own to carry it (its calls replaced by
+            # deeper helpers, or the term its only call).
+            self._rebound_sites.setdefault(id(site), rebound)
         found = let_return(helper)
         if found is None or not self.classifier.pure_function(helper):
             return None
@@ -116,9 +125,13 @@ class Visitor(BlockVisitor):
             return None
         mapping: Dict[cst.CSTNode, cst.BaseExpression] = {}
         for name, value in bound.items():
-            for assignment in scope.assignments[name]:
-                for access in assignment.references:
-                    mapping[access.node] = _wrapped(value)
+            accesses = [access.node for assignment in scope.assignments[name] for access in assignment.references]
+            if len(accesses) != 1 and _evaluates(value):
+                # An argument that calls something is evaluated once in the original: read twice
+                # or never in the helper, inlining would run it twice or not at all (a random draw).
+                return None
+            for node in accesses:
+                mapping[node] = _wrapped(value)
         read = names_in(returned)
         for index, (target, value) in enumerate(lets):
             accesses = [access.node for assignment in scope.assignments[target.value] for access in assignment.references]
@@ -302,6 +315,15 @@ class Visitor(BlockVisitor):
                     f"comprehension exhausts: gradfix proves a list or tuple only from its bindings in the function"
                 )
         self._coefficients_bound(expansion, first, ratio, reasons)
+        for term in (first, second):
+            if term.site is not None and id(term.site) in self._rebound_sites:
+                reasons.add(f"`{code_of(term.site.func).strip()}`: {self._rebound_sites[id(term.site)]}")
+        computed, anything = self.facts.computed_attributes
+        for symbol in symbols:
+            parts = symbol.split(".")
+            if len(parts) > 1 and (anything or computed & set(parts[1:])):
+                # Cancelled in the ratio only if every read gives one value: a property may not.
+                reasons.add(f"coefficient `{symbol}` may be computed anew on each read (a class of the file defines a property or `__getattr__`)")
         if divisors:
             names = " and ".join(f"`{d}`" for d in divisors)
             reasons.add(f"the ratio `{ratio.render()}` divides by {names}, which may be zero")
@@ -846,6 +868,11 @@ def _scales_by_parameter(expression: cst.BaseExpression, params: Set[str], lets:
         for call in calls_within(value):
             inside.update(names_in(call) & params)
     return bool(outside - inside)
+
+
+def _evaluates(value: cst.BaseExpression) -> bool:
+    """Whether evaluating `value` calls anything but a stop-gradient (`x + noise()`, `f(x)`)."""
+    return any(detach_receiver(call) is None for call in calls_within(value))
 
 
 def _wrapped(value: cst.BaseExpression) -> cst.BaseExpression:

@@ -1,0 +1,59 @@
+# Review reproducer (v11_random_arg_unused): an argument that draws random numbers, never read by the helper (inlining would not run it).
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class AnomalyTransformer(nn.Module):
+    def __init__(self, lambda_):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.prior = nn.Linear(4, 4)
+        self.lambda_ = lambda_
+
+    def forward(self, x):
+        h = self.enc(x)
+        self.P = torch.softmax(self.prior(h), -1)
+        self.S = torch.softmax(h, -1)
+        self.output = h
+        return h
+
+    def discrepancy(self, P, S):
+        return (P * (P / S).log()).sum(-1) + (S * (S / P).log()).sum(-1)
+
+    def loss_function(self, x_hat, P, S, lambda_, x):
+        frob_norm = torch.linalg.matrix_norm(x_hat, ord="fro")
+        ret = frob_norm - lambda_ * torch.linalg.norm(self.discrepancy(P, S), ord=1, dim=1)
+        return ret.mean()
+
+    def min_loss(self, x):
+        P = self.P
+        S = self.S.detach()
+        lambda_ = -self.lambda_
+        return self.loss_function(self.output, P, S, lambda_, x)
+
+    def max_loss(self, x):
+        P = self.P.detach()
+        S = self.S
+        lambda_ = self.lambda_
+        return self.loss_function(self.output, P, S, lambda_, x)
+
+    def training_step(self, x, optimizer):
+        self(x)
+        min_loss = self.min_loss(torch.randn(2, 4, 4))
+        max_loss = self.max_loss(x)
+        optimizer.zero_grad()
+        min_loss.backward(retain_graph=True)
+        max_loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            self.enc.bias.add_(torch.randn(4))
+
+
+model = AnomalyTransformer(3.0)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def step():
+    model.training_step(torch.randn(2, 4, 4), opt)
