@@ -946,9 +946,25 @@ def steps(draw, exclude: FrozenSet[str] = frozenset()) -> Step:
                 body += ["s = torch.stack(ss).mean()", "p = torch.stack(ps).mean()"]
         elif form == "helper":
             # the `.detach()` hidden in small helpers of the file, which GF004 inlines
-            setup_lines.append(
-                f"\n\ndef hs(u, v):\n    return {call('u', det('v'))}\n\n\ndef hp(u, v):\n    return {call(det('u'), 'v')}\n"
-            )
+            helper_style = pick("helper_style", ["single", "let", "nested"], prefer=["single"])
+            if helper_style == "single":
+                setup_lines.append(
+                    f"\n\ndef hs(u, v):\n    return {call('u', det('v'))}\n\n\ndef hp(u, v):\n    return {call(det('u'), 'v')}\n"
+                )
+            elif helper_style == "let":
+                # locals read once, then the return (GF004 inlines them as their values)
+                setup_lines.append(
+                    f"\n\ndef hs(u, v):\n    a = u\n    b = {det('v')}\n    return {call('a', 'b')}\n"
+                    f"\n\ndef hp(u, v):\n    a = {det('u')}\n    b = v\n    return {call('a', 'b')}\n"
+                )
+            else:
+                # two levels: each helper hands its operands and its own weight to one that weighs the
+                # callee by it under a mean (the Anomaly Transformer's min_loss/max_loss/loss_function)
+                setup_lines.append(
+                    f"\n\ndef weighed(u, v, w):\n    return torch.mean(w * {call('u', 'v')})\n"
+                    f"\n\ndef hs(u, v):\n    b = {det('v')}\n    w = 1.5\n    return weighed(u, b, w)\n"
+                    f"\n\ndef hp(u, v):\n    a = {det('u')}\n    return weighed(a, v, -0.5)\n"
+                )
             body.append(f"s = hs({X}, {Y})")
             if mid_between:
                 body.extend(between_lines("s"))
