@@ -232,3 +232,44 @@ def test_a_function_reading_a_module_level_graph_keeps_an_unsafe_fix():
     plain = GLOBAL_GRAPH.replace("h = (x @ w).tanh()", "h = torch.randn(8, 1)").replace("h.pow(2).mean()", "(h * w.sum()).pow(2).mean()")
     (finding,) = lint_bytes(plain.encode(), "t.py", LintOptions(("GF005",))).findings
     assert finding.fixable, finding.message
+
+
+CALLED_IN_FILE = '''\
+import torch
+
+w = torch.randn(3, 1, requires_grad=True)
+x = torch.randn(4, 3)
+log = []
+
+
+def inner(h, scale):
+    loss = (h @ w).pow(2).mean() * scale
+    loss.backward(retain_graph=True)
+    log.append(loss.item())
+
+
+def step():
+{body}
+'''
+
+
+@pytest.mark.parametrize(
+    "body, safe",
+    [
+        ("    inner(x, 2.0)\n    inner(x, 2.0)", True),  # a module-level name bound to a factory's tensor
+        ("    z = torch.randn(4, 3)\n    inner(z, 1.0)\n    inner(z, 1.0)", True),  # a local bound to one
+        ("    h = (x @ w).expand(4, 3).tanh()\n    inner(h, 1.0)\n    inner(h, 1.0)", False),  # a graph built outside
+        ("    z = torch.zeros(4, 3)\n    z.add_(w.t())\n    inner(z, 1.0)\n    inner(z, 1.0)", False),  # written into in place
+        ("    inner(x * w.t(), 1.0)", False),  # an expression not proven graph-free
+    ],
+    ids=["module_factory", "local_factory", "graph_from_outside", "written_in_place", "expression"],
+)
+def test_a_caller_in_the_file_must_pass_graph_free_values(body, safe):
+    """`inner(h); inner(h)` with one graph-carrying `h`: dropping `retain_graph=True` in `inner`
+    breaks the second call (review, stop 21); the callers the file holds are read (stop 22)."""
+    src = CALLED_IN_FILE.format(body=body)
+    findings = lint_bytes(src.encode(), "t.py", LintOptions(("GF005",))).findings
+    assert [(f.line, f.col, f.fixable) for f in findings] == [(10, 19, safe)]
+    if not safe:
+        assert "`inner` is called at line" in findings[0].message
+        assert "not proven free of a graph" in findings[0].message

@@ -762,16 +762,8 @@ def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
 
 def single_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """The expression a function returns when its body is one `return` (after an optional docstring), else None."""
-    body = function.body
-    if not isinstance(body, cst.IndentedBlock):
-        return None
-    statements = list(body.body)
-    if statements and is_docstring(statements[0]):
-        statements = statements[1:]
-    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) or len(statements[0].body) != 1:
-        return None
-    small = statements[0].body[0]
-    return small.value if isinstance(small, cst.Return) and small.value is not None else None
+    found = let_return(function)
+    return found[1] if found is not None and not found[0] else None
 
 
 def let_return(function: cst.FunctionDef) -> Optional[Tuple[List[Tuple[cst.Name, cst.BaseExpression]], cst.BaseExpression]]:

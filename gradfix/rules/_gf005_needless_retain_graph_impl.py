@@ -23,6 +23,7 @@ from gradfix.analysis.loops import (
     loop_reasons,
     module_graph_reads,
     names_read,
+    passed_value_graph_free,
     stores_into_objects,
 )
 from gradfix.fixes.build import Replace
@@ -174,6 +175,16 @@ class Visitor(BlockVisitor):
                     LOOP,
                 )
             )
+        caller = self._caller_passing_graph(function)
+        if caller is not None:
+            call, value = caller
+            reasons.add(
+                Reason(
+                    f"`{function.name.value}` is called at line {self.line(call)} with `{code_of(value).strip()}`, not proven "
+                    f"free of a graph (two calls given one graph backpropagate through it twice): {_NEXT_CALL}",
+                    LOOP,
+                )
+            )
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is not None and not graph_free(param.default):
@@ -186,6 +197,42 @@ class Visitor(BlockVisitor):
                 )
                 break
         return reasons
+
+    def _caller_passing_graph(self, function: cst.FunctionDef):
+        """(call, argument) for the first call of `function` in the file, by its name (`inner(h)`,
+        or `x.inner(h)` for a method), that passes a value not proven graph-free, or None. Such a
+        value may carry a graph built outside the call, which the next call backpropagates through
+        again (`h = net(x); inner(h); inner(h)`). Callers in other files are not seen (the
+        README's assumptions)."""
+        name = function.name.value
+        method = self.classifier.enclosing_class(function) is not None
+        found: list = []
+
+        class Find(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                func = call.func
+                named = isinstance(func, cst.Attribute) and func.attr.value == name if method else isinstance(func, cst.Name) and func.value == name
+                if named:
+                    found.extend((call, arg.value) for arg in call.args if not graph_free(arg.value))
+
+        self.scopes[0].visit(Find())
+        for call, value in found:
+            if not self._module_value_graph_free(value, call, function):
+                return call, value
+        return None
+
+    def _module_value_graph_free(self, value: cst.BaseExpression, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """`value`, passed by `call`, is a module-level name the calling function reads without
+        binding it, proven graph-free (`loops.passed_value_graph_free`: `x = torch.randn(32, 8)` at
+        module level, `train_step(x, y)` in `step()`)."""
+        if not isinstance(value, cst.Name):
+            return False
+        caller = self.get_metadata(ParentNodeProvider, call, None)
+        while caller is not None and not isinstance(caller, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            caller = self.get_metadata(ParentNodeProvider, caller, None)
+        if not isinstance(caller, cst.FunctionDef):
+            return False
+        return passed_value_graph_free(value.value, self.scopes[0], caller, function)  # type: ignore[arg-type]
 
     def _enclosing_reads(self, function: cst.FunctionDef) -> Optional[str]:
         """The first name (in source order) that a nested function reads from a function around it, or
