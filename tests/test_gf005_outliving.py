@@ -5,7 +5,8 @@ built once and kept past the call: a default argument, an attribute set in `__in
 body, a module-level name set by `global` in a setup function or by `globals()`, a name imported
 from another module, a value `graph_free` used to accept (`torch.as_tensor(t)`, `nn.Tanh()(...)`,
 a distribution's parameters), a module-level object written through an alias, a parameter, a view,
-`setattr` or `register_buffer`, an argument of an in-file caller (`inner(h); inner(h)`). Calling `step()` twice needs the kept graph. GF005 used to offer a
+`setattr` or `register_buffer`, an argument of an in-file caller (`inner(h); inner(h)`; the
+`v_*` files: every way a review found to get a graph into a name passed, stop 22). Calling `step()` twice needs the kept graph. GF005 used to offer a
 safe fix for each; every one must now be unsafe. The executed check: the original runs two steps,
 the rewrite (applied with `--unsafe-fixes`) raises in the second.
 """

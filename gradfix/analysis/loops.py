@@ -47,7 +47,8 @@ def graph_free(value: cst.BaseExpression) -> bool:
     if is_literal(value) or isinstance(value, (cst.Lambda, cst.FormattedString)):
         return True
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
-        return all(graph_free(e.value) for e in value.elements if not isinstance(e, cst.StarredElement))
+        # (`[*hs]` holds what `hs` holds.)
+        return all(not isinstance(e, cst.StarredElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, cst.Dict):
         return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -239,56 +240,21 @@ def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tu
     return found
 
 
-def passed_value_graph_free(name: str, module: cst.Module, caller: cst.FunctionDef, callee: cst.FunctionDef) -> bool:
-    """A name that `caller` passes to `callee` (a function of the file), proven to hold no graph
-    when passed: a local of the caller bound there only to graph-free values and written into
-    nowhere in it, or a module-level name the caller reads without binding it, bound by the file
-    (at module level, under `global`) only to graph-free values and written into nowhere in the
-    file; not imported or bound by a string; not handed on where another name may write into it,
-    `callee`'s own parameters aside; and `callee` writes into none of its parameters (that would
-    put a graph into the name for the next call)."""
-    if name in function_parameters(caller) or name in _declared(caller):
-        return False
-    if name in _imported_from_elsewhere(module) or names_by_string(module):
-        return False
-    if name in binding_counts(caller.body):
-        # A local of the caller (`total = torch.zeros(2, 3)`): every binding of it there a
-        # graph-free value, nothing in the caller writing into it.
-        values = _bindings_outside(caller.body, None).get(name, [])
-        bodies = [caller.body]
-    else:
-        values = [*_bindings_outside(module, caller).get(name, []), *_module_writes(module).get(name, [])]
-        bodies = [module, *_all_functions(module)]
-    if not values or any(value is None or not graph_free(value) for value in values):
-        return False
-    if name in _aliased_names(module, skip=callee.name.value):
-        return False  # (by text, in the whole file: an overestimate for a local)
-    written = {root for body in bodies for root, _ in [*stores_into_objects(body), *_inplace_updates(body)]}
-    if name in written:
-        return False
-    # (A method's `self` receives no argument: what it stores into its object is not the name's.)
-    params = function_parameters(callee) - {"self", "cls"}
-    callee_written = {root for root, _ in [*stores_into_objects(callee.body), *_inplace_updates(callee.body)]}
-    return not (callee_written & params) and not (set(binding_counts(callee.body)) & params)
+def writes_into_parameters(function: cst.FunctionDef) -> bool:
+    """Whether `function` may write into what a parameter holds (`x.add_(v)`, `x[0] = v`, `x +=
+    v`, `xs.append(v)`): a value passed in would hold what it wrote at the next call. A method's
+    `self` receives no argument: what it stores into its object is not the argument's."""
+    params = function_parameters(function) - {"self", "cls"}
+    written = {root for root, _ in [*stores_into_objects(function.body), *_inplace_updates(function.body)]}
+    return bool(written & params) or bool(set(binding_counts(function.body)) & params)
 
 
-def _all_functions(module: cst.Module) -> List[cst.FunctionDef]:
-    found: List[cst.FunctionDef] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            found.append(node)
-
-    module.visit(Walk())
-    return found
-
-
-def _aliased_names(module: cst.Module, skip: Optional[str] = None) -> Set[str]:
+def _aliased_names(module: cst.Module) -> Set[str]:
     """Names the file hands on as they are, where another name may then write into what they hold:
     the value of a binding (`v = h`, `a, b = h, w`), a method kept uncalled (`store = hs.append`),
-    an argument of a function or class of the file (`setup(box)`; not of `skip`, whose writes the
-    caller judges), the iterable of a `for` whose body writes into its target (`for t in hs: t.add_(v)`)."""
-    own = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))} - {skip}
+    an argument of a function or class of the file (`setup(box)`), the iterable of a `for` whose
+    body writes into its target (`for t in hs: t.add_(v)`)."""
+    own = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     found: Set[str] = set()
 
     def bare(value: Optional[cst.BaseExpression]) -> None:

@@ -8,7 +8,7 @@ from gradfix.reasons import LOOP, Reason, Reasons
 from typing import List, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
+from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
 from gradfix.analysis.between import harmless_call
@@ -23,7 +23,7 @@ from gradfix.analysis.loops import (
     loop_reasons,
     module_graph_reads,
     names_read,
-    passed_value_graph_free,
+    writes_into_parameters,
     stores_into_objects,
 )
 from gradfix.fixes.build import Replace
@@ -177,14 +177,18 @@ class Visitor(BlockVisitor):
             )
         caller = self._caller_passing_graph(function)
         if caller is not None:
-            call, value = caller
-            reasons.add(
-                Reason(
-                    f"`{function.name.value}` is called at line {self.line(call)} with `{code_of(value).strip()}`, not proven "
-                    f"free of a graph (two calls given one graph backpropagate through it twice): {_NEXT_CALL}",
-                    LOOP,
+            node, value = caller
+            if node is value:
+                text = (
+                    f"`{function.name.value}` is handed on as a value at line {self.line(node)}: gradfix does not follow "
+                    f"its callers there, which may pass it one graph twice"
                 )
-            )
+            else:
+                text = (
+                    f"`{function.name.value}` is called at line {self.line(node)} with `{code_of(value).strip()}`, not proven "
+                    f"free of a graph (two calls given one graph backpropagate through it twice)"
+                )
+            reasons.add(Reason(f"{text}: {_NEXT_CALL}", LOOP))
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is not None and not graph_free(param.default):
@@ -199,40 +203,84 @@ class Visitor(BlockVisitor):
         return reasons
 
     def _caller_passing_graph(self, function: cst.FunctionDef):
-        """(call, argument) for the first call of `function` in the file, by its name (`inner(h)`,
-        or `x.inner(h)` for a method), that passes a value not proven graph-free, or None. Such a
-        value may carry a graph built outside the call, which the next call backpropagates through
-        again (`h = net(x); inner(h); inner(h)`). Callers in other files are not seen (the
-        README's assumptions)."""
+        """(node, what) for the first place in the file that may hand `function` a graph built
+        outside it, or None: a call by its name (`inner(h)`, or `x.inner(h)` for a method) with an
+        argument not proven graph-free (`_argument_graph_free`), or a reference to it that is no
+        such call (`map(inner, hs)`, `f = inner`, `partial(inner, h)`: callers gradfix does not
+        follow). Such a value may carry a graph the next call backpropagates through again (`h =
+        net(x); inner(h); inner(h)`). Callers in other files are not seen (the README's assumptions)."""
         name = function.name.value
         method = self.classifier.enclosing_class(function) is not None
         found: list = []
+        visitor = self
 
         class Find(cst.CSTVisitor):
             def visit_Call(self, call: cst.Call) -> None:
-                func = call.func
-                named = isinstance(func, cst.Attribute) and func.attr.value == name if method else isinstance(func, cst.Name) and func.value == name
-                if named:
-                    found.extend((call, arg.value) for arg in call.args if not graph_free(arg.value))
+                if visitor._names_function(call.func, name, method):
+                    for arg in call.args:
+                        if arg.star or not visitor._argument_graph_free(arg.value, function, method):
+                            found.append((call, arg.value))
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if method and node.attr.value == name and not visitor._called(node):
+                    found.append((node, node))
 
         self.scopes[0].visit(Find())
-        for call, value in found:
-            if not self._module_value_graph_free(value, call, function):
-                return call, value
-        return None
+        if not method:
+            # Every read of the function's name, as its scope resolves it, must call it.
+            scope = self.get_metadata(ScopeProvider, function, None)
+            if scope is None:
+                found.append((function, function.name))
+            else:
+                for assignment in scope.assignments[name]:
+                    for access in assignment.references:
+                        if not self._called(access.node):
+                            found.append((access.node, access.node))
+        if not found:
+            return None
+        return min(found, key=lambda item: self._position_key(item[0]))
 
-    def _module_value_graph_free(self, value: cst.BaseExpression, call: cst.Call, function: cst.FunctionDef) -> bool:
-        """`value`, passed by `call`, is a module-level name the calling function reads without
-        binding it, proven graph-free (`loops.passed_value_graph_free`: `x = torch.randn(32, 8)` at
-        module level, `train_step(x, y)` in `step()`)."""
+    @staticmethod
+    def _names_function(func: cst.BaseExpression, name: str, method: bool) -> bool:
+        return isinstance(func, cst.Attribute) and func.attr.value == name if method else isinstance(func, cst.Name) and func.value == name
+
+    def _called(self, node: cst.CSTNode) -> bool:
+        """`node` is the callee of a call (`inner(...)`, `x.inner(...)`)."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return isinstance(parent, cst.Call) and parent.func is node
+
+    def _argument_graph_free(self, value: cst.BaseExpression, function: cst.FunctionDef, method: bool) -> bool:
+        """`value`, an argument of a call of `function`, is proven to hold no graph: a graph-free
+        expression (`loops.graph_free`), or a name every binding of which (as the call site's
+        scope resolves it) is a plain `name = <graph-free value>`, and every read of which is an
+        argument of a call of `function` (an allowlist: the value can go nowhere else, so nothing
+        can write a graph into it), where `function` writes into none of its parameters."""
+        if graph_free(value):
+            return True
         if not isinstance(value, cst.Name):
             return False
-        caller = self.get_metadata(ParentNodeProvider, call, None)
-        while caller is not None and not isinstance(caller, (cst.FunctionDef, cst.Lambda, cst.Module)):
-            caller = self.get_metadata(ParentNodeProvider, caller, None)
-        if not isinstance(caller, cst.FunctionDef):
+        scope = self.get_metadata(ScopeProvider, value, None)
+        if scope is None:
             return False
-        return passed_value_graph_free(value.value, self.scopes[0], caller, function)  # type: ignore[arg-type]
+        assignments = list(scope[value.value])
+        if not assignments:
+            return False
+        for assignment in assignments:
+            node = getattr(assignment, "node", None)
+            if type(assignment) is not Assignment or not isinstance(node, cst.Name):
+                return False  # a builtin, an import, a parameter, `global`...
+            target = self.get_metadata(ParentNodeProvider, node, None)
+            assign = self.get_metadata(ParentNodeProvider, target, None) if isinstance(target, cst.AssignTarget) else None
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is node):
+                return False  # a tuple target, a `for` target, a `with ... as`, a match capture, `:=`...
+            if not graph_free(assign.value):
+                return False
+            for access in assignment.references:
+                arg = self.get_metadata(ParentNodeProvider, access.node, None)
+                call = self.get_metadata(ParentNodeProvider, arg, None) if isinstance(arg, cst.Arg) else None
+                if not (isinstance(call, cst.Call) and not arg.star and self._names_function(call.func, function.name.value, method)):  # type: ignore[union-attr]
+                    return False
+        return not writes_into_parameters(function)
 
     def _enclosing_reads(self, function: cst.FunctionDef) -> Optional[str]:
         """The first name (in source order) that a nested function reads from a function around it, or

@@ -1,0 +1,18 @@
+# In-file callers (review, stop 22): `torch.Tensor.mul_(z, w.sum())` writes a graph into the name passed.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(4, 1, requires_grad=True)
+x = torch.randn(8, 4)
+
+
+def inner(h):
+    loss = h.pow(2).mean()
+    loss.backward(retain_graph=True)
+
+
+def step():
+    z = torch.ones(8, 1)
+    torch.Tensor.mul_(z, w.sum())
+    inner(z)
+    inner(z)
