@@ -805,7 +805,11 @@ def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] 
         return _view_sources(value.body, fresh, tensors) + _view_sources(value.orelse, fresh, tensors)
     if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
         path = access_path(value)
-        return [path] if path is not None else []
+        if path is not None:
+            return [path]
+        # Taken from what a call returned (`codebook.view(6, 4)[:5]`, `codebook.t().T`): a view,
+        # maybe, of what that call's value shares.
+        return _view_sources(value.value, fresh, tensors) if not isinstance(value, cst.Name) else []
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation)):
         # `a or b` is one of its operands; list arithmetic (`xs + ys`, `[fs] * 2`) holds the same
         # items; tensor arithmetic gives a new tensor (its plain operands are kept anyway: they may
