@@ -12,7 +12,7 @@ as the helper's nodes, so its classifications differ from the other rules'.)
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Mapping, Optional
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -133,6 +133,11 @@ class FileFacts:
 
         self.module.visit(Find())
         return frozenset(names), anything
+
+    def computed_path(self, path: Tuple[str, ...]) -> bool:
+        """Whether reading `path` (`("self", "S")`) may compute an attribute anew (`computed_attributes`)."""
+        names, anything = self.computed_attributes
+        return len(path) > 1 and (anything or bool(names & set(path[1:])))
 
     @cached_property
     def function_reasons(self) -> List[str]:

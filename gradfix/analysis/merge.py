@@ -182,10 +182,9 @@ class MergeSafety:
                     f"`{text}` is stop-gradiented item by item: gradfix cannot prove it a list or tuple "
                     f"(an iterator would give the second evaluation other items)"
                 )
-        computed, anything = self.facts.computed_attributes
-        if computed or anything:
+        if self.facts.computed_attributes != (frozenset(), False):
             for path in dict.fromkeys(p for operand in operands for p in read_paths(operand.value)):
-                if len(path) > 1 and (anything or computed & set(path[1:])):
+                if self.facts.computed_path(path):
                     reasons.add(
                         f"`{'.'.join(p for p in path if p != '[]')}` may be computed anew on each read (a class of the file "
                         f"defines a property or `__getattr__`): the two evaluations may not see one value"

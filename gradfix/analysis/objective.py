@@ -805,15 +805,21 @@ def _loop_plan(node: cst.For, env: Dict[str, Value]) -> Optional[Tuple[Set[str],
     return accumulators, set(lists)
 
 
-def _mean_of_sum(node: cst.Call) -> Optional[cst.BaseExpression]:
-    """`X` for `X.mean()` or `torch.mean(X)` (no other argument) where `X` is a sum, a difference,
-    a negation or a product (parentheses kept: the node of the tree), else None."""
+def mean_operand(node: cst.Call) -> Optional[cst.BaseExpression]:
+    """`X` for `X.mean()` or `torch.mean(X)` (no other argument: the mean of every element), else None."""
     func = node.func
     if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not node.args:
-        operand = func.value
-    elif code_of(func).strip() == "torch.mean" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-        operand = node.args[0].value
-    else:
+        return func.value
+    if code_of(func).strip() == "torch.mean" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        return node.args[0].value
+    return None
+
+
+def _mean_of_sum(node: cst.Call) -> Optional[cst.BaseExpression]:
+    """`X` for a mean of every element of `X` (`mean_operand`) where `X` is a sum, a difference,
+    a negation or a product (parentheses kept: the node of the tree), else None."""
+    operand = mean_operand(node)
+    if operand is None:
         return None
     bare = strip_parens(operand)
     if isinstance(bare, cst.BinaryOperation) and isinstance(bare.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):

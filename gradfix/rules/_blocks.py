@@ -21,6 +21,10 @@ from gradfix.fixes.rewrite import Rewrite, to_fix
 from gradfix.reasons import Reasons
 
 
+# What runs its body more than once: a statement there may see values of an earlier run.
+_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 class BlockVisitor(cst.CSTVisitor):
     CODE = ""  # the rule's code, set by each subclass
     METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
@@ -85,6 +89,16 @@ class BlockVisitor(cst.CSTVisitor):
             return reads
         later = block[rebinding + 1 :]
         return [node for node in reads if not any(contains_node(s, node) and not self._deferred(node, s) for s in later)]
+
+    def outermost_loop(self, node: cst.CSTNode, scope: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The outermost loop (or comprehension) of `scope` around `node`, or None."""
+        found = None
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and parent is not scope:
+            if isinstance(parent, _LOOPS):
+                found = parent
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return found
 
     def _deferred(self, node: cst.CSTNode, statement: cst.CSTNode) -> bool:
         """Whether `node`, inside `statement`, runs later than the statement (a body of code called later)."""

@@ -320,7 +320,7 @@ class Visitor(BlockVisitor):
             before = list(block[plain.def_index + 1 : if_index])  # type: ignore[operator]
             moved_past = []
             after = [_without_rebinding(s, roots) for s in block[if_index + 1 : index]]  # type: ignore[operator]
-        if self._moves_past(if_statement, plain.target, moved_past) is not None:  # type: ignore[arg-type]
+        if not self._may_move(if_statement, plain.target):  # type: ignore[arg-type]
             return None
         aliased = with_aliases(watched, self.scopes[-1], self.classifier)
         for branch in branches:
@@ -501,7 +501,7 @@ class Visitor(BlockVisitor):
         if references is None:
             reasons.add(f"gradfix cannot resolve the reads of `{name}`")
             return True
-        if self._in_loop(target):
+        if self.outermost_loop(target, self.scopes[-1]) is not None:
             # In a loop, a read above the definition sees the previous iteration's value, which
             # the rewrite changes too: every read of the name in the scope counts.
             references = list(dict.fromkeys([*references, *(a.node for b in scope.assignments[name] for a in b.references)]))
@@ -513,33 +513,22 @@ class Visitor(BlockVisitor):
         # A module global is visible to importers: keep its value.
         return bool(elsewhere) or isinstance(scope, GlobalScope)
 
-    def _in_loop(self, node: cst.CSTNode) -> bool:
-        """Whether `node` runs in a `for` or `while` loop of its function (or of the module)."""
-        current: Optional[cst.CSTNode] = node
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.Module)):
-            if isinstance(current, (cst.For, cst.While)):
-                return True
-            current = self.get_metadata(ParentNodeProvider, current, None)
-        return False
-
-    def _moves_past(self, if_statement: cst.If, name: cst.Name, moved_past: Sequence[cst.BaseStatement]) -> Optional[str]:
-        """Why the other term's binding may not move between its definition and the branches (None: it
-        may): code that reads the name later than where it stands (a generator, a lambda, a def),
-        which may run in between; a `try` around the `if` (a caught exception between would skip
-        the original binding, not the moved one)."""
+    def _may_move(self, if_statement: cst.If, name: cst.Name) -> bool:
+        """Whether the other term's binding may move between its definition and the branches: not
+        where code reads the name later than where it stands (a generator, a lambda, a def), which
+        may run in between, nor under a `try` around the `if` (a caught exception between would
+        skip the original binding, not the moved one)."""
         current: Optional[cst.CSTNode] = if_statement
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
             if isinstance(current, (cst.Try, cst.TryStar)):
-                return "try"
+                return False
             current = self.get_metadata(ParentNodeProvider, current, None)
         scope = self.get_metadata(ScopeProvider, name, None)
         if scope is None:
-            return "scope"
-        for assignment in scope.assignments[name.value]:
-            for access in assignment.references:
-                if self._deferred(access.node, self.scopes[-1]):
-                    return "deferred"
-        return None
+            return False
+        return not any(
+            self._deferred(access.node, self.scopes[-1]) for assignment in scope.assignments[name.value] for access in assignment.references
+        )
 
     @staticmethod
     def _term_name(statement: cst.SimpleStatementLine, call: cst.Call) -> str:

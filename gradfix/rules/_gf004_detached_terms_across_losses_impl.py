@@ -29,7 +29,7 @@ from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
-from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations
+from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
 from gradfix.analysis.vocabulary import REDUCTIONS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
@@ -318,10 +318,8 @@ class Visitor(BlockVisitor):
         for term in (first, second):
             if term.site is not None and id(term.site) in self._rebound_sites:
                 reasons.add(f"`{code_of(term.site.func).strip()}`: {self._rebound_sites[id(term.site)]}")
-        computed, anything = self.facts.computed_attributes
         for symbol in symbols:
-            parts = symbol.split(".")
-            if len(parts) > 1 and (anything or computed & set(parts[1:])):
+            if self.facts.computed_path(tuple(symbol.split("."))):
                 # Cancelled in the ratio only if every read gives one value: a property may not.
                 reasons.add(f"coefficient `{symbol}` may be computed anew on each read (a class of the file defines a property or `__getattr__`)")
         if divisors:
@@ -852,14 +850,8 @@ def _scales_by_parameter(expression: cst.BaseExpression, params: Set[str], lets:
             walk(bare.right, seen)
         elif isinstance(bare, cst.UnaryOperation):
             walk(bare.expression, seen)
-        elif isinstance(bare, cst.Call):
-            func = bare.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "mean" and not bare.args:
-                walk(func.value, seen)
-            elif code_of(func).strip() == "torch.mean" and len(bare.args) == 1:
-                walk(bare.args[0].value, seen)
-            else:
-                inside.update(names_in(bare) & params)
+        elif isinstance(bare, cst.Call) and mean_operand(bare) is not None:
+            walk(mean_operand(bare), seen)  # type: ignore[arg-type]
         else:
             inside.update(names_in(bare) & params)
 

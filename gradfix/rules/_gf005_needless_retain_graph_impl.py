@@ -23,17 +23,14 @@ from gradfix.analysis.loops import (
     loop_reasons,
     module_graph_reads,
     names_read,
-    writes_into_parameters,
     stores_into_objects,
+    writes_into_parameters,
 )
 from gradfix.fixes.build import Replace
 from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
-
-_LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
 
 _NEXT_CALL = "the next call may backpropagate through that graph again, which the fix frees"
 
@@ -75,17 +72,7 @@ class Visitor(BlockVisitor):
             self.findings.append(self._finding(call, arg, function, in_loop, inputs))
 
     def _in_loop(self, node: cst.CSTNode, function: cst.CSTNode) -> bool:
-        return self._outermost_loop(node, function) is not None
-
-    def _outermost_loop(self, node: cst.CSTNode, scope: cst.CSTNode) -> Optional[cst.CSTNode]:
-        """The outermost loop (or comprehension) of `scope` around `node`, or None."""
-        found = None
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        while parent is not None and parent is not scope:
-            if isinstance(parent, _LOOPS):
-                found = parent
-            parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return found
+        return self.outermost_loop(node, function) is not None
 
     def _under_main_guard(self, node: cst.CSTNode, module: cst.Module) -> bool:
         """Whether `node` runs only when the file is run as a script: inside the body of a
@@ -211,6 +198,8 @@ class Visitor(BlockVisitor):
         net(x); inner(h); inner(h)`). Callers in other files are not seen (the README's assumptions)."""
         name = function.name.value
         method = self.classifier.enclosing_class(function) is not None
+        # A name is proven only where the function writes into none of its parameters.
+        names_proven = not writes_into_parameters(function)
         found: list = []
         visitor = self
 
@@ -218,7 +207,7 @@ class Visitor(BlockVisitor):
             def visit_Call(self, call: cst.Call) -> None:
                 if visitor._names_function(call.func, name, method):
                     for arg in call.args:
-                        if arg.star or not visitor._argument_graph_free(arg.value, function, method):
+                        if arg.star or not visitor._argument_graph_free(arg.value, function, method, names_proven):
                             found.append((call, arg.value))
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -249,15 +238,15 @@ class Visitor(BlockVisitor):
         parent = self.get_metadata(ParentNodeProvider, node, None)
         return isinstance(parent, cst.Call) and parent.func is node
 
-    def _argument_graph_free(self, value: cst.BaseExpression, function: cst.FunctionDef, method: bool) -> bool:
+    def _argument_graph_free(self, value: cst.BaseExpression, function: cst.FunctionDef, method: bool, names_proven: bool) -> bool:
         """`value`, an argument of a call of `function`, is proven to hold no graph: a graph-free
-        expression (`loops.graph_free`), or a name every binding of which (as the call site's
-        scope resolves it) is a plain `name = <graph-free value>`, and every read of which is an
-        argument of a call of `function` (an allowlist: the value can go nowhere else, so nothing
-        can write a graph into it), where `function` writes into none of its parameters."""
+        expression (`loops.graph_free`), or, where `names_proven` (`function` writes into none of
+        its parameters), a name every binding of which (as the call site's scope resolves it) is a
+        plain `name = <graph-free value>`, and every read of which is an argument of a call of
+        `function` (an allowlist: the value can go nowhere else, so nothing can write a graph into it)."""
         if graph_free(value):
             return True
-        if not isinstance(value, cst.Name):
+        if not names_proven or not isinstance(value, cst.Name):
             return False
         scope = self.get_metadata(ScopeProvider, value, None)
         if scope is None:
@@ -280,7 +269,7 @@ class Visitor(BlockVisitor):
                 call = self.get_metadata(ParentNodeProvider, arg, None) if isinstance(arg, cst.Arg) else None
                 if not (isinstance(call, cst.Call) and not arg.star and self._names_function(call.func, function.name.value, method)):  # type: ignore[union-attr]
                     return False
-        return not writes_into_parameters(function)
+        return True
 
     def _enclosing_reads(self, function: cst.FunctionDef) -> Optional[str]:
         """The first name (in source order) that a nested function reads from a function around it, or
@@ -310,7 +299,7 @@ class Visitor(BlockVisitor):
                 f"runs for code that imports the module (or in a notebook, before later cells): that code may "
                 f"backpropagate through `{code_of(backward.receiver).strip()}` again"
             )
-        loop = self._outermost_loop(backward.statement, module)
+        loop = self.outermost_loop(backward.statement, module)
         keeps = self._first_keeping(loop, backward) if loop is not None else None
         if keeps is not None:
             reasons.add(keeps)
