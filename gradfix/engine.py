@@ -332,9 +332,10 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
 
     `may_join`: whether the file's text holds a `;` (False spares the walk for `a; b` lines).
     """
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from libcst.metadata import MetadataWrapper
 
     from gradfix.analysis.facts import FileFacts
+    from gradfix.analysis.positions import file_positions
     from gradfix.fixes.imports import op_names
     from gradfix.rules import RuleContext, visitor
 
@@ -345,11 +346,12 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     # A module `_parse` just made holds each node once: the wrapper's defensive deep copy (a
     # tenth of a second on a big file) is needed only for the split module, built from the parsed one.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True) if joined is None else MetadataWrapper(joined[0])
+    facts = FileFacts(wrapper.module, *file_positions(wrapper.module))
     ctx = RuleContext(
         path=path,
-        op_names=op_names(wrapper.module, grad_scale_import),
+        op_names=op_names(wrapper.module, grad_scale_import, facts.code),
         grad_scale_module=grad_scale_import,
-        facts=FileFacts(wrapper.module, wrapper.resolve(PositionProvider)),
+        facts=facts,
     )
     by_code = {}
     for rule in rules:

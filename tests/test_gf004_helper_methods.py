@@ -109,7 +109,7 @@ REVIEW = sorted(p.name for p in HERE.glob("r[0-9]*.py"))
 
 
 def test_the_review_cases_are_there():
-    assert len(REVIEW) == 9
+    assert len(REVIEW) == 10
 
 
 @pytest.mark.parametrize("name", REVIEW)
@@ -128,6 +128,7 @@ def test_review_reproducers_get_no_safe_fix(name):
         ("r04_rep3_overridden_helper.py", "it is inlined from `self.max_loss`, but"),
         ("r08_rep4_property_through_helper.py", "may be computed anew on each read"),
         ("r09_s07_lambda_property.py", "coefficient `self.lambda_` may be computed anew on each read"),
+        ("r10_one_line_class_property.py", "coefficient `self.lambda_` may be computed anew on each read"),
     ],
 )
 def test_review_reproducers_name_the_reason(name, reason):

@@ -36,7 +36,6 @@ from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
     QualifiedName,
-    QualifiedNameProvider,
     QualifiedNameSource,
     ScopeProvider,
 )
@@ -86,8 +85,9 @@ _CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted
 class CalleeClassifier:
     """Classifies callees of one module; `get_metadata` is the rule visitor's."""
 
-    def __init__(self, get_metadata: GetMeta, facts) -> None:
+    def __init__(self, get_metadata: GetMeta, facts, metadata_node=lambda node: node) -> None:
         self.meta = get_metadata
+        self.metadata_node = metadata_node  # the parsed node whose metadata answers for a node
         self.facts = facts  # gradfix.analysis.facts.FileFacts of the file
         self._function_cache: Dict[tuple, Callee] = {}
         self._bound_cache: Dict[tuple, Optional[str]] = {}
@@ -110,7 +110,10 @@ class CalleeClassifier:
             base = base.value
         if not isinstance(base, cst.Name):
             return set()
-        names: Collection[QualifiedName] = self.meta(QualifiedNameProvider, node, set())  # type: ignore[assignment]
+        scope = self.meta(ScopeProvider, node, None)
+        # What QualifiedNameProvider would give, asked of this node alone (the scope finds
+        # the node's own accesses by identity: hence the parsed node, not an inlined copy).
+        names: Collection[QualifiedName] = scope.get_qualified_names_for(self.metadata_node(node)) if scope is not None else set()
         return {q.name for q in names if q.source in (QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN)}
 
     def rebinds(self, names: Collection[str]) -> bool:

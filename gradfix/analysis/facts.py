@@ -21,23 +21,32 @@ from gradfix.analysis.exprs import binding_counts, code_of, name_references, sco
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
+from gradfix.analysis.statements import class_defs
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, positions: Mapping[cst.CSTNode, object]) -> None:
+    def __init__(self, module: cst.Module, positions: Mapping[cst.CSTNode, object], spans: Mapping[cst.CSTNode, object]) -> None:
+        """`positions`, `spans`: every node's syntactic range and every statement's
+        whitespace-inclusive one (`analysis.positions.file_positions`)."""
         self.module = module
-        self._positions = positions
+        self.positions = positions
+        self._spans = spans
 
     def line(self, node: cst.CSTNode, end: bool = False) -> int:
         """The line a node of the file starts (or, with `end`, ends) on."""
-        position = self._positions[node]
+        position = self.positions[node]
         return (position.end if end else position.start).line  # type: ignore[attr-defined]
+
+    @cached_property
+    def code(self) -> str:
+        """The file's text, as libcst writes the module."""
+        return self.module.code
 
     @cached_property
     def lines(self) -> List[str]:
         """The file's lines as the positions number them (line N is `lines[N - 1]`)."""
-        return self.module.code.splitlines(keepends=True)
+        return self.code.splitlines(keepends=True)
 
     def text_of(self, first: cst.CSTNode, last: cst.CSTNode) -> str:
         """The source text of the whole lines from `first`'s start to `last`'s end."""
@@ -48,7 +57,7 @@ class FileFacts:
         """Where the file's statements sit, for turning rewrites into text edits (`fixes.rewrite.Layout`)."""
         from gradfix.fixes.rewrite import Layout
 
-        return Layout(self.module)
+        return Layout(self.module, self._spans, self.code)
 
     @cached_property
     def binding_counts(self) -> Dict[str, int]:
@@ -96,14 +105,10 @@ class FileFacts:
         property that keeps the gradient), or a class whose body binds `data`, `__getattr__` or
         `__getattribute__` (at any depth of the body, nested functions aside)."""
         found: List[cst.CSTNode] = []
-
-        class Find(cst.CSTVisitor):
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
-                if any(base.endswith(("Tensor", "Parameter")) for base in bases) or _binds(node.body, _DATA_NAMES):
-                    found.append(node)
-
-        self.module.visit(Find())
+        for node in class_defs(self.module):
+            bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
+            if any(base.endswith(("Tensor", "Parameter")) for base in bases) or _binds(node.body, _DATA_NAMES):
+                found.append(node)
         return found
 
     @cached_property
@@ -114,24 +119,21 @@ class FileFacts:
         values (a dropout mask drawn anew)."""
         names = set()
         anything = False
-
-        class Find(cst.CSTVisitor):
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                nonlocal anything
-                for statement in node.body.body:  # type: ignore[union-attr]
-                    if isinstance(statement, cst.FunctionDef):
-                        if statement.name.value in ("__getattr__", "__getattribute__", "__get__"):
-                            anything = True
-                        texts = [code_of(d.decorator).strip() for d in statement.decorators]
-                        if any(t.split("(")[0].endswith(("property", ".getter", ".setter")) for t in texts):
-                            names.add(statement.name.value)
-                    elif isinstance(statement, cst.SimpleStatementLine):
-                        for small in statement.body:
-                            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                                if code_of(small.value.func).strip().endswith("property"):
-                                    names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
-
-        self.module.visit(Find())
+        for node in class_defs(self.module):
+            # `class C: S = property(...)`: a one-line body is one line of small statements.
+            body = [node.body] if isinstance(node.body, cst.SimpleStatementSuite) else node.body.body
+            for statement in body:
+                if isinstance(statement, cst.FunctionDef):
+                    if statement.name.value in ("__getattr__", "__getattribute__", "__get__"):
+                        anything = True
+                    texts = [code_of(d.decorator).strip() for d in statement.decorators]
+                    if any(t.split("(")[0].endswith(("property", ".getter", ".setter")) for t in texts):
+                        names.add(statement.name.value)
+                elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                    for small in statement.body:
+                        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                            if code_of(small.value.func).strip().endswith("property"):
+                                names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
         return frozenset(names), anything
 
     def computed_path(self, path: Tuple[str, ...]) -> bool:

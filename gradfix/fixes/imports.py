@@ -171,14 +171,18 @@ def _is_leading(statement, index: int) -> bool:
     return True
 
 
-def op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT) -> Dict[str, str]:
+def op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT, code: Optional[str] = None) -> Dict[str, str]:
     """The names rewritten code calls gradfix's runtime ops by in this file.
 
     For each op (`grad_scale`, `scaled_params_call`): the name it is already
     bound to (imported from `source`, or defined inline by an earlier fix),
     else its own name unless the file uses that for something else, else a
-    fresh `gradfix_<op>[_N]`.
+    fresh `gradfix_<op>[_N]`. (`code`: the module's text, when the caller has it.)
     """
+    # A file whose text never spells an op's name neither binds nor uses it (an import of it
+    # and the inline marker spell it too): each op keeps its own name, with no walk of the file.
+    if not any(op in (module.code if code is None else code) for op in OPS):
+        return {op: op for op in OPS}
 
     names: Set[str] = set()
     bound: Dict[str, str] = {}

@@ -23,8 +23,8 @@ from functools import cached_property
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, WhitespaceInclusivePositionProvider
 
+from gradfix.analysis.statements import statement_parts
 from gradfix.findings import Fix, TextEdit
 from gradfix.files import lines_with_ends
 
@@ -52,52 +52,35 @@ class Rewrite:
 class Layout:
     """Where each statement of one parsed file sits: its lines, its block and the block's indentation."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, spans: Mapping[cst.CSTNode, object], code: Optional[str] = None) -> None:
         self.module = module
-
-    @cached_property
-    def spans(self) -> Mapping[cst.CSTNode, object]:
-        # Another codegen pass over the file, made only for a file that has a fix.
-        return MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(WhitespaceInclusivePositionProvider)
+        self._code = module.code if code is None else code  # the module's text, when the caller has it
+        # Each statement's whitespace-inclusive range (`analysis.positions.file_positions`).
+        self.spans = spans
 
     @cached_property
     def blocks(self) -> Dict[int, Tuple[object, Tuple[str, ...]]]:
         """id(statement) -> (its block: the Module or an IndentedBlock, that block's indent tokens)."""
         index: Dict[int, Tuple[object, Tuple[str, ...]]] = {}
         default = self.module.default_indent
-
-        class Walk(cst.CSTVisitor):
-            def __init__(self) -> None:
-                super().__init__()
-                self.indents: List[str] = []
-
-            def visit_Module(self, node: cst.Module) -> None:
-                for statement in node.body:
-                    index[id(statement)] = (node, ())
-
-            def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-                self.indents.append(default if node.indent is None else node.indent)
-                for statement in node.body:
-                    index[id(statement)] = (node, tuple(self.indents))
-
-            def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
-                self.indents.pop()
-
+        # Statements stand only in statements and blocks: the walk never enters an expression.
+        todo: List[Tuple[cst.CSTNode, Tuple[str, ...]]] = [(self.module, ())]
+        while todo:
+            node, indents = todo.pop()
             # A `match` indents its `case` lines itself: a case body's statements sit one level
             # deeper than the `match` line and one more than the case (its IndentedBlock's own).
-            def visit_Match(self, node: cst.Match) -> None:
-                self.indents.append(default if node.indent is None else node.indent)
-
-            def leave_Match(self, original_node: cst.Match) -> None:
-                self.indents.pop()
-
-        self.module.visit(Walk())
+            if isinstance(node, (cst.IndentedBlock, cst.Match)):
+                indents = (*indents, default if node.indent is None else node.indent)
+            if isinstance(node, (cst.Module, cst.IndentedBlock)):
+                for statement in node.body:
+                    index[id(statement)] = (node, indents)
+            todo.extend((part, indents) for part in statement_parts(node))
         return index
 
     @cached_property
     def lines(self) -> List[str]:
         """The file's lines, the last ending in a newline (as `apply.apply_fixes` makes it before editing)."""
-        code = self.module.code
+        code = self._code
         if code and not code.endswith(("\n", "\r")):
             code += self.module.default_newline
         return lines_with_ends(code)

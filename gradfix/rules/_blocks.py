@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterable, List, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import bound_names, contains_node, ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
@@ -27,14 +27,29 @@ _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.Gener
 
 class BlockVisitor(cst.CSTVisitor):
     CODE = ""  # the rule's code, set by each subclass
-    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, QualifiedNameProvider, ParentNodeProvider)
+    # No QualifiedNameProvider: it walks the whole file to attach a lazy value to every node;
+    # `CalleeClassifier.qualified` asks the node's scope for the few names it needs instead.
+    # PositionProvider is answered from the file's facts (`get_metadata`): one codegen pass
+    # gives the positions and the statements' spans a fix needs (`analysis.positions`).
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
 
     def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
         super().__init__()
         self.ctx = ctx
         self.findings: List[Finding] = []
         self.facts = ctx.facts  # the file's: gradfix.analysis.facts.FileFacts
-        self.classifier = CalleeClassifier(self.get_metadata, self.facts)
+        self.classifier = CalleeClassifier(self.get_metadata, self.facts, self.metadata_node)
+
+    def get_metadata(self, key, node, *default):  # type: ignore[override]
+        node = self.metadata_node(node)
+        if key is PositionProvider:
+            positions = self.facts.positions
+            return positions[node] if not default or node in positions else default[0]
+        return super().get_metadata(key, node, *default)
+
+    def metadata_node(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The node of the parsed file whose metadata answers for `node` (GF004: an inlined copy's original)."""
+        return node
 
     def start(self, module: cst.Module) -> None:
         """Per-file set-up before the first block (facts about the whole module)."""

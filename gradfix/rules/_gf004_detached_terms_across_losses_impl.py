@@ -52,13 +52,11 @@ class Visitor(BlockVisitor):
         self.safety = MergeSafety(self.classifier, self.facts)
 
     # -- helpers with a hidden `.detach()` --------------------------------------------
-    def get_metadata(self, key, node, *default):  # type: ignore[override]
+    def metadata_node(self, node: cst.CSTNode) -> cst.CSTNode:
         # An inlined helper expression is built from the helper's nodes: it
         # answers metadata questions (qualified names, purity) as those nodes.
         pair = self._origins.get(id(node))
-        if pair is not None and pair[0] is node:
-            node = pair[1]
-        return super().get_metadata(key, node, *default)
+        return pair[1] if pair is not None and pair[0] is node else node
 
     def _inline(self, call: cst.Call, depth: int = 0, site: Optional[cst.Call] = None) -> Optional[cst.BaseExpression]:
         """`helper(a, b)` -> the helper's returned expression with `a`, `b` for its parameters.

@@ -1,0 +1,88 @@
+"""One codegen pass gives what libcst's two position providers give (`analysis.positions`)."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+
+from gradfix.analysis.positions import file_positions
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "fixtures").rglob("*.py"))[::5] + [ROOT / "gradfix" / "engine.py", ROOT / "gradfix" / "analysis" / "between.py"]
+
+_SHAPES = '''\
+# header comment
+
+@decorator(
+    1,
+)
+# between decorator and def
+async def f(a,
+            b):  # trailing
+    """doc"""
+    x = 1; y = 2
+
+    # a comment owned by the next statement
+    if x:
+        pass
+    elif y:
+        pass
+    else:
+        pass
+        # footer of the else block
+    match a:
+        case 1:
+            return b
+    try:
+        pass
+    except* ValueError:
+        pass
+class C: pass
+def g():
+    class D:
+        class E: x = property(len)
+    return D
+while True: break
+'''
+
+
+@pytest.mark.parametrize("source", [*SOURCES, _SHAPES], ids=lambda s: s.name if isinstance(s, Path) else "shapes")
+def test_one_pass_gives_libcsts_positions_and_statement_spans(source):
+    module = cst.parse_module(source.read_bytes() if isinstance(source, Path) else source)
+    positions, spans = file_positions(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    assert positions == dict(wrapper.resolve(PositionProvider))
+    inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+    statements = [node for node in inclusive if isinstance(node, cst.BaseStatement)]
+    assert len(statements) > 3
+    assert spans == {node: inclusive[node] for node in statements}
+
+
+@pytest.mark.parametrize("source", [*SOURCES, _SHAPES], ids=lambda s: s.name if isinstance(s, Path) else "shapes")
+def test_the_statement_walk_finds_every_block_and_class(source):
+    """`Layout.blocks` and `statements.class_defs` walk statements only; a full libcst walk finds the same."""
+    from gradfix.analysis.statements import class_defs
+    from gradfix.fixes.rewrite import Layout
+
+    module = cst.parse_module(source.read_bytes() if isinstance(source, Path) else source)
+    blocks, classes = {}, []
+
+    class Every(cst.CSTVisitor):
+        def visit_Module(self, node):
+            blocks.update((id(s), node) for s in node.body)
+
+        def visit_IndentedBlock(self, node):
+            blocks.update((id(s), node) for s in node.body)
+
+        def visit_ClassDef(self, node):
+            classes.append(node)
+
+    module.visit(Every())
+    layout = Layout(module, file_positions(module)[1])
+    assert {key: block for key, (block, _) in layout.blocks.items()} == blocks
+    assert list(class_defs(module)) == classes
+    for block, indents in {id(b): (b, i) for b, i in layout.blocks.values()}.values():
+        for statement in block.body:  # each at its block's indentation is its source text
+            text = "".join(layout.lines[layout.first_line(statement) - 1 : layout.end_line(statement) - 1])
+            assert layout.render([statement], indents) == text
