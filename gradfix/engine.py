@@ -335,7 +335,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     from libcst.metadata import MetadataWrapper
 
     from gradfix.analysis.facts import FileFacts
-    from gradfix.analysis.positions import file_positions
+    from gradfix.analysis.positions import node_maps
     from gradfix.fixes.imports import op_names
     from gradfix.rules import RuleContext, visitor
 
@@ -346,7 +346,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
     # A module `_parse` just made holds each node once: the wrapper's defensive deep copy (a
     # tenth of a second on a big file) is needed only for the split module, built from the parsed one.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True) if joined is None else MetadataWrapper(joined[0])
-    facts = FileFacts(wrapper.module, *file_positions(wrapper.module))
+    facts = FileFacts(wrapper.module, node_maps(wrapper.module))
     ctx = RuleContext(
         path=path,
         op_names=op_names(wrapper.module, grad_scale_import, facts.code),

@@ -7,7 +7,9 @@ tests, the few that pass it are looked up in the cache, then parsed with
 CPython's `ast` if need be; only the files that still need libcst (the
 costly part) are linted, and only when there are enough of them to pay for
 worker processes in a `concurrent.futures.ProcessPoolExecutor`, largest
-first.
+first. Where the files past the token stage hold enough text that their
+CPython parses are worth spreading too (`PARALLEL_PRECHECK_BYTES`), all of
+them go to the workers, which run the whole prefilter and then libcst.
 
 Results never hold libcst nodes: a `Fix`'s `replacements` (original
 statement nodes mapped to new ones, meaningful only inside the process that
@@ -48,6 +50,9 @@ class Task(NamedTuple):
 # through some 20-50 KiB a second; starting the workers costs ~0.1 s).
 PARALLEL_MIN_FILES = 3
 PARALLEL_MIN_BYTES = 64 * 1024
+# The prechecks (CPython's parser, some 5 MiB a second) go to the workers too past this much
+# text: a quarter of a second of parsing, enough to pay for the workers' start.
+PARALLEL_PRECHECK_BYTES = 1024 * 1024
 
 
 def default_jobs() -> int:
@@ -68,10 +73,9 @@ def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iter
     tasks = list(tasks)
     results: List[Optional[FileResult]] = [None] * len(tasks)
     keys: List[Optional[str]] = [None] * len(tasks)
-    todo: List[int] = []
+    pending: List[int] = []  # past the token stage, not in the cache
     for index, (path, data, options) in enumerate(tasks):
-        rules = rule_modules(options.codes)
-        if not prefilter(data, rules, parse=False):
+        if not prefilter(data, rule_modules(options.codes), parse=False):
             results[index] = FileResult(path)  # what lint_bytes returns without a candidate rule
             continue
         if cache is not None:
@@ -80,8 +84,17 @@ def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iter
             if hit is not None:
                 results[index] = hit
                 continue
-        if not _candidates(data, rules):
-            results[index] = FileResult(path)
+        pending.append(index)
+
+    if jobs > 1 and len(pending) >= 2 and sum(len(tasks[i].data) for i in pending) >= PARALLEL_PRECHECK_BYTES:
+        # The prechecks alone (a CPython parse each) are worth the workers: they run them
+        # (`lint_bytes` does), and the files that need libcst go on there at once.
+        yield from _parallel(jobs, tasks, results, keys, pending, cache)
+        return
+    todo: List[int] = []
+    for index in pending:
+        if not _candidates(tasks[index].data, rule_modules(tasks[index].options.codes)):
+            results[index] = FileResult(tasks[index].path)
             _store(cache, keys[index], results[index])
             continue
         todo.append(index)

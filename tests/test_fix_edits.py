@@ -15,7 +15,7 @@ from typing import List, Tuple
 import libcst as cst
 import pytest
 
-from gradfix.analysis.positions import file_positions
+from gradfix.analysis.positions import node_maps
 from gradfix.engine import lint_bytes
 from gradfix.fixes.apply import apply_fixes
 from gradfix.fixes.imports import with_imports
@@ -97,7 +97,7 @@ def _finding(fix):
 def test_a_statement_generated_at_its_block_indentation_is_its_source_text(path):
     """What the edits rest on: libcst writes any statement, at its block's indentation, exactly as the file has it."""
     module = cst.parse_module(path.read_bytes())
-    layout = Layout(module, file_positions(module)[1])
+    layout = Layout(module, node_maps(module).spans)
     blocks = {id(block): (block, indents) for block, indents in layout.blocks.values()}
     statements = [(s, indents) for block, indents in blocks.values() for s in block.body]
     assert len(statements) > 3

@@ -59,3 +59,18 @@ def test_view_attributes_overlap_what_they_view():
     assert not paths_overlap(("x", "grad"), ("x", "[]"))  # `.grad` is a tensor of its own
     assert not paths_overlap(("a", "T"), ("b", "[]"))
     assert not paths_overlap(("data",), ("z",))  # a name, not an attribute
+
+
+def test_an_exception_caught_between_definitions_above_the_sum():
+    """Names defined above the sum (`_defined_fix`) move nothing: the one evaluation stands where
+    the first definition stood, so an exception caught between the definitions leaves the same
+    state in both programs (x1: safe, executed with and without the exception). A handler that
+    then reads the first term as a tensor makes the fix unsafe, as any other read does (x2)."""
+    from tests.test_field_cases import _safe_fix_is_exact
+
+    src = (HERE / "x1_caught_between_definitions.py").read_text()
+    assert [f.fixable for f in _lint(src, ["GF002"]).findings] == [True]
+    _safe_fix_is_exact(src, ["GF002"])
+    result = _lint((HERE / "x2_caught_then_read.py").read_text(), ["GF002"])
+    assert [f.fixable for f in result.findings] == [False]
+    assert "`q_latent` is also read as a tensor (line 18)" in result.findings[0].message

@@ -1,12 +1,12 @@
-"""One codegen pass gives what libcst's two position providers give (`analysis.positions`)."""
+"""One codegen pass gives what libcst's position and parent providers give (`analysis.positions`)."""
 
 from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, WhitespaceInclusivePositionProvider
 
-from gradfix.analysis.positions import file_positions
+from gradfix.analysis.positions import node_maps
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "fixtures").rglob("*.py"))[::5] + [ROOT / "gradfix" / "engine.py", ROOT / "gradfix" / "analysis" / "between.py"]
@@ -44,15 +44,33 @@ def g():
         class E: x = property(len)
     return D
 while True: break
+with open(a) as f, open(b) as (g):
+    v = [i for i in f if i] + {k: w for k, w in g} and {*a} or (lambda q=1, *r, s, **t: q)(*a, **b)
+    z = f"{v!r:>{width}} {v=}" if (n := len(v)) else "x" "y"
+    del z[1:2, ...], v.attr
+    global gg
+    x: int = yield from v
+    assert not -x < 1 <= 2, "m"
+    raise ValueError() from None
+    print(*a, sep="", **b)[::-1]
+async def h():
+    async with a as b:
+        async for c in d:
+            await c
+    return [d async for d in e]
 '''
 
 
 @pytest.mark.parametrize("source", [*SOURCES, _SHAPES], ids=lambda s: s.name if isinstance(s, Path) else "shapes")
-def test_one_pass_gives_libcsts_positions_and_statement_spans(source):
+def test_one_pass_gives_libcsts_positions_parents_and_statement_spans(source):
     module = cst.parse_module(source.read_bytes() if isinstance(source, Path) else source)
-    positions, spans = file_positions(module)
+    nodes = node_maps(module)
+    spans = nodes.spans
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    assert positions == dict(wrapper.resolve(PositionProvider))
+    assert nodes.positions == dict(wrapper.resolve(PositionProvider))
+    parents = wrapper.resolve(ParentNodeProvider)
+    assert nodes.parents.keys() == parents.keys()
+    assert all(nodes.parents[node] is parent for node, parent in parents.items())
     inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
     statements = [node for node in inclusive if isinstance(node, cst.BaseStatement)]
     assert len(statements) > 3
@@ -79,7 +97,7 @@ def test_the_statement_walk_finds_every_block_and_class(source):
             classes.append(node)
 
     module.visit(Every())
-    layout = Layout(module, file_positions(module)[1])
+    layout = Layout(module, node_maps(module).spans)
     assert {key: block for key, (block, _) in layout.blocks.items()} == blocks
     assert list(class_defs(module)) == classes
     for block, indents in {id(b): (b, i) for b, i in layout.blocks.values()}.values():

@@ -236,6 +236,22 @@ def test_worker_processes_give_the_serial_results_in_input_order():
     assert _summary(parallel.lint_many(2, fixing)) == _summary(parallel.lint_many(1, fixing))
 
 
+def test_prechecks_in_the_workers_give_the_serial_results(monkeypatch):
+    """Past `PARALLEL_PRECHECK_BYTES` of text, every file past the token stage goes to the workers,
+    which run the whole prefilter there: the results are those of the serial run."""
+    from gradfix import parallel
+
+    tasks = _fixture_tasks()
+    serial = list(parallel.lint_many(1, tasks))
+    sent = []
+    real = parallel._parallel
+    monkeypatch.setattr(parallel, "_parallel", lambda jobs, tasks, results, keys, todo, cache: sent.append(len(todo)) or real(jobs, tasks, results, keys, todo, cache))
+    monkeypatch.setattr(parallel, "PARALLEL_PRECHECK_BYTES", 0)
+    assert _summary(parallel.lint_many(2, tasks)) == _summary(serial)
+    # every file past the token stage went, the precheck's rejects too
+    assert sent == [sum(bool(parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)) for t in tasks)]
+
+
 def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):
     from gradfix import parallel
     from gradfix.cache import Cache

@@ -21,21 +21,21 @@ from gradfix.analysis.exprs import binding_counts, code_of, name_references, sco
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
+from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
 
 
 class FileFacts:
-    def __init__(self, module: cst.Module, positions: Mapping[cst.CSTNode, object], spans: Mapping[cst.CSTNode, object]) -> None:
-        """`positions`, `spans`: every node's syntactic range and every statement's
-        whitespace-inclusive one (`analysis.positions.file_positions`)."""
+    def __init__(self, module: cst.Module, nodes: NodeMaps) -> None:
+        """`nodes`: the positions, statement spans and parents of the module's nodes
+        (`analysis.positions.node_maps`)."""
         self.module = module
-        self.positions = positions
-        self._spans = spans
+        self.nodes = nodes
 
     def line(self, node: cst.CSTNode, end: bool = False) -> int:
         """The line a node of the file starts (or, with `end`, ends) on."""
-        position = self.positions[node]
+        position = self.nodes.positions[node]
         return (position.end if end else position.start).line  # type: ignore[attr-defined]
 
     @cached_property
@@ -57,7 +57,7 @@ class FileFacts:
         """Where the file's statements sit, for turning rewrites into text edits (`fixes.rewrite.Layout`)."""
         from gradfix.fixes.rewrite import Layout
 
-        return Layout(self.module, self._spans, self.code)
+        return Layout(self.module, self.nodes.spans, self.code)
 
     @cached_property
     def binding_counts(self) -> Dict[str, int]:

@@ -55,7 +55,7 @@ class Layout:
     def __init__(self, module: cst.Module, spans: Mapping[cst.CSTNode, object], code: Optional[str] = None) -> None:
         self.module = module
         self._code = module.code if code is None else code  # the module's text, when the caller has it
-        # Each statement's whitespace-inclusive range (`analysis.positions.file_positions`).
+        # Each statement's whitespace-inclusive range (`analysis.positions.node_maps`).
         self.spans = spans
 
     @cached_property

@@ -29,9 +29,10 @@ class BlockVisitor(cst.CSTVisitor):
     CODE = ""  # the rule's code, set by each subclass
     # No QualifiedNameProvider: it walks the whole file to attach a lazy value to every node;
     # `CalleeClassifier.qualified` asks the node's scope for the few names it needs instead.
-    # PositionProvider is answered from the file's facts (`get_metadata`): one codegen pass
-    # gives the positions and the statements' spans a fix needs (`analysis.positions`).
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    # PositionProvider and ParentNodeProvider are answered from the file's facts (`get_metadata`):
+    # one codegen pass gives the positions, the parents and the statements' spans a fix needs
+    # (`analysis.positions`), where libcst's providers take three passes.
+    METADATA_DEPENDENCIES = (ScopeProvider,)
 
     def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
         super().__init__()
@@ -42,9 +43,9 @@ class BlockVisitor(cst.CSTVisitor):
 
     def get_metadata(self, key, node, *default):  # type: ignore[override]
         node = self.metadata_node(node)
-        if key is PositionProvider:
-            positions = self.facts.positions
-            return positions[node] if not default or node in positions else default[0]
+        if key is PositionProvider or key is ParentNodeProvider:
+            found = self.facts.nodes.positions if key is PositionProvider else self.facts.nodes.parents
+            return found[node] if not default or node in found else default[0]
         return super().get_metadata(key, node, *default)
 
     def metadata_node(self, node: cst.CSTNode) -> cst.CSTNode:
@@ -155,6 +156,11 @@ class BlockVisitor(cst.CSTVisitor):
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.block(node.body)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        # No block stands in a line of small statements: the walk for blocks need not enter its
+        # expressions (most of a file's nodes). What `block()` checks, it walks itself.
+        return False
 
 
 def _rebinds(statement: cst.CSTNode, name: str) -> bool:
