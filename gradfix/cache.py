@@ -112,8 +112,12 @@ def load_key(path: Optional[Path] = None) -> Optional[bytes]:
     """The user's cache key, created on first use; None where there is no trustworthy one."""
     path = Path(path) if path is not None else default_key_file()
     key = _read_key(path)
-    if key is not None or path.exists() or path.is_symlink():
+    if key is not None:
         return key
+    if path.exists() or path.is_symlink():
+        # Read again: another first run may have linked its key in between our read and this test
+        # (the link is atomic and the key complete before it, so a second read sees all of it).
+        return _read_key(path)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         temporary = path.with_name(f".{KEY_NAME}.{os.getpid()}.{os.urandom(4).hex()}")

@@ -311,3 +311,28 @@ def test_the_reader_checks_exactly_the_fields_the_writer_writes(env, tmp_path):
     assert back.findings[0].edits == finding.edits
     assert (back.fixed, back.applied, back.suppressed, back.error) == (b"fixed\n", 1, 2, None)
     assert back.findings[0].path == "q.py" and back.remaining[0].line == 5
+
+
+def test_a_key_linked_by_another_run_between_the_read_and_the_test_is_read(tmp_path, monkeypatch):
+    # The race the concurrent test meets only under load, made certain: this run's first read
+    # finds no key, another first run links its key, then this run sees the file exist.
+    import gradfix.cache as cache_module
+
+    target = tmp_path / "k" / "cache-key"
+    target.parent.mkdir(mode=0o700)
+    other = b"k" * 32
+    real_read = cache_module._read_key
+    calls = []
+
+    def read_then_other_run_links(path):
+        calls.append(path)
+        if len(calls) == 1:
+            found = real_read(path)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(other)
+            return found
+        return real_read(path)
+
+    monkeypatch.setattr(cache_module, "_read_key", read_then_other_run_links)
+    assert load_key(target) == other
