@@ -78,7 +78,7 @@ _NAMESPACE_DOORS = frozenset({"_getframe", "currentframe", "f_globals", "f_local
 _MODULE_LOADERS = frozenset({"import_module", "reload"})
 
 
-def names_by_string(module: cst.Module) -> bool:
+def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
     """Whether the file may bind or read its module-level names without a binding form or a plain
     read: a star import; any mention of `globals`, `eval`, `exec`, `__import__`, of `vars` other
     than a call with an argument (`vars(net)` is that object's namespace); the same builtins as
@@ -86,7 +86,8 @@ def names_by_string(module: cst.Module) -> bool:
     anything; frames and function globals (`sys._getframe()`, `inspect.currentframe()`,
     `f_globals`, `__globals__`, also as strings: `getattr(f, "__globals__")`); `sys.modules`,
     through any name `sys` is imported as, or imported from `sys`; `importlib.import_module` or
-    `reload` (the file's own module object). Then no module-level name is proven to hold what its one assignment says (module
+    `reload` (the file's own module object); `star_imports=False` leaves star imports out (they
+    bind names but reach none by a string). Then no module-level name is proven to hold what its one assignment says (module
     constants: coefficients, constant tensors). An attribute `net.eval()` is none of them."""
     found = []
     sys_names = {"sys"}
@@ -105,7 +106,8 @@ def names_by_string(module: cst.Module) -> bool:
     class Find(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
             if isinstance(node.names, cst.ImportStar):
-                found.append(node)
+                if star_imports:
+                    found.append(node)
             elif node.module is not None and _dotted(node.module) in ("sys", "builtins", "inspect"):
                 names = {alias.name.value for alias in node.names if isinstance(alias.name, cst.Name)}
                 if names & (_STRING_BINDERS | _NAMESPACE_DOORS | {"modules", "stack", "getouterframes"}):
@@ -145,6 +147,83 @@ def names_by_string(module: cst.Module) -> bool:
     module.visit(Imports())
     module.visit(Find())
     return bool(found)
+
+
+# Ways to an object's attributes by a name given as a value (`getattr(t, name)`,
+# `methodcaller(name)`, `attrgetter(name)`), and to a class's namespace as a whole.
+_ATTRIBUTE_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
+_CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars"})
+
+
+def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Optional[cst.CSTNode]:
+    """The first node (in walk order) through which the file may reach its function or method
+    `name` without naming it in code, or None: the name as a string literal (`getattr(t, "step")`,
+    `globals()["inner"]`); `getattr`/`methodcaller`/`attrgetter` given a name that is not a
+    literal, or mentioned other than as a call (`g = getattr`); for a method, a class's namespace
+    (`__dict__`, `vars`, `inspect.getmembers`, `__getattribute__`); for a function, the module's
+    namespace (`names_by_string` less star imports, which bind names but call nothing).
+
+    What may reach `name` this way may call it with any argument: gradfix's proof that every call
+    of a function is in sight (GF005's callers) holds only without such a node."""
+    found: List[cst.CSTNode] = []
+
+    def literal(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.SimpleString)
+
+    class Find(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if _string_value(node) == name:
+                found.append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            word = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if word in _ATTRIBUTE_GETTERS:
+                names = node.args[1:2] if word == "getattr" else node.args
+                if not names or any(arg.star or arg.keyword is not None or not literal(arg.value) for arg in names):
+                    found.append(node)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if method and node.value in _CLASS_NAMESPACES:
+                found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if method and node.attr.value in _CLASS_NAMESPACES:
+                found.append(node)
+
+    module.visit(Find())
+    if not method and names_by_string(module, star_imports=False):
+        found.append(module)
+    getters = _mentions_outside_calls(module, _ATTRIBUTE_GETTERS)
+    found.extend(getters)
+    return found[0] if found else None
+
+
+def _mentions_outside_calls(module: cst.Module, words: frozenset) -> List[cst.CSTNode]:
+    """Names or attributes in `words` that are not the callee of a call (`g = getattr`)."""
+    found: List[cst.CSTNode] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> bool:
+            # The callee itself is a use as a call; what it is an attribute of is still visited.
+            if isinstance(node.func, cst.Attribute):
+                node.func.value.visit(self)
+            elif not isinstance(node.func, cst.Name):
+                node.func.visit(self)
+            for arg in node.args:
+                arg.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in words:
+                found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in words:
+                found.append(node)
+
+    module.visit(Find())
+    return found
 
 
 def _string_value(node: cst.SimpleString) -> Optional[str]:

@@ -13,7 +13,7 @@ from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, is_literal, same_expr
-from gradfix.analysis.introspection import introspection_reasons
+from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
     attribute_graph_reads,
@@ -162,8 +162,11 @@ class Visitor(BlockVisitor):
                     LOOP,
                 )
             )
-        caller = self._caller_passing_graph(function)
-        if caller is not None:
+        unseen = self._unseen_callers(function)
+        caller = None if unseen is not None else self._caller_passing_graph(function)
+        if unseen is not None:
+            reasons.add(Reason(f"{unseen}: {_NEXT_CALL}", LOOP))
+        elif caller is not None:
             node, value = caller
             if node is value:
                 text = (
@@ -188,6 +191,34 @@ class Visitor(BlockVisitor):
                 )
                 break
         return reasons
+
+    def _unseen_callers(self, function: cst.FunctionDef) -> Optional[str]:
+        """Why the file's calls of `function` are not all in sight, or None. `_caller_passing_graph`
+        reads the calls that name it (`inner(h)`, `x.step(h)`); Python also calls a method without
+        naming it (review, stop 24): a dunder (`t(h)` runs `__call__`, `Step(h)` `__init__`, `p[h]`
+        `__getitem__`, operators, `with`, `for`), `forward` (`nn.Module.__call__` runs it); and code
+        may reach either by its name as a string (`getattr(t, "step")`, `globals()["inner"]`, a
+        computed `getattr(t, name)`, `methodcaller`, a class's `__dict__`)."""
+        name = function.name.value
+        method = self.classifier.enclosing_class(function) is not None
+        if method and (name == "forward" or (len(name) > 4 and name.startswith("__") and name.endswith("__"))):
+            return (
+                f"`{name}` is called without being named (`obj(...)` runs `__call__` and an `nn.Module`'s `forward`, "
+                f"`Cls(...)` `__init__`, `obj[...]` `__getitem__`, operators their dunders): gradfix does not follow "
+                f"those callers, which may pass it one graph twice"
+            )
+        reached = names_reached_by_string(self.scopes[0], name, method)
+        if reached is not None:
+            where = (
+                "`globals()`, `vars()`, `eval`, `exec` or `sys.modules` in the file"
+                if isinstance(reached, cst.Module)
+                else f"`{_short(code_of(reached))}` at line {self.line(reached)}"
+            )
+            return (
+                f"`{name}` may be reached by its name as a string ({where}): gradfix does not follow those callers, "
+                f"which may pass it one graph twice"
+            )
+        return None
 
     def _caller_passing_graph(self, function: cst.FunctionDef):
         """(node, what) for the first place in the file that may hand `function` a graph built
@@ -215,16 +246,17 @@ class Visitor(BlockVisitor):
                     found.append((node, node))
 
         self.scopes[0].visit(Find())
-        if not method:
-            # Every read of the function's name, as its scope resolves it, must call it.
-            scope = self.get_metadata(ScopeProvider, function, None)
-            if scope is None:
-                found.append((function, function.name))
-            else:
-                for assignment in scope.assignments[name]:
-                    for access in assignment.references:
-                        if not self._called(access.node):
-                            found.append((access.node, access.node))
+        # Every read of the function's name, as its scope resolves it, must call it. A method's
+        # name read in its class body (`run = step`, `partialmethod(step, h)`) hands it on, called
+        # or not: its calls are then `t.run(h)`, which the search above does not match (review, stop 24).
+        scope = self.get_metadata(ScopeProvider, function, None)
+        if scope is None:
+            found.append((function, function.name))
+        else:
+            for assignment in scope.assignments[name]:
+                for access in assignment.references:
+                    if method or not self._called(access.node):
+                        found.append((access.node, access.node))
         if not found:
             return None
         return min(found, key=lambda item: self._position_key(item[0]))
@@ -477,3 +509,8 @@ def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
 
     function.visit(Walk())
     return found
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
