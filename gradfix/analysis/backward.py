@@ -368,12 +368,22 @@ def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> Backwar
             break
         if previous.scaler is not None and not same_expr(previous.scaler, candidate.scaler):  # type: ignore[arg-type]
             break
+        if _spelling(candidate) != _spelling(first):
+            # The merged call keeps one spelling: `self.manual_backward(l1, ...)` then
+            # `l2.backward()` would lose (or gain) the precision plugin's scaling and the
+            # backward hooks for one loss (review, stop 24).
+            break
         # The losses already in the run are backpropagated later than
         # before: nothing between may change them or the gradients.
         watched = [p for call in run.calls for p in read_paths(call.receiver)]
         if previous.scaler is not None:
             watched += read_paths(previous.scaler)
-        between = block[previous.index + 1 : candidate.index]
+        between = list(block[previous.index + 1 : candidate.index])
+        if candidate.loss_name is None:
+            # A loss written inline in the call is evaluated where it stands, but now before the
+            # earlier losses' backward: it is between the passes too (`F.relu(h, inplace=True)`
+            # on a tensor their graph saved, a read of `.grad`; review, stop 24).
+            between.append(cst.Expr(candidate.receiver))
         verdict = scan_between(between, watched, harmless)
         if verdict.barrier is not None:
             break
@@ -381,6 +391,12 @@ def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> Backwar
         run.updates.extend(_inplace_updates(between))
         run.calls.append(candidate)
     return run
+
+
+def _spelling(call: BackwardCall) -> str:
+    """How the call backpropagates: `backward` for `loss.backward(...)` (scaled or not), else its callee as
+    written (`self.manual_backward`, `torch.autograd.backward`, `accelerator.backward`)."""
+    return code_of(call.call.func).strip() if call.loss_is_argument else "backward"
 
 
 def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:

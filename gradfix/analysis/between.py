@@ -176,16 +176,18 @@ class _Scanner(cst.CSTVisitor):
         verdict: Verdict,
         stores_only: bool = False,
         policy: Optional[HarmlessCalls] = None,
+        gradients_only: bool = False,
     ) -> None:
         self.watched = watched
         self.verdict = verdict
         self.stores_only = stores_only
         self.policy = policy
+        self.gradients_only = gradients_only  # only the `.grad` barriers (`reads_gradients`)
         self._quiet = 0  # > 0 inside a node already reported as unknown
 
     # -- helpers --------------------------------------------------------------
-    def _barrier(self, reason: str, store: bool = False) -> None:
-        if self.stores_only and not store:
+    def _barrier(self, reason: str, store: bool = False, gradients: bool = False) -> None:
+        if (self.stores_only and not store) or (self.gradients_only and not gradients):
             return
         if self.verdict.barrier is None:
             self.verdict.barrier = reason
@@ -202,6 +204,12 @@ class _Scanner(cst.CSTVisitor):
             self.verdict.unknown.append(f"`{code_of(func).strip()}()`")
 
     def _store(self, target: cst.CSTNode, what: str) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value in _TENSOR_STATE:
+            # Of any tensor: `p.requires_grad = False` (a GAN freezing its discriminator) drops
+            # the merged pass's gradient of `p`; `p.data = v` swaps what a saved tensor holds
+            # without a version bump (review, stop 24).
+            self._barrier(f"`{code_of(target).strip()}` is set between the two passes", store=True)
+            return
         for path in _target_paths(target):
             for watched in self.watched:
                 if paths_overlap(path, watched):
@@ -324,8 +332,8 @@ class _Scanner(cst.CSTVisitor):
 
     # -- gradients --------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "grad":
-            self._barrier(f"`{code_of(node)}` reads or writes gradients between the two passes")
+        if node.attr.value in ("grad", "_grad"):  # `_grad`: the same slot (`zero_grad` sets it)
+            self._barrier(f"`{code_of(node)}` reads or writes gradients between the two passes", gradients=True)
         elif node.attr.value == "data":
             path = access_path(node.value)
             if path is not None and any(paths_overlap(path, w) for w in self.watched):
@@ -345,7 +353,7 @@ class _Scanner(cst.CSTVisitor):
             return
         if last == "grad" and not self.stores_only:
             # `torch.autograd.grad(...)`, `grad(...)` imported from it, `torch.func.grad`.
-            self._barrier(f"`{code_of(func)}()` computes gradients between the two passes")
+            self._barrier(f"`{code_of(func)}()` computes gradients between the two passes", gradients=True)
             return
         if isinstance(func, cst.Attribute):
             name = func.attr.value
@@ -376,9 +384,20 @@ class _Scanner(cst.CSTVisitor):
         if code_of(func).strip().endswith("set_grad_enabled"):
             self._barrier("the grad mode changes between the two passes")
             return
+        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_MUTATORS:
+            # `model.half()` converts a module's parameters and their `.grad` in place, whatever
+            # is watched: between backward passes the first pass's gradient is cast with them, the
+            # merged pass's not (review, stop 24). On a tensor it is harmless, but which it is
+            # is not known here.
+            self._unknown_call(func)
+            return
         if harmless_call(node, self.policy.classifier if self.policy else None, self.watched):
             return
         self._unknown_call(func)
+
+
+# Attributes of a tensor whose store changes what a backward pass computes or where it writes.
+_TENSOR_STATE = frozenset({"requires_grad", "data", "grad", "_grad", "_version", "grad_fn"})
 
 
 def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
@@ -405,6 +424,13 @@ def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
             yield path
         elif isinstance(target, cst.Attribute):
             yield from read_paths(target.value)  # `f(z).data = v`: as above
+
+
+def reads_gradients(node: cst.CSTNode) -> bool:
+    """Whether `node` reads or writes a `.grad` (or `._grad`) slot, in any spelling the scanner sees."""
+    verdict = Verdict()
+    node.visit(_Scanner((), verdict, stores_only=False, policy=None, gradients_only=True))
+    return verdict.barrier is not None
 
 
 def scan_between(

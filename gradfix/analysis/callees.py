@@ -56,6 +56,7 @@ from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
     DETERMINISTIC_LAYERS,
+    INPLACE_PARAMETER_POSITION,
     GRAD_MODE_CONTEXTS,
     LAYER_HOLDERS,
     LOSS_MODULES,
@@ -400,6 +401,12 @@ class CalleeClassifier:
         names = self.qualified(value.func)
         if names & LOSS_MODULES:
             return Callee(PURE, symmetric=bool(names & SYMMETRIC))
+        if any(n.startswith("torch.nn.") for n in names):
+            # Before the dropout test: a random module is harmless between passes, one that
+            # overwrites its input is not (review, stop 24).
+            layer = self._layer_where(value, set(), _builds_inplace)
+            if layer is not None:
+                return Callee(UNKNOWN, reason=f"`{text}` is built with a layer that overwrites its input (`{layer}`)")
         if names & RANDOM_MODULES:
             return Callee(RANDOM, reason=f"`{text}` is a dropout module")
         if any(n.startswith("torch.nn.") for n in names):
@@ -430,7 +437,11 @@ class CalleeClassifier:
         return Callee(UNKNOWN, reason=f"`{text}` may own trainable parameters or be non-deterministic")
 
     def _random_layer(self, node: cst.CSTNode, seen: Set[int]) -> Optional[str]:
-        """The dropout-like layer a torch.nn construction is built with, or None.
+        """The dropout-like layer a torch.nn construction is built with, or None (`_layer_where`)."""
+        return self._layer_where(node, seen, lambda call, names: bool(names & RANDOM_MODULES))
+
+    def _layer_where(self, node: cst.CSTNode, seen: Set[int], test) -> Optional[str]:
+        """The first construction `test(call, qualified names)` holds for, that a torch.nn construction is built with, or None.
 
         Looks through the arguments of torch.nn containers and wrappers
         (`nn.Sequential(..., nn.Dropout(0.3))`, `nn.ModuleList([...])`,
@@ -444,34 +455,34 @@ class CalleeClassifier:
         seen.add(id(node))
         if isinstance(node, cst.Call):
             names = self.qualified(node.func)
-            if names & RANDOM_MODULES:
+            if test(node, names):
                 return code_of(node).strip()
             if any(n.startswith("torch.nn.") for n in names) or names & LAYER_HOLDERS:
                 for arg in node.args:
-                    found = self._random_layer(arg.value, seen)
+                    found = self._layer_where(arg.value, seen, test)
                     if found is not None:
                         return found
             return None
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             for element in node.elements:
-                found = self._random_layer(element.value, seen)
+                found = self._layer_where(element.value, seen, test)
                 if found is not None:
                     return found
             return None
         if isinstance(node, cst.Dict):
             for element in node.elements:
-                found = self._random_layer(element.value, seen)  # `key: value` or `**other`
+                found = self._layer_where(element.value, seen, test)  # `key: value` or `**other`
                 if found is not None:
                     return found
             return None
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self._random_layer(node.elt, seen)
+            return self._layer_where(node.elt, seen, test)
         if isinstance(node, cst.DictComp):
-            return self._random_layer(node.value, seen)
+            return self._layer_where(node.value, seen, test)
         if isinstance(node, cst.Name):
             values = self.assigned_values(node)
             for value in values or ():
-                found = self._random_layer(value, seen)
+                found = self._layer_where(value, seen, test)
                 if found is not None:
                     return found
             return None
@@ -801,3 +812,24 @@ class _Exchange(cst.CSTTransformer):
 
 def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _builds_inplace(call: cst.Call, names) -> bool:
+    """A torch.nn construction built to overwrite its input: an `inplace` argument that is not the
+    literal `False`, by keyword or, for the classes of `INPLACE_PARAMETER_POSITION`, by position or
+    possibly inside `*args`/`**kwargs`."""
+    position = next((INPLACE_PARAMETER_POSITION[n] for n in names if n in INPLACE_PARAMETER_POSITION), None)
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            if position is not None:
+                return True
+            continue
+        if arg.keyword is not None:
+            if arg.keyword.value == "inplace" and not _is_false(arg.value):
+                return True
+            continue
+        if positional == position and not _is_false(arg.value):
+            return True
+        positional += 1
+    return False

@@ -82,6 +82,14 @@ LOSS_MODULES = frozenset(
 _RANDOM_CLASSES = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
 RANDOM_MODULES = frozenset({f"torch.nn.{n}" for n in _RANDOM_CLASSES})
 
+# torch.nn classes that take `inplace`, with its position among their parameters: a layer built
+# with it overwrites its input (`nn.ReLU(True)`, `nn.Dropout(0.5, True)`, `nn.ReLU(inplace=True)`).
+INPLACE_PARAMETER_POSITION = {
+    **{f"torch.nn.{n}": 0 for n in ("ReLU", "ReLU6", "SELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid")},
+    **{f"torch.nn.{n}": 1 for n in ("LeakyReLU", "ELU", "CELU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")},
+    **{f"torch.nn.{n}": 2 for n in ("Hardtanh", "Threshold", "RReLU")},
+}
+
 # Layers whose forward is deterministic and updates no state (no dropout, no
 # BatchNorm running statistics): a module built only from these computes the
 # same thing every call.

@@ -23,7 +23,7 @@ from gradfix.analysis.backward import (
     old_keyword_reasons,
     spelling_reasons,
 )
-from gradfix.analysis.between import HarmlessCalls, scan_between, stores_into, with_aliases
+from gradfix.analysis.between import reads_gradients, HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.exprs import (
@@ -126,6 +126,11 @@ class Visitor(BlockVisitor):
         for site in (first, second):
             if site.def_index is not None and stores_into(block[site.def_index], watched):
                 return None
+        # The second evaluation runs after the first backward, which writes `.grad`: a read of it
+        # there (`w + w.grad`, a look-ahead point) sees another value than the first's, and the
+        # one evaluation of the rewrite the old one (review, stop 24).
+        if reads_gradients(block[second.def_index] if second.def_index is not None else second.expr):
+            return None
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
