@@ -112,6 +112,15 @@ class HarmlessCalls:
         position = self.classifier.meta(PositionProvider, node, None)
         return None if position is None else position.start.line
 
+    def computed(self, node: cst.Attribute) -> bool:
+        """Whether reading (or storing) `node` may run code of the file: a property, or any
+        attribute where a class of the file defines `__getattr__`/`__getattribute__`/`__get__`."""
+        facts = getattr(self.classifier, "facts", None)
+        if facts is None:
+            return False
+        names, anything = facts.computed_attributes
+        return anything or node.attr.value in names
+
     def context(self, item: cst.BaseExpression) -> bool:
         return isinstance(item, cst.Call) and bool(self.classifier.qualified(item.func) & HARMLESS_CONTEXTS)
 
@@ -332,6 +341,10 @@ class _Scanner(cst.CSTVisitor):
 
     # -- gradients --------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.policy is not None and self.policy.computed(node):
+            # A property of the file runs its code on a read (or store): it may rebind an
+            # operand (`self.z = self.z * 2` in a getter; review, stop 24).
+            self._unknown(f"`{code_of(node).strip()}` (a property of the file)", node)
         if node.attr.value in ("grad", "_grad"):  # `_grad`: the same slot (`zero_grad` sets it)
             self._barrier(f"`{code_of(node)}` reads or writes gradients between the two passes", gradients=True)
         elif node.attr.value == "data":
@@ -805,6 +818,12 @@ def _may_alias(value: cst.BaseExpression, paths: Sequence[Tuple[str, ...]], fres
             return True
         return bound or any(_may_alias(arg.value, paths, fresh) for arg in value.args)
     return False  # literals, lambdas, f-strings: no tensor inside
+
+
+def view_sources(value: cst.BaseExpression) -> List[Tuple[str, ...]]:
+    """The paths `value` may share storage with or hold; empty: a new object (`_view_sources`,
+    without the file's fresh functions)."""
+    return _view_sources(value)
 
 
 def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] = None, tensors: AbstractSet[str] = frozenset()) -> List[Tuple[str, ...]]:

@@ -189,6 +189,21 @@ def calls_within(node: cst.CSTNode) -> List[cst.Call]:
     return calls
 
 
+def attributes_within(node: cst.CSTNode) -> List[cst.Attribute]:
+    """Every attribute access inside `node` (`a.b.c` gives `a.b.c` and `a.b`), lambdas' bodies excepted."""
+    found: List[cst.Attribute] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            found.append(n)
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    node.visit(Collect())
+    return found
+
+
 def is_literal(node: cst.BaseExpression) -> bool:
     """Numbers, strings, None/True/False (and their negations): never tensors."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):

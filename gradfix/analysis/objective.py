@@ -56,7 +56,7 @@ from typing import AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, 
 import libcst as cst
 
 from gradfix.analysis.backward import backward_call
-from gradfix.analysis.between import stores_into
+from gradfix.analysis.between import stores_into, view_sources
 from gradfix.analysis.exprs import access_path, bound_names, code_of, contains_detach, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.loop_shapes import (
     append_target,
@@ -76,7 +76,7 @@ from gradfix.analysis.loop_shapes import (
     without_self,
 )
 from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal
-from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
+from gradfix.analysis.vocabulary import FRESH_METHODS, FRESH_TENSOR_FACTORIES, MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
 
 @dataclass(eq=False)
@@ -200,6 +200,10 @@ class Expansion:
     # the accumulating branch (by id), which the walk followed, -> its twin in the resetting branch,
     # which a rewrite must change alike.
     twins: Dict[int, cst.SimpleStatementLine] = field(default_factory=dict)
+    # Augmented assignments (`acc += e`) the walk read as rebinding `acc`, where another name may
+    # hold the object `acc` holds (`_Sharing`), or `acc` was not bound in the block: on a
+    # tensor they update that object in place, for the other name too. (name, the statement part)
+    shared_updates: List[Tuple[str, cst.CSTNode]] = field(default_factory=list)
 
     def symbol_invariant(self, symbol: str) -> bool:
         """Does `symbol` hold one value at all its uses? No store to it, and no call known to
@@ -263,8 +267,11 @@ class Expansion:
 
 
 class _Walker:
-    def __init__(self, backward_indices: Set[int], inline, accelerators: AbstractSet[str] = frozenset()) -> None:
+    def __init__(self, backward_indices: Set[int], inline, accelerators: AbstractSet[str] = frozenset(), sharing: Optional["_Sharing"] = None) -> None:
         self.out = Expansion()
+        # Where a name may hold an object another name holds (`_Sharing`): `+=` on it there is in
+        # place, not the rebinding the expansion reads it as (`Expansion.shared_updates`).
+        self.sharing = sharing
         self.backward_indices = backward_indices
         self.accelerators = accelerators
         # `inline(call)`: the expression a call of a small pure helper of the
@@ -581,6 +588,10 @@ class _Walker:
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
             current = env.get(name, ZERO)
+            if name not in env or (self.sharing is not None and self.sharing.shared_at(name, small)):
+                # `name += e` on a tensor updates in place an object another name may hold (or the
+                # caller's): read as `name = name + e`, the rule must not take that as proven.
+                self.out.shared_updates.append((name, small))
             if isinstance(current, Lin):
                 op = small.operator
                 if isinstance(op, (cst.AddAssign, cst.SubtractAssign)):
@@ -612,6 +623,9 @@ class _Walker:
             self._unsupported(node, env)
             return
         accumulators, lists = plan
+        for name in sorted(a for a in accumulators if self.sharing is not None and self.sharing.shared_at(a, node)):
+            # An accumulator another name may hold: its `+=` changes that name too (review, stop 24).
+            self.out.shared_updates.append((name, node))
         inner: Dict[str, Value] = {k: v for k, v in env.items() if k not in accumulators and k not in lists}
         self._taint_stores(node.target, inner)
         deltas: Dict[str, Lin] = {name: ZERO for name in accumulators}
@@ -857,9 +871,115 @@ def _mutated_receivers(node: cst.CSTNode) -> Set[str]:
     return {receiver for receiver, _ in _method_calls(node)}
 
 
+class _Sharing:
+    """Where, in `block` (at any depth), a name comes to hold an object another name may hold: each
+    target of a binding to a value that may be an existing object (`_new_object`: `p = s`, `s =
+    rec`, `s = x.view(1)`, `a, b = t`, a `for` or `with` target), with the names that value may
+    share (`s` and `p` in `p = s`); every target of a chained assignment (`s = p =
+    torch.zeros(())`) of anything but a number. An in-place `+=` on such a name after that binding,
+    or in a loop that also holds it (the next iteration), changes the other name too (review, stop
+    24); one before it does not (`loss2 = p_loss` after the loop that adds to `p_loss`)."""
+
+    def __init__(self, block: Sequence[cst.BaseStatement]) -> None:
+        # The walk order of the bindings and updates, with the loops around each.
+        self.where: Dict[int, Tuple[int, FrozenSet[int]]] = {}
+        self.bindings: Dict[str, List[Tuple[int, FrozenSet[int]]]] = {}
+        loops: List[int] = []
+        outer = self
+
+        def mark(node: cst.CSTNode) -> Tuple[int, FrozenSet[int]]:
+            outer.where[id(node)] = (len(outer.where), frozenset(loops))
+            return outer.where[id(node)]
+
+        def share(names, at) -> None:
+            for name in names:
+                outer.bindings.setdefault(name, []).append(at)
+
+        def bind(target: cst.BaseExpression, value: Optional[cst.BaseExpression], at) -> None:
+            if value is not None and isinstance(target, (cst.Tuple, cst.List)) and isinstance(strip_parens(value), (cst.Tuple, cst.List)):
+                values = strip_parens(value).elements  # type: ignore[attr-defined]
+                if len(values) == len(target.elements) and not any(isinstance(e, cst.StarredElement) for e in (*values, *target.elements)):
+                    for t, v in zip(target.elements, values):
+                        bind(t.value, v.value, at)
+                    return
+            if value is None or not _new_object(value):
+                share(stored_names(target), at)
+                if value is not None:
+                    share([path[0] for path in view_sources(value)], at)
+
+        class Collect(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                at = mark(node)
+                if len(node.targets) > 1 and _literal(node.value) is None:
+                    share([n for t in node.targets for n in stored_names(t.target)], at)
+                for t in node.targets:
+                    bind(t.target, node.value, at)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if node.value is not None:
+                    bind(node.target, node.value, mark(node))
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                mark(node)
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                bind(node.target, node.value, mark(node))
+
+            def visit_For(self, node: cst.For) -> None:
+                at = mark(node)
+                loops.append(id(node))
+                bind(node.target, None, (at[0], frozenset(loops)))
+
+            def leave_For(self, node: cst.For) -> None:
+                loops.pop()
+
+            def visit_While(self, node: cst.While) -> None:
+                loops.append(id(node))
+
+            def leave_While(self, node: cst.While) -> None:
+                loops.pop()
+
+            def visit_WithItem(self, node: cst.WithItem) -> None:
+                if node.asname is not None:
+                    bind(node.asname.name, None, mark(node))
+
+        for statement in block:
+            statement.visit(Collect())
+
+    def shared_at(self, name: str, node: cst.CSTNode) -> bool:
+        """Whether `name`, updated in place at `node` (an `AugAssign`, or a loop adding to it), may
+        hold an object another name holds there."""
+        at = self.where.get(id(node))
+        if at is None:
+            return True
+        index, loops = at
+        inside = loops | {id(node)} if isinstance(node, cst.For) else loops
+        return any(b_index < index or (b_loops & inside) for b_index, b_loops in self.bindings.get(name, ()))
+
+
+def _new_object(value: cst.BaseExpression) -> bool:
+    """Whether `value` is an object no name held before: a number, a string, an arithmetic result
+    (`a + b`, `-a`: a new tensor, number or list), a display or comprehension, or a call known to
+    return a new tensor (`x.mean()`, `torch.sum(x)`: `FRESH_METHODS`; `torch.zeros(())`). Anything
+    else (a name, an attribute, an item, a view, another call) may be an object another name holds."""
+    value = strip_parens(value)
+    if _literal(value) is not None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(value, cst.BinaryOperation) or (isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not)):
+        return True
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        name = value.func.attr.value
+        if f"torch.{name}" in FRESH_TENSOR_FACTORIES and code_of(value.func.value).strip() == "torch":
+            return not any(arg.star or (arg.keyword is not None and arg.keyword.value == "out") for arg in value.args)
+        return name in FRESH_METHODS and not any(arg.star or (arg.keyword is not None and arg.keyword.value == "out") for arg in value.args)
+    return False
+
+
 def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None, accelerators: AbstractSet[str] = frozenset()) -> Expansion:
     """Walk the block once; the loss of every backward call at `backward_indices` as a Lin
     (`accelerators`: the names that hold an `accelerate.Accelerator`, `FileFacts.accelerators`)."""
-    walker = _Walker(backward_indices, inline, accelerators)
+    walker = _Walker(backward_indices, inline, accelerators, _Sharing(block))
     walker.walk(block, {}, (), True)
     return walker.out

@@ -8,17 +8,18 @@ here, once.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterable, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, ScopeProvider
 
-from gradfix.analysis.exprs import bound_names, contains_node, ends_in_value
+from gradfix.analysis.exprs import bound_names, code_of, contains_node, ends_in_value
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite, to_fix
-from gradfix.reasons import Reasons
+from gradfix.reasons import BETWEEN, Reason, Reasons
 
 
 # What runs its body more than once: a statement there may see values of an earlier run.
@@ -27,6 +28,8 @@ _LOOPS = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.Gener
 
 class BlockVisitor(cst.CSTVisitor):
     CODE = ""  # the rule's code, set by each subclass
+    # Whether the rule's rewrites move or merge evaluations (GF001-GF004); GF005 only drops a keyword.
+    MOVES_EVALUATIONS = True
     # No QualifiedNameProvider: it walks the whole file to attach a lazy value to every node;
     # `CalleeClassifier.qualified` asks the node's scope for the few names it needs instead.
     # PositionProvider and ParentNodeProvider are answered from the file's facts (`get_metadata`):
@@ -127,6 +130,19 @@ class BlockVisitor(cst.CSTVisitor):
     def report(self, node: cst.CSTNode, message: str, rewrite: Optional[Rewrite], reasons: Reasons = Reasons()) -> Finding:
         """A finding spanning `node`, with the rewrite as its fix's text edits; an unsafe fix's
         unproven conditions end the message."""
+        if rewrite is not None and self.MOVES_EVALUATIONS:
+            walrus = _first_walrus(rewrite.replacements)
+            if walrus is not None:
+                # `:=` binds a name in the middle of an expression: a rewrite that evaluates a term
+                # once, earlier or later, may read it before or after that binding where the
+                # original read the other value (`series[(j := j + 1) % 3]` in both terms; `0 *
+                # len(series := series[::-1]) + ...` before the hoisted term; review, stop 24).
+                reasons = Reasons([*reasons, Reason(
+                    f"`{code_of(walrus).strip()}` (line {self.line(walrus)}) binds a name inside a statement the fix rewrites: "
+                    f"the one evaluation may not read what each of the original's did",
+                    BETWEEN,
+                )])
+                rewrite = dataclasses.replace(rewrite, safe=False, unsafe_reason=reasons.text())
         fix = None if rewrite is None else to_fix(rewrite, self.facts.layout, self.ctx.op_names)
         if reasons:
             message += f" [unsafe fix: {reasons.text()}]"
@@ -174,3 +190,18 @@ def _rebinds(statement: cst.CSTNode, name: str) -> bool:
         if isinstance(small, cst.AnnAssign) and small.value is not None and name in bound_names(small.target):
             return True
     return False
+
+
+def _first_walrus(replacements) -> Optional[cst.NamedExpr]:
+    """The first `:=` (in source order) in the statements a rewrite replaces, or None."""
+    found: List[cst.NamedExpr] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            found.append(node)
+
+    for statement in replacements:
+        statement.visit(Find())
+        if found:
+            return found[0]
+    return None

@@ -16,6 +16,7 @@ from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 from gradfix.analysis.exprs import (
     access_path,
     binding_counts,
+    attributes_within,
     calls_within,
     code_of,
     contains_detach,
@@ -201,36 +202,49 @@ class Visitor(BlockVisitor):
             lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons)
             if lines_by_statement is None:
                 return None
-        elif correction.is_zero():
-            # The merged call alone has the value of both terms: no name needed,
-            # and it is evaluated where the first term was.
-            new_statement, orphans = sum_without(statement, root, node2, (node1, merged))
-            lines = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
-        else:  # inline terms: hoist the one evaluation before the statement
-            # The one evaluation is hoisted before the statement: every other
-            # call in it must be unaffected by running f earlier.
-            others = [
-                code_of(c.func).strip()
-                for c in calls_within(statement.body[0])
-                if not contains_node(node1, c) and not contains_node(node2, c)
-                and detach_receiver(c) is None
-                and not harmless_call(c, self.classifier, with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier))
-            ]
-            if others:
-                names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
-                reasons.add(f"the evaluation moves before {names} in the same statement, which gradfix cannot prove unaffected")
-            name = self._names.fresh(self._term_name(statement, call1), self.scopes)
-            value = _value_expression(name, correction)
-            if not _leftmost(remove_term(root, node2), node1):
-                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            new_statement, orphans = sum_without(statement, root, node2, (node1, value))
-            hoisted = hoisted_assign(statement, name, merged)
-            lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
-        if first.def_index is None:
+        else:
+            # Inline terms: the one evaluation takes the first term's place (a zero correction) or
+            # is hoisted before the statement; either way the second term is evaluated earlier than
+            # before, so every other call in the statement, and every property of the file it
+            # reads, must be unaffected by that (review, stop 24: `0.5 * f(z.detach(), w) +
+            # self.bump() + 0.5 * f(z, w.detach())`, where `bump` rebinds `self.z`).
+            reasons.extend(self._others_in_statement(statement, node1, node2))
+            if correction.is_zero():
+                # The merged call alone has the value of both terms: no name needed,
+                # and it is evaluated where the first term was.
+                new_statement, orphans = sum_without(statement, root, node2, (node1, merged))
+                lines = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
+            else:  # hoist the one evaluation before the statement
+                name = self._names.fresh(self._term_name(statement, call1), self.scopes)
+                value = _value_expression(name, correction)
+                if not _leftmost(remove_term(root, node2), node1):
+                    value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                new_statement, orphans = sum_without(statement, root, node2, (node1, value))
+                hoisted = hoisted_assign(statement, name, merged)
+                lines = [hoisted, new_statement.with_changes(leading_lines=orphans)]
             lines_by_statement = {statement: lines}
         line1 = self.line(call1)
         where = "" if line1 == self.line(call2) else f" (line {line1} and here)"
         return self._pair_finding(call2, match, where, lines_by_statement, reasons, ops)
+
+    def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode) -> List[str]:
+        """Why evaluating the second term earlier in its own statement is not proven unaffected: the
+        statement's other calls not proven harmless, and its reads of properties of the file."""
+        watched = with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier)
+        policy = HarmlessCalls(self.classifier)
+
+        def outside(node: cst.CSTNode) -> bool:
+            return not contains_node(node1, node) and not contains_node(node2, node)
+
+        others = [
+            f"`{code_of(c.func).strip()}()`"
+            for c in calls_within(statement.body[0])
+            if outside(c) and detach_receiver(c) is None and not harmless_call(c, self.classifier, watched)
+        ]
+        others += [f"`{code_of(a).strip()}` (a property of the file)" for a in attributes_within(statement.body[0]) if outside(a) and policy.computed(a)]
+        if not others:
+            return []
+        return [f"the evaluation moves before {', '.join(dict.fromkeys(others))} in the same statement, which gradfix cannot prove unaffected"]
 
     def _pair_finding(self, at: cst.Call, match, where: str, replacements, reasons: Reasons, ops: Sequence[str]) -> Finding:
         """The finding at the second evaluation `at`, with its rewrite."""

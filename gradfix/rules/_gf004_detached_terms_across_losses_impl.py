@@ -19,12 +19,14 @@ from gradfix.analysis.exprs import (
     contains_node,
     core_call,
     detach_receiver,
+    is_inplace_call,
     read_paths,
     same_expr,
     let_return,
     strip_parens,
 )
 from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
+from gradfix.analysis.vocabulary import is_inplace_name
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
@@ -368,6 +370,7 @@ class Visitor(BlockVisitor):
             names = ", ".join(f"`{o}()`" for o in dict.fromkeys(others))
             reasons.add(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(block, run, expansion, first, second))
+        reasons.extend(self._shared_updates(expansion, first, second))
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
@@ -375,6 +378,17 @@ class Visitor(BlockVisitor):
         else:
             reasons.extend(old_keyword_reasons(run.calls))  # the one call is rewritten in the modern spelling
 
+        if not carried_by_second and _bare(first):
+            # The first term's name becomes the one evaluation itself (`s_loss = kl_shared`), and the
+            # second takes its copy later: an in-place update of that name in between changes
+            # the copy's source (`s_loss += rec`; review, stop 24).
+            bound = _bound_name(first.statement.body[0])
+            update = _updated_in_place(self.scopes[-1], bound) if bound is not None else None
+            if update is not None:
+                reasons.add(
+                    f"`{code_of(update).strip()}` (line {self.line(update)}) updates in place the value the fix gives "
+                    f"`{bound}`, which the other loss copies later"
+                )
         fix = self._fix(run, first, second, match, ratio, reasons, carried_by_second, expansion.twins, loops)
         through = [" + ".join(f"`{receivers[j]}`" for j in reach) for reach in reaches]
         line1 = self.line(first.anchor)
@@ -538,6 +552,18 @@ class Visitor(BlockVisitor):
                 reasons.add(read)
         return reasons
 
+    def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
+        """An in-place `+=` on a name carrying the terms, where another name may hold the same object
+        (`s = p = torch.zeros(())`, `p = s`, `s = rec`) or the name was not bound in the block: the
+        expansion read it as a rebinding, and so the terms' coefficients in the other name are not
+        what it found (review, stop 24)."""
+        keys = {id(first.call), id(second.call)}
+        for name, node in expansion.shared_updates:
+            if expansion.carriers.get(name, set()) & keys:
+                what = f"the loop at line {self.line(node)} adds" if isinstance(node, cst.For) else f"`{code_of(node).strip()}` (line {self.line(node)}) adds"
+                return [f"{what} in place to `{name}`, whose object another name may hold: the terms' coefficients there are not proven"]
+        return []
+
     # -- the rewrite ----------------------------------------------------------------
     def _fix(
         self,
@@ -650,6 +676,43 @@ def _is_detached_name(node: cst.BaseExpression, name: str) -> bool:
         and isinstance(node.func.value, cst.Name)
         and node.func.value.value == name
     )
+
+
+def _bound_name(small: cst.BaseSmallStatement) -> Optional[str]:
+    """`name` in `name = ...` or `name: T = ...`; None for any other target."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+        return small.target.value
+    return None
+
+
+def _updated_in_place(scope: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    """The first statement part of `scope` that may update what `name` holds in place: `name += x`,
+    `name[i] = x`, `name[i] += x`, `name.add_(x)` or `name[i].add_(x)` (an in-place method), or None."""
+    found: List[cst.CSTNode] = []
+
+    def rooted(node: cst.BaseExpression) -> bool:
+        node = strip_parens(node)
+        while isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = strip_parens(node.value)
+        return isinstance(node, cst.Name) and node.value == name
+
+    class Find(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if rooted(node.target):
+                found.append(node)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)) and rooted(node.target):
+                found.append(node.target)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and (is_inplace_call(node) or is_inplace_name(node.func.attr.value)) and rooted(node.func.value):
+                found.append(node)
+
+    scope.visit(Find())
+    return found[0] if found else None
 
 
 def _bare(term: Term) -> bool:

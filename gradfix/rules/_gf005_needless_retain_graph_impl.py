@@ -37,6 +37,7 @@ _NEXT_CALL = "the next call may backpropagate through that graph again, which th
 
 class Visitor(BlockVisitor):
     CODE = CODE
+    MOVES_EVALUATIONS = False  # the fix drops `retain_graph=True`, nothing moves
 
     def block(self, block: Sequence[cst.BaseStatement]) -> None:
         function = self.scopes[-1]

@@ -1,0 +1,31 @@
+# GF002 with a zero correction (0.5 and 0.5): the one evaluation takes the first term's place, so
+# the second term is evaluated before `self.reg`, a property of the file that rebinds the operand
+# `self.z`. A safe fix before (review, stop 24): the loss and z_e's gradient changed.
+import torch
+import torch.nn.functional as F
+
+torch.set_num_threads(1)
+BETA = 0.25
+
+
+class VQ:
+    def __init__(self, z):
+        self.z = z
+
+    @property
+    def reg(self):
+        self.z = self.z * 2
+        return 0.0
+
+    def loss(self, z_q):
+        return 0.5 * F.mse_loss(z_q, self.z.detach()) + self.reg + 0.5 * F.mse_loss(z_q.detach(), self.z)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    z_e = torch.randn(4, 3, requires_grad=True)
+    z_q = torch.randn(4, 3, requires_grad=True)
+    loss = VQ(z_e).loss(z_q)
+    loss.backward()
+    print("loss", round(loss.item(), 6))
+    print("z_e.grad[0]", [round(v, 6) for v in z_e.grad[0].tolist()])

@@ -1,0 +1,121 @@
+"""Wrong safe fixes a review found and executed (stop 24), each a program kept as a reproducer.
+
+- `tests/merge_between/`: merges of backward passes (GF001, GF003) and what runs between or inside
+  them: a module cast (`model.half()`) or an in-place layer (`nn.ReLU(inplace=True)`) between the
+  passes, an operand that reads `.grad` (written by the first pass), `._grad` read or cleared,
+  `requires_grad` set between the passes, a last loss written inline that overwrites a saved tensor
+  or reads `.grad`, `self.manual_backward` merged with a plain `.backward()`.
+- `tests/walrus_rewrites/`: a `:=` inside a statement a fix rewrites (GF002, GF004): in both
+  operands (`series[(j := j + 1) % 3]`: two evaluations read two items), or before the hoisted term
+  (`0 * len(series := series[::-1]) + ...`).
+- `tests/gf002_terms/`: GF002 and code of the file that runs between the two terms: a property
+  read between the definitions or in the sum's statement, and with a zero correction (the one
+  evaluation takes the first term's place) a property or a method call between the terms.
+- `tests/gf004_aliasing/`: GF004 and in-place updates: accumulators that share one tensor (`s = p =
+  torch.zeros(())`, `p = s`, `s = rec`), whose `+=` the expansion reads as a rebinding, and
+  `s_loss += rec` after the first term, which changed the value the second loss copies.
+
+Each used to get a safe fix that changed a gradient or made the program raise. Now each gets no
+finding (the pattern is not there) or an unsafe fix whose reason names the cause. Executed: the
+original runs; where an unsafe fix rewrites the file, the rewritten program prints something else
+or raises (the proof that the fix could not be safe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradfix.engine import lint_bytes
+from gradfix.options import LintOptions
+from gradfix.rules import select
+
+TESTS = Path(__file__).resolve().parent
+HERE = TESTS / "merge_between"
+CASES = sorted(p for d in ("merge_between", "walrus_rewrites", "gf002_terms", "gf004_aliasing") for p in (TESTS / d).glob("*.py"))
+ALL = tuple(rule.CODE for rule in select(["ALL"]))
+# None: no finding; (code, text of the unsafe reason); or (code, None): a safe fix, executed exact.
+EXPECTED = {
+    "01_module_cast_between": ("GF003", "`model.half()` between the backward calls"),
+    "02_inplace_module_between": ("GF003", "`act()` between the backward calls"),
+    "03_inplace_module_on_operand_gf001": ("GF001", "`act()` between the two passes"),
+    "07_operand_reads_grad": None,
+    "08_underscore_grad_read_between": None,
+    "08b_underscore_grad_clear_between": None,
+    "09_requires_grad_store_between": None,
+    "10_inplace_in_last_inline_loss": None,
+    "10b_grad_read_in_last_inline_loss": None,
+    "11_manual_backward_mixed_with_plain": None,
+    "gf002_01_walrus_in_sum": ("GF002", "`(z_e := z_e * 2)` (line 14) binds a name inside a statement the fix rewrites"),
+    "08_property_between_definitions": ("GF002", "`self.reg` (a property of the file) (line 22) between the definitions"),
+    "09_property_in_same_statement": ("GF002", "moves before `self.reg` (a property of the file) in the same statement"),
+    "10_property_between_terms_zero_correction": ("GF002", "moves before `self.reg` (a property of the file)"),
+    "11_call_between_terms_zero_correction": ("GF002", "moves before `self.bump()` in the same statement"),
+    "01_aliased_accumulators_chained": ("GF004", "the loop at line 29 adds in place to `p_loss`, whose object another name may hold"),
+    "02_aliased_accumulators_loop_fusion": ("GF004", "the loop at line 29 adds in place to `s_loss`, whose object another name may hold"),
+    "08_aliased_accumulators_assign": ("GF004", "the loop at line 30 adds in place to `p_loss`, whose object another name may hold"),
+    "09_accumulator_aliases_rec": ("GF004", "the loop at line 30 adds in place to `s_loss`, whose object another name may hold"),
+    "10_inplace_on_carrier_changes_value": ("GF004", "`s_loss += rec` (line 26) updates in place the value the fix gives `s_loss`"),
+    "gf004_03_walrus_in_operand_loop": ("GF004", "`(j := j + 1)` (line 32) binds a name"),
+    "gf004_04_walrus_in_operand_comprehension": ("GF004", "`(j := j + 1)` (line 29) binds a name"),
+    "gf004_05_walrus_in_operand_loop_fusion": ("GF004", "`(j := j + 1)` (line 31) binds a name"),
+    "gf004_06_walrus_hoisted_past_comprehension": ("GF004", "`series := series[::-1]` (line 28) binds a name"),
+    "gf004_07_walrus_hoisted_past_loop_term": ("GF004", "`series := series[::-1]` (line 31) binds a name"),
+}
+
+
+def _run(source: str) -> str:
+    """What the program prints, or the exception it raises."""
+    out = io.StringIO()
+    sys.path.insert(0, str(HERE / "stub"))  # a stand-in for pytorch_lightning (11)
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(source, "train.py", "exec"), {"__name__": "__main__"})
+    except Exception as exc:  # noqa: BLE001 - the rewrite's failure is the observation
+        return f"raised {type(exc).__name__}"
+    finally:
+        sys.path.remove(str(HERE / "stub"))
+        sys.modules.pop("pytorch_lightning", None)
+    return out.getvalue()
+
+
+def test_every_case_has_its_expectation():
+    assert sorted(p.stem for p in CASES) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_no_safe_fix_and_the_unsafe_one_is_wrong(path: Path):
+    source = path.read_text()
+    findings = lint_bytes(source.encode(), "train.py", LintOptions(ALL)).findings
+    expected = EXPECTED[path.stem]
+    if expected is None:
+        assert findings == []
+    else:
+        code, reason = expected
+        assert [(f.code, f.fixable) for f in findings] == [(code, reason is None)]
+        if reason is not None:
+            assert reason in findings[0].fix.unsafe_reason
+    safe = lint_bytes(source.encode(), "train.py", LintOptions(ALL, fix=True)).fixed
+    pytest.importorskip("torch")
+    original = _run(source)
+    assert not original.startswith("raised"), original
+    if expected is not None and expected[1] is None:
+        assert safe is not None and safe != source.encode()
+        assert _numbers(_run(safe.decode())) == pytest.approx(_numbers(original), rel=1e-5, abs=1e-7)
+        return
+    assert safe in (None, source.encode())
+    unsafe = lint_bytes(source.encode(), "train.py", LintOptions(ALL, fix=True, unsafe_fixes=True)).fixed
+    if expected is not None:
+        assert unsafe is not None and unsafe != source.encode()
+        assert _run(unsafe.decode()) != original
+
+
+def _numbers(output: str):
+    """The numbers a program printed, in order (a safe fix may round differently, never more)."""
+    assert not output.startswith("raised"), output
+    return [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", output)]
