@@ -4,7 +4,10 @@
   them: a module cast (`model.half()`) or an in-place layer (`nn.ReLU(inplace=True)`) between the
   passes, an operand that reads `.grad` (written by the first pass), `._grad` read or cleared,
   `requires_grad` set between the passes, a last loss written inline that overwrites a saved tensor
-  or reads `.grad`, `self.manual_backward` merged with a plain `.backward()`.
+  or reads `.grad`, `self.manual_backward` merged with a plain `.backward()`; an exception after
+  the first pass caught by the caller (the first pass's gradients stay), a later backward through
+  an imported alias (`grad as agrad`), a lambda or a bound method (`bw = l1.backward`), a
+  checkpoint that recomputes without the random state, a hook registered through `getattr`.
 - `tests/walrus_rewrites/`: a `:=` inside a statement a fix rewrites (GF002, GF004): in both
   operands (`series[(j := j + 1) % 3]`: two evaluations read two items), or before the hoisted term
   (`0 * len(series := series[::-1]) + ...`).
@@ -44,6 +47,11 @@ EXPECTED = {
     "01_module_cast_between": ("GF003", "`model.half()` between the backward calls"),
     "02_inplace_module_between": ("GF003", "`act()` between the backward calls"),
     "03_inplace_module_on_operand_gf001": ("GF001", "`act()` between the two passes"),
+    "04_exception_between": ("GF003", "`step` is called inside a `try` (line 26)"),
+    "05_later_grad_import_alias": ("GF003", "a later `agrad()` (line 18)"),
+    "05b_later_backward_lambda": ("GF003", "a later `again()` (line 16)"),
+    "05c_later_backward_bound_method": ("GF003", "a later `bw()` (line 16)"),
+    "06_checkpoint_recompute_rng": ("GF003", "`checkpoint(...)` (line 15) recomputes its forward"),
     "07_operand_reads_grad": None,
     "08_underscore_grad_read_between": None,
     "08b_underscore_grad_clear_between": None,
@@ -51,6 +59,7 @@ EXPECTED = {
     "10_inplace_in_last_inline_loss": None,
     "10b_grad_read_in_last_inline_loss": None,
     "11_manual_backward_mixed_with_plain": None,
+    "12_hook_via_getattr": ("GF003", '`"register_hook"` (line 9) registers a gradient hook'),
     "gf002_01_walrus_in_sum": ("GF002", "`(z_e := z_e * 2)` (line 14) binds a name inside a statement the fix rewrites"),
     "08_property_between_definitions": ("GF002", "`self.reg` (a property of the file) (line 22) between the definitions"),
     "09_property_in_same_statement": ("GF002", "moves before `self.reg` (a property of the file) in the same statement"),

@@ -445,9 +445,11 @@ def hook_reasons(facts: "FileFacts") -> List[Reason]:
     if not hooks:
         return []
     hook = hooks[0]
+    # A name as a string (`getattr(w, "register_hook")`) is shown as written, not as a call.
+    shown = code_of(hook).strip() if isinstance(hook, cst.SimpleString) else f"{code_of(hook).strip()}()"
     return [
         Reason(
-            f"`{code_of(hook).strip()}()` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
+            f"`{shown}` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
             f"pass: one backward instead of two is exact only if every hook is linear and stateless",
             HOOK,
         )
@@ -534,10 +536,81 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
     `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
     autograd Functions whose backward is not proven linear in its gradients and
-    stateless (`functions.function_reasons`). Shared by every rule whose rewrite
+    stateless (`functions.function_reasons`), and activation checkpoints that draw random numbers
+    anew when they recompute (`FileFacts.unpreserved_checkpoints`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
-    return hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
+    reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
+    for call in facts.unpreserved_checkpoints[:1]:
+        reasons.append(Reason(
+            f"`{code_of(call.func).strip()}(...)` (line {facts.line(call)}) recomputes its forward in every backward pass "
+            f"without the first run's random state: two passes draw two dropout masks, one pass one",
+            CUSTOM_FUNCTION,
+        ))
+    return reasons
+
+
+def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[Reason]:
+    """Why an exception between the backward passes a rewrite merges (at `statement`, the first
+    pass's) may leave a trace: the original's first pass has written its gradients when the
+    statements after it raise (out of memory, a bad batch), the merged pass has written none. That
+    matters where the exception is caught and the program goes on: a `try` with a handler around
+    `statement` in `scope`, or, for a function, around a call of it by name anywhere in the file
+    (review, stop 24). Callers in other files are not seen (README, "What a safe fix assumes")."""
+    tries = _tries_around(scope, statement)
+    if tries:
+        return [Reason(
+            f"an exception after the first backward (out of memory, a bad batch) is caught at line {line(tries[-1])}: "
+            f"the original has written the first pass's gradients by then, the merged pass none",
+            BETWEEN,
+        )]
+    if isinstance(scope, cst.FunctionDef):
+        name = scope.name.value
+        calls: List[cst.Call] = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if (isinstance(func, cst.Name) and func.value == name) or (isinstance(func, cst.Attribute) and func.attr.value == name):
+                    calls.append(node)
+
+        module.visit(Calls())
+        for call in calls:
+            found = _tries_around(module, call)
+            if found:
+                return [Reason(
+                    f"`{name}` is called inside a `try` (line {line(found[-1])}): an exception after its first backward "
+                    f"(out of memory, a bad batch) leaves the original's first-pass gradients, the merged pass none",
+                    BETWEEN,
+                )]
+    return []
+
+
+def _tries_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The `try` statements with a handler (`except`) whose body holds `node`, inside `scope`, outermost first."""
+    stack: List[cst.CSTNode] = []
+    found: List[List[cst.CSTNode]] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if found:
+                return False
+            if n is node:
+                found.append(list(stack))
+                return False
+            if isinstance(n, (cst.Try, cst.TryStar)) and n.handlers:
+                # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
+                stack.append(n)
+                n.body.visit(self)
+                stack.pop()
+                for part in (*n.handlers, n.orelse, n.finalbody):
+                    if part is not None:
+                        part.visit(self)
+                return False
+            return True
+
+    scope.visit(Walk())
+    return found[0] if found else []
 
 
 def later_use_reasons(
@@ -611,7 +684,29 @@ class Backpropagators:
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
 
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+                # `from torch.autograd import grad as agrad`: `agrad(...)` backpropagates.
+                if not isinstance(node.names, cst.ImportStar):
+                    for alias in node.names:
+                        if isinstance(alias.name, cst.Name) and alias.name.value in BACKPROP_NAMES and alias.asname is not None:
+                            if isinstance(alias.asname.name, cst.Name):
+                                aliases.add(alias.asname.name.value)
+
+        aliases: set = set()
         module.visit(Collect())
+        # Names bound to a way to backpropagate, called later by that name (review, stop 24):
+        # `bw = l1.backward`, `g = torch.autograd.grad`, `again = lambda: l1.backward()`,
+        # `step = partial(l1.backward)`. By name, anywhere in the file (an overestimate).
+        changed = True
+        while changed:
+            changed = False
+            for node in assigns:
+                if self._backpropagating_value(node.value, aliases):
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name) and target.target.value not in aliases:
+                            aliases.add(target.target.value)
+                            changed = True
+        self.aliases = frozenset(aliases)
         # What holds an instance of a class of the file, by its source text (`extra`, `self.extra`).
         self.instances = frozenset(
             code_of(target.target).strip()
@@ -630,10 +725,28 @@ class Backpropagators:
                         names.add(name)
                         changed = True
 
+    @staticmethod
+    def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
+        """A value that, called, may backpropagate: a `backward`/`grad` attribute or an alias of one,
+        or anything (a lambda, a `partial(...)`) that mentions one."""
+        found = []
+
+        class Find(cst.CSTVisitor):
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if node.attr.value in BACKPROP_NAMES:
+                    found.append(node)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value in aliases:
+                    found.append(node)
+
+        value.visit(Find())
+        return bool(found)
+
     def suspect(self, node: cst.BaseExpression) -> bool:
         """Whether calling `node` (a callee or a reference handed on) may backpropagate."""
         if isinstance(node, cst.Name):
-            return node.value in self.functions
+            return node.value in self.functions or node.value in self.aliases
         if isinstance(node, cst.Attribute):
             owner = code_of(node.value).strip()
             return node.attr.value in self.methods and (owner in _SELF or owner in self.instances)
@@ -680,6 +793,7 @@ def merge_reasons(
     if run.updates:
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
+    reasons.extend(caught_reasons(calls[0].statement, scope, facts.module, line))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))

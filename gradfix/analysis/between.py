@@ -112,6 +112,13 @@ class HarmlessCalls:
         position = self.classifier.meta(PositionProvider, node, None)
         return None if position is None else position.start.line
 
+    def tensor(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` is a name the file binds once, at module level, to a torch factory's tensor."""
+        facts = getattr(self.classifier, "facts", None)
+        if facts is None or not isinstance(node, cst.Name) or facts.binding_counts.get(node.value) != 1:
+            return False
+        return node.value in _module_names(facts.module)[1]
+
     def computed(self, node: cst.Attribute) -> bool:
         """Whether reading (or storing) `node` may run code of the file: a property, or any
         attribute where a class of the file defines `__getattr__`/`__getattribute__`/`__get__`."""
@@ -397,11 +404,11 @@ class _Scanner(cst.CSTVisitor):
         if code_of(func).strip().endswith("set_grad_enabled"):
             self._barrier("the grad mode changes between the two passes")
             return
-        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_MUTATORS:
+        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_MUTATORS and not (self.policy is not None and self.policy.tensor(func.value)):
             # `model.half()` converts a module's parameters and their `.grad` in place, whatever
             # is watched: between backward passes the first pass's gradient is cast with them, the
-            # merged pass's not (review, stop 24). On a tensor it is harmless, but which it is
-            # is not known here.
+            # merged pass's not (review, stop 24). On a tensor it gives a new one: harmless where
+            # the receiver is proven a tensor (`b = torch.randn(...)`, bound once in the file).
             self._unknown_call(func)
             return
         if harmless_call(node, self.policy.classifier if self.policy else None, self.watched):

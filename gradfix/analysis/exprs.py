@@ -575,7 +575,7 @@ def inplace_keyword(call: cst.Call) -> str:
 
 def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings: bool = False) -> List[cst.CSTNode]:
     """The names and attribute names in `scope` that `matches` (with `strings`, string literals too,
-    quotes included), in source order, an attribute before what it is taken from. Import statements
+    by the text they stand for), in source order, an attribute before what it is taken from. Import statements
     are skipped: the use of an imported name is found where it is used. (Hook registrations:
     `facts.FileFacts.gradient_hooks`, `facts.FileFacts.forward_hooks`.)"""
     found: List[cst.CSTNode] = []
@@ -598,7 +598,13 @@ def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings:
                 found.append(node)
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if strings and matches(node.value):
+            if not strings:
+                return
+            try:
+                text = node.evaluated_value
+            except Exception:  # noqa: BLE001 - an unusual literal: matched as written
+                text = node.value
+            if matches(text if isinstance(text, str) else node.value):
                 found.append(node)  # `getattr(D, "register_forward_hook")`
 
     scope.visit(Collect())

@@ -83,8 +83,9 @@ class FileFacts:
     @cached_property
     def gradient_hooks(self) -> List[cst.CSTNode]:
         """Every reference to a gradient-hook registration in the file, in order (imports skipped):
-        `p.register_hook(fn)`, `register_multi_grad_hook(ts, fn)`, `reg = p.register_hook`."""
-        return name_references(self.module, GRADIENT_HOOKS.__contains__)
+        `p.register_hook(fn)`, `register_multi_grad_hook(ts, fn)`, `reg = p.register_hook`, and the
+        name as a string (`getattr(w, "register_hook")(fn)`; review, stop 24)."""
+        return name_references(self.module, GRADIENT_HOOKS.__contains__, strings=True)
 
     @cached_property
     def forward_hooks(self) -> List[cst.CSTNode]:
@@ -140,6 +141,31 @@ class FileFacts:
         """Whether reading `path` (`("self", "S")`) may compute an attribute anew (`computed_attributes`)."""
         names, anything = self.computed_attributes
         return len(path) > 1 and (anything or bool(names & set(path[1:])))
+
+    @cached_property
+    def unpreserved_checkpoints(self) -> List[cst.Call]:
+        """Activation checkpoints that recompute their forward in each backward pass without the
+        random state of the first run: `checkpoint(f, x, preserve_rng_state=False)` (or the keyword
+        passed in `**kwargs`), `checkpoint_sequential` alike. Two backward passes then draw two
+        dropout masks, one pass one (review, stop 24)."""
+        found: List[cst.Call] = []
+
+        class Find(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                if name not in ("checkpoint", "checkpoint_sequential"):
+                    return
+                for arg in node.args:
+                    if arg.star == "**" or (
+                        arg.keyword is not None and arg.keyword.value == "preserve_rng_state"
+                        and not (isinstance(arg.value, cst.Name) and arg.value.value == "True")
+                    ):
+                        found.append(node)
+                        return
+
+        self.module.visit(Find())
+        return found
 
     @cached_property
     def function_reasons(self) -> List[str]:

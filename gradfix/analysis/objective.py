@@ -57,7 +57,7 @@ import libcst as cst
 
 from gradfix.analysis.backward import backward_call
 from gradfix.analysis.between import stores_into, view_sources
-from gradfix.analysis.exprs import access_path, bound_names, code_of, contains_detach, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.exprs import access_path, bound_names, code_of, contains_detach, is_inplace_call, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.loop_shapes import (
     append_target,
     appends_in,
@@ -76,7 +76,7 @@ from gradfix.analysis.loop_shapes import (
     without_self,
 )
 from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal
-from gradfix.analysis.vocabulary import FRESH_METHODS, FRESH_TENSOR_FACTORIES, MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
+from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, VIEW_METHODS, has_inplace_suffix
 
 
 @dataclass(eq=False)
@@ -957,24 +957,34 @@ class _Sharing:
         return any(b_index < index or (b_loops & inside) for b_index, b_loops in self.bindings.get(name, ()))
 
 
+# Calls whose value may be an object another name holds: views and no-op conversions of their
+# receiver (or first argument), in-place methods (they return their receiver), and builtins that
+# return one of their arguments.
+_ALIAS_METHODS = VIEW_METHODS | frozenset({"to", "contiguous", "float", "double", "half", "bfloat16", "type", "type_as", "numpy", "as_tensor", "asarray", "data"})
+_ALIAS_FUNCTIONS = frozenset({"max", "min", "getattr", "next", "iter", "vars"})
+
+
 def _new_object(value: cst.BaseExpression) -> bool:
     """Whether `value` is an object no name held before: a number, a string, an arithmetic result
-    (`a + b`, `-a`: a new tensor, number or list), a display or comprehension, or a call known to
-    return a new tensor (`x.mean()`, `torch.sum(x)`: `FRESH_METHODS`; `torch.zeros(())`). Anything
-    else (a name, an attribute, an item, a view, another call) may be an object another name holds."""
+    (`a + b`, `-a`: a new tensor, number or list), a display or comprehension, or a call other than
+    a view, a no-op conversion or an in-place method of what it is called on (`x.view(1)`,
+    `x.to(d)`, `x.add_(1)`) or a builtin that returns an argument (`max(a, b)`). A function that
+    returns one of its arguments unchanged (`def f(t): return t`) is taken for a new object: the
+    README's "What a safe fix assumes" names it."""
     value = strip_parens(value)
-    if _literal(value) is not None or isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.BooleanOperation, cst.IfExp, cst.NamedExpr, cst.Await, cst.Yield)):
+        return False
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
         return True
-    if isinstance(value, cst.BinaryOperation) or (isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not)):
-        return True
-    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-        return True
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        name = value.func.attr.value
-        if f"torch.{name}" in FRESH_TENSOR_FACTORIES and code_of(value.func.value).strip() == "torch":
-            return not any(arg.star or (arg.keyword is not None and arg.keyword.value == "out") for arg in value.args)
-        return name in FRESH_METHODS and not any(arg.star or (arg.keyword is not None and arg.keyword.value == "out") for arg in value.args)
-    return False
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            return name not in _ALIAS_METHODS and not has_inplace_suffix(name) and not is_inplace_call(value)
+        if isinstance(func, cst.Name):
+            return func.value not in _ALIAS_FUNCTIONS and not is_inplace_call(value)
+        return False
+    return True
 
 
 def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None, accelerators: AbstractSet[str] = frozenset()) -> Expansion:

@@ -16,6 +16,7 @@ from gradfix.analysis.backward import (
     accelerate_reasons,
     backward_call,
     definition,
+    caught_reasons,
     file_merge_reasons,
     held,
     later_use_reasons,
@@ -148,6 +149,7 @@ class Visitor(BlockVisitor):
             # The one backward frees the graph the first call kept alive.
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.facts, self.classifier))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
+        reasons.extend(caught_reasons(first.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(file_merge_reasons(self.facts))
         reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
         reasons.extend(accelerate_reasons([first.backward, second.backward]))

@@ -383,7 +383,10 @@ class Visitor(BlockVisitor):
             # second takes its copy later: an in-place update of that name in between changes
             # the copy's source (`s_loss += rec`; review, stop 24).
             bound = _bound_name(first.statement.body[0])
-            update = _updated_in_place(self.scopes[-1], bound) if bound is not None else None
+            start, end = self.line(first.statement), self.line(second.statement)
+            updates = _updated_in_place(self.scopes[-1], bound) if bound is not None else []
+            # After the copy is taken, an update changes only the carrier, as in the original.
+            update = next((u for u in updates if start <= self.line(u) <= end), None)
             if update is not None:
                 reasons.add(
                     f"`{code_of(update).strip()}` (line {self.line(update)}) updates in place the value the fix gives "
@@ -687,9 +690,9 @@ def _bound_name(small: cst.BaseSmallStatement) -> Optional[str]:
     return None
 
 
-def _updated_in_place(scope: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
-    """The first statement part of `scope` that may update what `name` holds in place: `name += x`,
-    `name[i] = x`, `name[i] += x`, `name.add_(x)` or `name[i].add_(x)` (an in-place method), or None."""
+def _updated_in_place(scope: cst.CSTNode, name: str) -> List[cst.CSTNode]:
+    """The parts of `scope` that may update what `name` holds in place, in walk order: `name += x`,
+    `name[i] = x`, `name[i] += x`, `name.add_(x)` or `name[i].add_(x)` (an in-place method)."""
     found: List[cst.CSTNode] = []
 
     def rooted(node: cst.BaseExpression) -> bool:
@@ -712,7 +715,7 @@ def _updated_in_place(scope: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
                 found.append(node)
 
     scope.visit(Find())
-    return found[0] if found else None
+    return found
 
 
 def _bare(term: Term) -> bool:
