@@ -612,3 +612,43 @@ def test_cuda_pair():
     bad = verify_pair(SEED_ORIGINAL, SEED_TEXTBOOK_HOOK, filename="seed.py", device="cuda", repeat=0)
     assert not rows_by_key(bad)["G.weight.grad"].ok
     assert torch.get_default_device().type == "cpu"
+
+
+MAIN_GUARDED = """\
+import torch
+
+w = torch.ones(3, requires_grad=True)
+SCALE = 2.0
+
+
+def loss_of(x):
+    return (x * SCALE).sum()
+
+
+if __name__ == "__main__":
+    loss_of(w).backward()
+"""
+
+
+def test_a_main_guard_that_does_not_run_is_named_in_the_report():
+    # Verify runs the file as `__gradfix_snippet__`: the guarded block (where a script backpropagates)
+    # does not run, and an OK about module-level values alone must say so (review, stop 24: an OK on
+    # a rewrite whose gradients differed, all of them computed under the guard).
+    rewritten = MAIN_GUARDED.replace("x * SCALE", "x * SCALE * 3")
+    report = verify_pair(MAIN_GUARDED, rewritten, filename="script.py", repeat=0)
+    text = format_report(report)
+    assert report.main_guard_line == 11
+    assert 'note: the `if __name__ == "__main__":` block (line 11) did not run' in text
+    assert [r.note for r in w_grad_rows(report)] == ["None in both"]  # nothing under the guard ran
+
+
+def w_grad_rows(report):
+    return [r for r in report.rows if r.path == "w" and r.what == "grad"]
+
+
+def test_no_note_without_a_main_guard():
+    source = MAIN_GUARDED.replace('if __name__ == "__main__":\n    loss_of(w).backward()\n', "loss_of(w).backward()\n")
+    report = verify_pair(source, source, filename="script.py", repeat=0)
+    assert report.main_guard_line is None
+    assert "did not run" not in format_report(report)
+    assert [r.note for r in w_grad_rows(report)] != ["None in both"]

@@ -197,6 +197,9 @@ class PairReport:
     rewrite_raised: bool = False
     rewrite_exception: Optional[str] = None
     rewrite_where: Optional[str] = None
+    # The line of a module-level `if __name__ == "__main__":` in the original: its block does not
+    # run under verify (the snippet's name is SNIPPET_MODULE), so what only it reaches is not compared.
+    main_guard_line: Optional[int] = None
     compute_dtype: Optional[torch.dtype] = None
     compute_source: Optional[str] = None
 
@@ -532,6 +535,7 @@ def verify_pair(
 def _verify_into(
     report: PairReport, original: str, rewritten: str, filename: str, device: str, repeat: int, seed: int
 ) -> None:
+    report.main_guard_line = _main_guard_line(original)
     outcomes: List[_Outcome] = []
     for side, source in (("original", original), ("rewritten", rewritten)):
         try:
@@ -618,9 +622,36 @@ def _worst(rows: List[Row], attr: str) -> Optional[float]:
     return max(values, default=None)
 
 
+def _main_guard_line(source: str) -> Optional[int]:
+    """The line of the first module-level `if __name__ == "__main__":` of `source`, or None."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and {type(test.left), type(test.comparators[0])} == {ast.Name, ast.Constant}
+            and "__name__" in (getattr(test.left, "id", None), getattr(test.comparators[0], "id", None))
+            and "__main__" in (getattr(test.left, "value", None), getattr(test.comparators[0], "value", None))
+        ):
+            return node.lineno
+    return None
+
+
 def format_report(report: PairReport, *, verbose: bool = False) -> str:
     """Plain-text report: rows, a verdict line and, when timed, a time line."""
     lines = [f"{report.filename} ({report.device})"]
+    if report.main_guard_line is not None:
+        lines.append(
+            f'note: the `if __name__ == "__main__":` block (line {report.main_guard_line}) did not run (verify runs the '
+            f"file as `{SNIPPET_MODULE}` and calls `step()` if it defines one): what only that block computes is not compared"
+        )
     if report.rewrite_raised:
         lines.append(
             f"MISMATCH: the rewrite raised {report.rewrite_exception} where the original ran ({report.rewrite_where})"
