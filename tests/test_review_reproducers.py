@@ -13,7 +13,9 @@
   (`0 * len(series := series[::-1]) + ...`).
 - `tests/gf002_terms/`: GF002 and code of the file that runs between the two terms: a property
   read between the definitions or in the sum's statement, and with a zero correction (the one
-  evaluation takes the first term's place) a property or a method call between the terms.
+  evaluation takes the first term's place) a property or a method call between the terms; a
+  coefficient that divides by the symbol it multiplies by (`W * e / W`, nan where `W` is 0: no
+  longer cancelled to one, `linear.cancels`).
 - `tests/gf004_aliasing/`: GF004 and in-place updates: accumulators that share one tensor (`s = p =
   torch.zeros(())`, `p = s`, `s = rec`), whose `+=` the expansion reads as a rebinding, and
   `s_loss += rec` after the first term, which changed the value the second loss copies.
@@ -61,6 +63,7 @@ EXPECTED = {
     "11_manual_backward_mixed_with_plain": None,
     "12_hook_via_getattr": ("GF003", '`"register_hook"` (line 9) registers a gradient hook'),
     "gf002_01_walrus_in_sum": ("GF002", "`(z_e := z_e * 2)` (line 14) binds a name inside a statement the fix rewrites"),
+    "05_cancelled_zero_coefficient": None,
     "08_property_between_definitions": ("GF002", "`self.reg` (a property of the file) (line 22) between the definitions"),
     "09_property_in_same_statement": ("GF002", "moves before `self.reg` (a property of the file) in the same statement"),
     "10_property_between_terms_zero_correction": ("GF002", "moves before `self.reg` (a property of the file)"),

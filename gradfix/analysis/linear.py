@@ -123,6 +123,18 @@ class Coef:
         return text
 
 
+def cancels(a: Coef, b: Coef) -> bool:
+    """Whether the product `a * b` of two factors written in one expression cancels a symbol of the
+    source (`W * f(x) / W`): Python computes `W * y / W` as written, nan where `W` is zero or
+    infinite, where the cancelled coefficient says one (review, stop 24). Loop and element counts
+    are the analysis's own symbols, not the source's."""
+    for (n1, d1), _ in a.terms:
+        for (n2, d2), _ in b.terms:
+            if any(type(s) is str and s in d2 for s in n1) or any(type(s) is str and s in n2 for s in d1):
+                return True
+    return False
+
+
 def _cancel(monomial: Monomial) -> Monomial:
     """`k * n / n` -> `k`: a symbol over itself is one (symbols stand for the same value in one coefficient)."""
     num, den = list(monomial[0]), list(monomial[1])
@@ -193,7 +205,7 @@ def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
         return None if inner is None else -inner
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         left, right = parse_coef(node.left), parse_coef(node.right)
-        if left is None or right is None:
+        if left is None or right is None or cancels(left, right):
             return None
         return left * right
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
@@ -226,7 +238,7 @@ def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
                 inner = split_linear(call_side)
                 coef = parse_coef(coef_side)
                 if inner is not None and coef is not None:
-                    return inner[0] * coef, inner[1]
+                    return None if cancels(inner[0], coef) else (inner[0] * coef, inner[1])
             return None
         if isinstance(op, cst.Divide):
             inner = split_linear(node.left)
@@ -234,5 +246,5 @@ def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
             if inner is None or coef is None:
                 return None
             inverse = coef.inverse()
-            return None if inverse is None else (inner[0] * inverse, inner[1])
+            return None if inverse is None or cancels(inner[0], inverse) else (inner[0] * inverse, inner[1])
     return None

@@ -75,7 +75,7 @@ from gradfix.analysis.loop_shapes import (
     target_name,
     without_self,
 )
-from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal
+from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal, cancels
 from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, VIEW_METHODS, has_inplace_suffix
 
 
@@ -145,6 +145,11 @@ class Lin:
 
     def scale(self, coef: Coef) -> "Lin":
         return Lin.of({k: c * coef for k, c in self.terms}, self.tainted)
+
+    def cancels(self, coef: Coef) -> bool:
+        """Whether scaling by `coef`, a factor written in the same expression, cancels a symbol of
+        a term's coefficient (`linear.cancels`)."""
+        return any(cancels(c, coef) for _, c in self.terms)
 
     def __neg__(self) -> "Lin":
         return self.scale(Coef.of(Fraction(-1)))
@@ -307,13 +312,17 @@ class _Walker:
                 for side, other in ((node.left, node.right), (node.right, node.left)):
                     coef = self.coef(other, env)
                     if coef is not None:
-                        return self.value(side, env, where).scale(coef)
+                        value = self.value(side, env, where)
+                        if not value.cancels(coef):
+                            return value.scale(coef)
                 return self._opaque(node, env, where)
             if isinstance(op, cst.Divide):
                 coef = self.coef(node.right, env)
                 inverse = coef.inverse() if coef is not None else None
                 if inverse is not None:
-                    return self.value(node.left, env, where).scale(inverse)
+                    value = self.value(node.left, env, where)
+                    if not value.cancels(inverse):
+                        return value.scale(inverse)
             return self._opaque(node, env, where)
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Minus):
@@ -471,9 +480,9 @@ class _Walker:
             if left is None or right is None:
                 return None
             if isinstance(node.operator, cst.Multiply):
-                return left * right
+                return None if cancels(left, right) else left * right
             inverse = right.inverse()
-            return None if inverse is None else left * inverse
+            return None if inverse is None or cancels(left, inverse) else left * inverse
         return None
 
     def _symbol(self, text: str) -> Coef:
@@ -603,7 +612,7 @@ class _Walker:
                     coef = self.coef(small.value, env)
                     if coef is not None and isinstance(op, cst.DivideAssign):
                         coef = coef.inverse()
-                    if coef is not None:
+                    if coef is not None and not current.cancels(coef):
                         self.out.consumed.add(id(small.target))
                         self.assign(env, name, current.scale(coef))
                         return

@@ -25,7 +25,7 @@ from gradfix.analysis.exprs import (
     read_paths,
     strip_parens,
 )
-from gradfix.analysis.linear import Coef, parse_coef, split_linear
+from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
 from gradfix.analysis.backward import definition
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
@@ -591,12 +591,12 @@ def _split_named(node: cst.BaseExpression) -> List[Tuple[Coef, Held]]:
         for named_side, coef_side in ((node.left, node.right), (node.right, node.left)):
             coef = parse_coef(coef_side)
             if coef is not None:
-                readings += [(c * coef, n) for c, n in _split_named(named_side)]
+                readings += [(c * coef, n) for c, n in _split_named(named_side) if not cancels(c, coef)]
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
         coef = parse_coef(node.right)
         inverse = coef.inverse() if coef is not None else None
         if inverse is not None:
-            readings += [(c * inverse, n) for c, n in _split_named(node.left)]
+            readings += [(c * inverse, n) for c, n in _split_named(node.left) if not cancels(c, inverse)]
     return readings
 
 
