@@ -174,34 +174,29 @@ def contains_node(container: cst.CSTNode, node: cst.CSTNode) -> bool:
     return found[0]
 
 
-def calls_within(node: cst.CSTNode) -> List[cst.Call]:
-    """Every call inside `node`, lambdas' bodies excepted (they do not run there)."""
-    calls: List[cst.Call] = []
+def nodes_within(node: cst.CSTNode, kind: type) -> list:
+    """Every node of type `kind` inside `node` (itself included), in walk order, lambdas' bodies
+    excepted (they do not run there)."""
+    found: list = []
 
     class Collect(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            calls.append(n)
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return not isinstance(n, cst.Lambda)
 
     node.visit(Collect())
-    return calls
+    return found
+
+
+def calls_within(node: cst.CSTNode) -> List[cst.Call]:
+    """Every call inside `node`, lambdas' bodies excepted (`nodes_within`)."""
+    return nodes_within(node, cst.Call)
 
 
 def attributes_within(node: cst.CSTNode) -> List[cst.Attribute]:
     """Every attribute access inside `node` (`a.b.c` gives `a.b.c` and `a.b`), lambdas' bodies excepted."""
-    found: List[cst.Attribute] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            found.append(n)
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-    node.visit(Collect())
-    return found
+    return nodes_within(node, cst.Attribute)
 
 
 def is_literal(node: cst.BaseExpression) -> bool:
