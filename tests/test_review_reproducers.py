@@ -20,6 +20,16 @@
   torch.zeros(())`, `p = s`, `s = rec`), whose `+=` the expansion reads as a rebinding, and
   `s_loss += rec` after the first term, which changed the value the second loss copies.
 
+- `tests/review_round2/`: a second review of those fixes, looking for other spellings (`D_*`: merges
+  and GF005, `E_*`: GF002 and GF004): a module that keeps an output between calls (forward hook,
+  `parametrize.cached`), a decorator that calls the function, `nn.Embedding(max_norm=...)`,
+  exceptions swallowed by `contextlib.suppress` or caught around a caller's caller or an alias,
+  a later backward by `getattr`, `partial`, `map`, `methodcaller`, functional activations in place
+  by position (`F.relu(h, True)`), a forward pre-hook; accumulators that share a tensor through
+  `[z] * 2`, `.cpu()`, `.conj()`, `operator.iadd`, `itertools.repeat`; special methods of the file
+  (`__getitem__`, `__len__`, `__bool__`, `__setattr__`) that rebind an operand; properties made by
+  an aliased decorator, `cached_property as cached`, under `if`, or assigned after the class.
+
 Each used to get a safe fix that changed a gradient or made the program raise. Now each gets no
 finding (the pattern is not there) or an unsafe fix whose reason names the cause. Executed: the
 original runs; where an unsafe fix rewrites the file, the rewritten program prints something else
@@ -42,14 +52,14 @@ from gradfix.rules import select
 
 TESTS = Path(__file__).resolve().parent
 HERE = TESTS / "merge_between"
-CASES = sorted(p for d in ("merge_between", "walrus_rewrites", "gf002_terms", "gf004_aliasing") for p in (TESTS / d).glob("*.py"))
+CASES = sorted(p for d in ("merge_between", "walrus_rewrites", "gf002_terms", "gf004_aliasing", "review_round2") for p in (TESTS / d).glob("*.py"))
 ALL = tuple(rule.CODE for rule in select(["ALL"]))
 # None: no finding; (code, text of the unsafe reason); or (code, None): a safe fix, executed exact.
 EXPECTED = {
     "01_module_cast_between": ("GF003", "`model.half()` between the backward calls"),
     "02_inplace_module_between": ("GF003", "`act()` between the backward calls"),
     "03_inplace_module_on_operand_gf001": ("GF001", "`act()` between the two passes"),
-    "04_exception_between": ("GF003", "`step` is called inside a `try` (line 26)"),
+    "04_exception_between": ("GF003", "`step` is called where an exception may be caught (line 26)"),
     "05_later_grad_import_alias": ("GF003", "a later `agrad()` (line 18)"),
     "05b_later_backward_lambda": ("GF003", "a later `again()` (line 16)"),
     "05c_later_backward_bound_method": ("GF003", "a later `bw()` (line 16)"),
@@ -78,6 +88,40 @@ EXPECTED = {
     "gf004_05_walrus_in_operand_loop_fusion": ("GF004", "`(j := j + 1)` (line 31) binds a name"),
     "gf004_06_walrus_hoisted_past_comprehension": ("GF004", "`series := series[::-1]` (line 28) binds a name"),
     "gf004_07_walrus_hoisted_past_loop_term": ("GF004", "`series := series[::-1]` (line 31) binds a name"),
+    "D_01_gf005_parametrize_cached": ("GF005", '`model()` (line 12) is not proven to keep no'),
+    "D_02_gf005_forward_hook_cache": ("GF005", '`model()` (line 21) is not proven to keep no'),
+    "D_03_gf005_decorator_calls_twice": ("GF005", '`inner` is decorated (`@twice`): the decorator'),
+    "D_04_gf003_embedding_max_norm_between": ("GF003", '`emb()` between the backward calls may step,'),
+    "D_05_gf003_contextlib_suppress": ("GF003", 'an exception after the first backward (out of'),
+    "D_06_gf003_try_around_transitive_caller": ("GF003", '`train` is called where an exception may be'),
+    "D_07_gf003_try_around_aliased_call": ("GF003", '`step` is handed on by name (line 16): gradfix'),
+    "D_08_gf003_later_getattr_backward": ("GF003", 'a later `getattr()` (line 14) may use a graph'),
+    "D_09_gf003_later_partial_autograd_backward": ("GF003", 'a later `torch.autograd.backward`, which may'),
+    "D_10_gf003_later_map_unbound_tensor_backward": ("GF003", 'a later `torch.Tensor.backward`, which may'),
+    "D_11_gf003_later_methodcaller_backward": ("GF003", 'a later `operator.methodcaller()` (line 14) may'),
+    "D_12_gf003_later_getattr_autograd_module": ("GF003", 'a later `getattr()` (line 14) may use a graph'),
+    "D_13_gf005_later_backward_as_key_function": None,
+    "D_14a_gf003_F_relu_positional_inplace": None,
+    "D_14b_gf003_F_dropout_positional_inplace": None,
+    "D_14c_gf003_F_leaky_relu_positional_inplace": None,
+    "D_14d_gf003_F_hardtanh_positional_inplace": None,
+    "D_14e_gf003_F_elu_positional_inplace": None,
+    "D_14f_gf003_F_silu_positional_inplace": None,
+    "D_15_gf003_forward_pre_hook_inplace_between": ("GF003", '`lin()` between the backward calls may step,'),
+    "E_01_gf004_tuple_unpack_repeated_list": ("GF004", 'the loop at line 29 adds in place to `p_loss`,'),
+    "E_02_gf004_alias_via_cpu": ("GF004", 'the loop at line 31 adds in place to `p_loss`,'),
+    "E_03_gf004_alias_via_conj": ("GF004", 'the loop at line 31 adds in place to `p_loss`,'),
+    "E_04_gf004_alias_via_operator_iadd": ("GF004", 'the loop at line 32 adds in place to `p_loss`,'),
+    "E_05_gf002_getitem_in_same_statement": ("GF002", '`__getitem__` (line 11) runs without a call by'),
+    "E_06_gf002_len_dunder_between_definitions": ("GF002", '`__len__` (line 11) runs without a call by name'),
+    "E_07_gf002_bool_dunder_in_same_statement": ("GF002", '`__bool__` (line 11) runs without a call by'),
+    "E_08_gf002_property_via_alias_decorator": ("GF002", 'the evaluation moves before `self.reg` (a'),
+    "E_09_gf002_cached_property_imported_as": ("GF002", 'the evaluation moves before `self.reg` (a'),
+    "E_10_gf002_setattr_between_definitions": ("GF002", '`__setattr__` (line 12) runs without a call by'),
+    "E_11_gf002_property_in_class_body_if": ("GF002", 'the evaluation moves before `self.reg` (a'),
+    "E_12_gf004_len_dunder_between_terms": ("GF004", '`__len__` (line 19) runs without a call by name'),
+    "E_13_gf002_property_assigned_after_class": ("GF002", 'the evaluation moves before `self.reg` (a'),
+    "E_14_gf004_alias_via_itertools_repeat": ("GF004", 'the loop at line 30 adds in place to `p_loss`,'),
 }
 
 

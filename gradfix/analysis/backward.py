@@ -22,7 +22,7 @@ from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import scan_between, stores_into
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import nodes_within, access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
 
 
 @dataclass
@@ -541,6 +541,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
+    reasons.extend(implicit_dunder_reasons(facts))
     for call in facts.unpreserved_checkpoints[:1]:
         reasons.append(Reason(
             f"`{code_of(call.func).strip()}(...)` (line {facts.line(call)}) recomputes its forward in every backward pass "
@@ -550,46 +551,100 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     return reasons
 
 
+def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
+    """A special method of the file that Python runs without a call by name and that may change
+    state (`FileFacts.implicit_dunders`): between the evaluations or passes a rewrite merges, a
+    `len(x)`, `x[i]`, `if x` or `x.a = v` may run it and rebind an operand (review, stop 24)."""
+    for dunder in facts.implicit_dunders[:1]:
+        return [Reason(
+            f"`{dunder.name.value}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
+            f"operators, `x.a = v`) and may change state: gradfix does not follow where it runs",
+            BETWEEN,
+        )]
+    return []
+
+
 def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[Reason]:
     """Why an exception between the backward passes a rewrite merges (at `statement`, the first
     pass's) may leave a trace: the original's first pass has written its gradients when the
     statements after it raise (out of memory, a bad batch), the merged pass has written none. That
-    matters where the exception is caught and the program goes on: a `try` with a handler around
-    `statement` in `scope`, or, for a function, around a call of it by name anywhere in the file
-    (review, stop 24). Callers in other files are not seen (README, "What a safe fix assumes")."""
-    tries = _tries_around(scope, statement)
-    if tries:
+    matters where the exception is caught and the program goes on: a `try` with a handler, or a
+    `with` whose context manager may swallow it (`contextlib.suppress`), around `statement` in
+    `scope`; for a function, around a call of it or of a function of the file that calls it (to a
+    fixed point), or where it is handed on by name (review, stop 24). Callers in other files are
+    not seen (README, "What a safe fix assumes")."""
+    guards = _guards_around(scope, statement)
+    if guards:
         return [Reason(
-            f"an exception after the first backward (out of memory, a bad batch) is caught at line {line(tries[-1])}: "
+            f"an exception after the first backward (out of memory, a bad batch) may be caught at line {line(guards[-1])}: "
             f"the original has written the first pass's gradients by then, the merged pass none",
             BETWEEN,
         )]
-    if isinstance(scope, cst.FunctionDef):
-        name = scope.name.value
-        calls: List[cst.Call] = []
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    names = {scope.name.value}
+    functions: List[cst.FunctionDef] = []
 
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if (isinstance(func, cst.Name) and func.value == name) or (isinstance(func, cst.Attribute) and func.attr.value == name):
-                    calls.append(node)
+    class Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            functions.append(node)
 
-        module.visit(Calls())
-        for call in calls:
-            found = _tries_around(module, call)
-            if found:
-                return [Reason(
-                    f"`{name}` is called inside a `try` (line {line(found[-1])}): an exception after its first backward "
-                    f"(out of memory, a bad batch) leaves the original's first-pass gradients, the merged pass none",
-                    BETWEEN,
-                )]
+    module.visit(Defs())
+    changed = True
+    while changed:  # the functions that may call it, through any number of calls
+        changed = False
+        for function in functions:
+            if function.name.value not in names and any(_calls_one_of(c, names) for c in nodes_within(function.body, cst.Call)):
+                names.add(function.name.value)
+                changed = True
+    calls = {}  # the node naming a call's callee -> the call
+    for call in nodes_within(module, cst.Call):
+        calls[id(call.func.attr if isinstance(call.func, cst.Attribute) else call.func)] = call
+    own = {id(function.name) for function in functions}
+    for node in nodes_within(module, cst.Name):
+        if node.value not in names or id(node) in own:
+            continue
+        call = calls.get(id(node))
+        if call is None:
+            return [Reason(
+                f"`{node.value}` is handed on by name (line {line(node)}): gradfix does not follow where it is called, "
+                f"maybe where an exception after the first backward is caught (the original keeps the first pass's "
+                f"gradients, the merged pass none)",
+                BETWEEN,
+            )]
+        guards = _guards_around(module, call)
+        if guards:
+            return [Reason(
+                f"`{node.value}` is called where an exception may be caught (line {line(guards[-1])}): an exception after "
+                f"the first backward (out of memory, a bad batch) leaves the original's first-pass gradients, the merged pass none",
+                BETWEEN,
+            )]
     return []
 
 
-def _tries_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
-    """The `try` statements with a handler (`except`) whose body holds `node`, inside `scope`, outermost first."""
+def _calls_one_of(call: cst.Call, names) -> bool:
+    func = call.func
+    return (isinstance(func, cst.Name) and func.value in names) or (isinstance(func, cst.Attribute) and func.attr.value in names)
+
+
+# Context managers that let every exception through (by the last name of what is entered).
+_PASSING_CONTEXTS = frozenset({
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "autocast", "record_function", "profile",
+    "detect_anomaly", "set_detect_anomaly", "device", "stream", "sdpa_kernel", "open",
+})
+
+
+def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The statements around `node`, inside `scope`, that may catch an exception it raises, outermost
+    first: a `try` with a handler (its body only), a `with` whose context manager is not one known
+    to let exceptions through (`__exit__` may return True: `contextlib.suppress`)."""
     stack: List[cst.CSTNode] = []
     found: List[List[cst.CSTNode]] = []
+
+    def passing(item: cst.WithItem) -> bool:
+        entered = item.item.func if isinstance(item.item, cst.Call) else item.item
+        last = entered.attr.value if isinstance(entered, cst.Attribute) else entered.value if isinstance(entered, cst.Name) else ""
+        return last in _PASSING_CONTEXTS
 
     class Walk(cst.CSTVisitor):
         def on_visit(self, n: cst.CSTNode) -> bool:
@@ -606,6 +661,11 @@ def _tries_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
                 for part in (*n.handlers, n.orelse, n.finalbody):
                     if part is not None:
                         part.visit(self)
+                return False
+            if isinstance(n, cst.With) and not all(passing(item) for item in n.items):
+                stack.append(n)
+                n.body.visit(self)
+                stack.pop()
                 return False
             return True
 
@@ -643,6 +703,20 @@ def later_use_reasons(
 
 
 _SELF = frozenset({"self", "cls"})
+
+
+# Calls that reach an attribute by its name as a string.
+_NAME_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
+
+
+def _names_backprop(node: cst.BaseExpression) -> bool:
+    """A string literal naming a way to backpropagate (`"backward"`, `"grad"`)."""
+    if not isinstance(node, cst.SimpleString):
+        return False
+    try:
+        return node.evaluated_value in BACKPROP_NAMES
+    except Exception:  # noqa: BLE001 - an unusual literal: not one of the names
+        return False
 
 
 class Backpropagators:
@@ -765,10 +839,21 @@ class Backpropagators:
                 name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
                 if name in BACKPROP_NAMES or outer.suspect(func):
                     found.append(node)
+                elif name in _NAME_GETTERS and any(_names_backprop(arg.value) for arg in node.args):
+                    # `getattr(l1, "backward")()`, `methodcaller("backward")`: a way to backpropagate by
+                    # its name (review, stop 24).
+                    found.append(node)
 
             def visit_Arg(self, node: cst.Arg) -> None:
-                if isinstance(node.value, (cst.Name, cst.Attribute)) and outer.suspect(node.value):
-                    found.append(node.value)
+                value = node.value
+                if isinstance(value, (cst.Name, cst.Attribute)) and outer.suspect(value):
+                    found.append(value)
+                elif isinstance(value, cst.Attribute) and value.attr.value in BACKPROP_NAMES:
+                    # Handed on to be called elsewhere (review, stop 24): `partial(torch.autograd.backward,
+                    # l1)`, `map(torch.Tensor.backward, ls)`, `max(ls, key=torch.Tensor.backward)`.
+                    found.append(value)
+
+
 
         scope.visit(Collect())
         return found

@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 
 from dataclasses import dataclass, field
-from typing import AbstractSet, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -199,6 +199,7 @@ class _Scanner(cst.CSTVisitor):
         self.stores_only = stores_only
         self.policy = policy
         self.gradients_only = gradients_only  # only the `.grad` barriers (`reads_gradients`)
+        self._callees: set = set()  # ids of the callees of the calls visited
         self._quiet = 0  # > 0 inside a node already reported as unknown
 
     # -- helpers --------------------------------------------------------------
@@ -348,7 +349,7 @@ class _Scanner(cst.CSTVisitor):
 
     # -- gradients --------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.policy is not None and self.policy.computed(node):
+        if self.policy is not None and id(node) not in self._callees and self.policy.computed(node):
             # A property of the file runs its code on a read (or store): it may rebind an
             # operand (`self.z = self.z * 2` in a getter; review, stop 24).
             self._unknown(f"`{code_of(node).strip()}` (a property of the file)", node)
@@ -361,6 +362,7 @@ class _Scanner(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._callees.add(id(func))  # judged as the call's callee, not again as a read
         last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if is_inplace_call(node) and not last.endswith("_"):
             # `F.relu(x, inplace=True)`, `torch.clamp(x, 0, 1, out=x)`: pure functions, but not
@@ -900,6 +902,12 @@ def _view_sources(value: cst.BaseExpression, fresh: Optional["_FreshFunctions"] 
         globals_read = [(name,) for name in fresh.globals_read(func.value)] if isinstance(func, cst.Name) and fresh is not None else []
         return bound + arguments + globals_read
     return []
+
+
+def fresh_calls(classifier) -> "Callable[[cst.Call], bool]":
+    """Whether a call by name of a function of the file returns a new object (`_FreshFunctions`)."""
+    fresh = _FreshFunctions(classifier)
+    return lambda call: isinstance(call.func, cst.Name) and fresh.returns_fresh(call.func.value)
 
 
 class _FreshFunctions:

@@ -189,7 +189,10 @@ class CalleeClassifier:
         names = self.qualified(func)
         if names & GRAD_MODE_CONTEXTS or any(is_nn_class(n) or n.startswith("gradfix.autograd.") for n in names):
             return True
-        return self.classify(func).kind in (PURE, RANDOM, MODULE)
+        callee = self.classify(func)
+        # A module with a forward hook of the file, or changed after it was built, runs code its
+        # construction does not show (a pre-hook clamping its weight in place; review, stop 24).
+        return callee.kind in (PURE, RANDOM, MODULE) and not callee.unproven
 
     # -- classification ---------------------------------------------------------------
     def classify(self, func: cst.BaseExpression) -> Callee:
@@ -815,10 +818,13 @@ def _is_false(node: cst.BaseExpression) -> bool:
 
 
 def _builds_inplace(call: cst.Call, names) -> bool:
-    """A torch.nn construction built to overwrite its input: an `inplace` argument that is not the
-    literal `False`, by keyword or, for the classes of `INPLACE_PARAMETER_POSITION`, by position or
-    possibly inside `*args`/`**kwargs`."""
+    """A torch.nn construction built to overwrite its input, or its own weight: an `inplace`
+    argument that is not the literal `False`, by keyword or, for the classes of
+    `INPLACE_PARAMETER_POSITION`, by position or possibly inside `*args`/`**kwargs`; an
+    embedding's `max_norm` (its forward renormalises rows of the weight in place)."""
     position = next((INPLACE_PARAMETER_POSITION[n] for n in names if n in INPLACE_PARAMETER_POSITION), None)
+    if any(arg.keyword is not None and arg.keyword.value == "max_norm" and not _is_none(arg.value) for arg in call.args):
+        return True
     positional = 0
     for arg in call.args:
         if arg.star:
@@ -833,3 +839,7 @@ def _builds_inplace(call: cst.Call, names) -> bool:
             return True
         positional += 1
     return False
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

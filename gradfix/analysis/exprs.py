@@ -11,7 +11,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 
 import libcst as cst
 
-from gradfix.analysis.vocabulary import INPLACE_KEYWORDS, is_inplace_name
+from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, is_inplace_name
 
 _EMPTY = cst.Module(body=[])
 
@@ -549,19 +549,43 @@ def is_inplace_call(call: cst.Call) -> bool:
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     if is_inplace_name(name):
         return True  # PyTorch's convention for in-place operations: `add_`, `zero_`
+    if _inplace_position(call) is not None:
+        return True
     for arg in call.args:
         if arg.keyword is None:
             continue
         if arg.keyword.value == "out":
             return True
+        if arg.keyword.value == "max_norm" and not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            return True  # `F.embedding(i, w, max_norm=1.0)` renormalises rows of `w` in place
         if arg.keyword.value == "inplace":
             value = arg.value
             return not (isinstance(value, cst.Name) and value.value == "False")
     return False
 
 
+def _inplace_position(call: cst.Call) -> Optional[cst.Arg]:
+    """The argument that makes a functional activation or dropout in place by position
+    (`F.relu(h, True)`: `FUNCTIONAL_INPLACE_POSITION`, by the callee's name), or a `*args` that
+    may; None for neither."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    position = FUNCTIONAL_INPLACE_POSITION.get(name)
+    if position is None:
+        return None
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for index, arg in enumerate(positional):
+        if arg.star == "*" or (index == position and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")):
+            return arg
+    return next((arg for arg in call.args if arg.star == "**"), None)
+
+
 def inplace_keyword(call: cst.Call) -> str:
-    """The keyword that makes a call in place, as written: `inplace=True`, `out=y` ("" if none)."""
+    """What makes a call in place, as written: `inplace=True`, `out=y`, `True` (`inplace` by
+    position), `*args` ("" if none)."""
+    positional = _inplace_position(call)
+    if positional is not None:
+        return code_of(positional).strip().rstrip(",")
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS:
             return f"{arg.keyword.value}={code_of(arg.value).strip()}"

@@ -17,12 +17,12 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
-from gradfix.analysis.exprs import binding_counts, code_of, name_references, scope_bindings
+from gradfix.analysis.exprs import binding_counts, code_of, is_inplace_call, name_references, nodes_within, scope_bindings
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
-from gradfix.analysis.statements import class_defs
+from gradfix.analysis.statements import class_defs, walk_statements
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
 
 
@@ -94,6 +94,35 @@ class FileFacts:
         return name_references(self.module, names_forward_hook, strings=True)
 
     @cached_property
+    def implicit_dunders(self) -> List[cst.FunctionDef]:
+        """The special methods of the file's classes that Python runs without a call by name
+        (`len(x)`, `x[i]`, `if x`, operators, `x.a = v`, f-strings) and that may change state:
+        `__setattr__`, `__delattr__`, `__set__`, `__delete__` always; any other (not `__init__`,
+        `__call__`, `__enter__`, `__exit__` and the like: `_CALLED_DUNDERS`, whose call sites are
+        checked where they stand) whose body stores an
+        attribute or an item, updates in place, declares `global`/`nonlocal`, deletes, or calls
+        `setattr`. Between two evaluations or passes they may rebind an operand (review, stop 24)."""
+        found: List[cst.FunctionDef] = []
+        for node in class_defs(self.module):
+            for statement in walk_statements(node.body):
+                if not isinstance(statement, cst.FunctionDef):
+                    continue
+                name = statement.name.value
+                if not (len(name) > 4 and name.startswith("__") and name.endswith("__")) or name in _CALLED_DUNDERS:
+                    continue
+                if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement):
+                    found.append(statement)
+        return found
+
+    @cached_property
+    def parametrizations(self) -> List[cst.CSTNode]:
+        """Every mention of torch's parametrizations (`register_parametrization`, `parametrize.cached`,
+        `weight_norm`, `spectral_norm`, `orthogonal`), strings too: a parametrized module may keep
+        its computed weight, with its graph, between calls (`parametrize.cached()`)."""
+        words = ("register_parametrization", "cached", "parametrize", "parametrizations")
+        return name_references(self.module, words.__contains__, strings=True)
+
+    @cached_property
     def torch_function_overrides(self) -> List[cst.CSTNode]:
         """Every mention of `__torch_function__` / `__torch_dispatch__` (strings too): a class of the
         file may then pass for a tensor in torch's functions without being one."""
@@ -114,27 +143,44 @@ class FileFacts:
 
     @cached_property
     def computed_attributes(self) -> "tuple[FrozenSet[str], bool]":
-        """The attribute names a class of the file may compute on each read (a def decorated as a
-        property, `name = property(...)`), and whether one may compute any (it defines
-        `__getattr__`, `__getattribute__` or `__get__`): two reads of `self.S` may then be two
-        values (a dropout mask drawn anew)."""
+        """The attribute names a class of the file may compute on each read, and whether one may
+        compute any. A name: a def in a class body (at any depth of it: under `if`, `try`)
+        decorated by anything but `_PLAIN_DECORATORS` (`@property`, `@cached`, `@_prop`: a
+        decorator may make a descriptor); a class-body binding to a call of something whose name
+        ends in `property` or is bound to one (`reg = _prop(f)`); an attribute set on a class of
+        the file from outside it (`VQ.reg = property(f)`, `setattr(VQ, "reg", ...)`). Any name:
+        a class defining `__getattr__`, `__getattribute__` or `__get__`, or `setattr` on a class
+        with a computed name. Two reads of `self.S` may then be two values, and a read runs code
+        (review, stop 24)."""
         names = set()
         anything = False
+        aliases = _property_aliases(self.module)
+        classes = {node.name.value for node in class_defs(self.module)}
         for node in class_defs(self.module):
-            # `class C: S = property(...)`: a one-line body is one line of small statements.
-            body = [node.body] if isinstance(node.body, cst.SimpleStatementSuite) else node.body.body
-            for statement in body:
+            for statement in walk_statements(node.body):
                 if isinstance(statement, cst.FunctionDef):
                     if statement.name.value in ("__getattr__", "__getattribute__", "__get__"):
                         anything = True
                     texts = [code_of(d.decorator).strip() for d in statement.decorators]
-                    if any(t.split("(")[0].endswith(("property", ".getter", ".setter")) for t in texts):
+                    if any(t not in _PLAIN_DECORATORS for t in texts):
                         names.add(statement.name.value)
                 elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                     for small in statement.body:
                         if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                            if code_of(small.value.func).strip().endswith("property"):
+                            callee = code_of(small.value.func).strip()
+                            if callee.endswith("property") or callee in aliases:
                                 names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for target in nodes_within(self.module, cst.AssignTarget):
+            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) and target.target.value.value in classes:
+                names.add(target.target.attr.value)
+        for call in nodes_within(self.module, cst.Call):
+            if isinstance(call.func, cst.Name) and call.func.value == "setattr" and call.args:
+                if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in classes:
+                    key = call.args[1].value if len(call.args) > 1 else None
+                    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                        names.add(key.evaluated_value)
+                    else:
+                        anything = True
         return frozenset(names), anything
 
     def computed_path(self, path: Tuple[str, ...]) -> bool:
@@ -185,3 +231,50 @@ _DATA_NAMES = frozenset({"data", "__getattr__", "__getattribute__"})
 def _binds(body: cst.CSTNode, names: frozenset) -> bool:
     """Whether a class body binds one of `names` in its own scope (`exprs.scope_bindings`)."""
     return any(name in names for name in scope_bindings(body))
+
+
+# Decorators that make no descriptor of a method: a read of the name is a plain lookup.
+_PLAIN_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod", "override", "typing.override",
+    "torch.no_grad()", "torch.enable_grad()", "torch.inference_mode()", "torch.compile", "torch.jit.script",
+    "torch.jit.export", "torch.jit.ignore", "torch.jit.unused", "functools.wraps",
+})
+# Special methods whose calls are calls (`Cls(...)`): the call sites are checked as calls.
+# (`with` statements, `obj(...)` calls and decorators are checked where they stand, as unknown code.)
+_CALLED_DUNDERS = frozenset({
+    "__init__", "__new__", "__init_subclass__", "__post_init__", "__class_getitem__", "__set_name__",
+    "__enter__", "__exit__", "__aenter__", "__aexit__", "__call__",
+})
+
+
+def _property_aliases(module: cst.Module) -> FrozenSet[str]:
+    """Names the file binds to `property` or a `...property` (`_prop = property`, `from functools
+    import cached_property as cached`)."""
+    found = set()
+    for small in nodes_within(module, cst.Assign):
+        if code_of(small.value).strip().endswith("property"):
+            found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    for node in nodes_within(module, cst.ImportFrom):
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if code_of(alias.name).strip().endswith("property") and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found.add(alias.asname.name.value)
+    return frozenset(found)
+
+
+def _changes_state(function: cst.FunctionDef) -> bool:
+    """Whether the body stores an attribute or an item, updates in place, declares `global` or
+    `nonlocal`, deletes, or calls `setattr` (its nested functions' bodies included)."""
+    for target in nodes_within(function.body, cst.AssignTarget):
+        if isinstance(target.target, (cst.Attribute, cst.Subscript)):
+            return True
+    if nodes_within(function.body, cst.AugAssign) or nodes_within(function.body, cst.Global) or nodes_within(function.body, cst.Nonlocal):
+        return True
+    if nodes_within(function.body, cst.Del):
+        return True
+    for call in nodes_within(function.body, cst.Call):
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
+            return True
+    return False

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import AbstractSet, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -76,7 +76,7 @@ from gradfix.analysis.loop_shapes import (
     without_self,
 )
 from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal, cancels
-from gradfix.analysis.vocabulary import MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, VIEW_METHODS, has_inplace_suffix
+from gradfix.analysis.vocabulary import FRESH_FUNCTIONS, FRESH_METHODS, FRESH_TENSOR_FACTORIES, MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
 
 
 @dataclass(eq=False)
@@ -889,7 +889,7 @@ class _Sharing:
     or in a loop that also holds it (the next iteration), changes the other name too (review, stop
     24); one before it does not (`loss2 = p_loss` after the loop that adds to `p_loss`)."""
 
-    def __init__(self, block: Sequence[cst.BaseStatement]) -> None:
+    def __init__(self, block: Sequence[cst.BaseStatement], fresh_call: Callable[[cst.Call], bool] = lambda call: False) -> None:
         # The walk order of the bindings and updates, with the loops around each.
         self.where: Dict[int, Tuple[int, FrozenSet[int]]] = {}
         self.bindings: Dict[str, List[Tuple[int, FrozenSet[int]]]] = {}
@@ -911,7 +911,12 @@ class _Sharing:
                     for t, v in zip(target.elements, values):
                         bind(t.value, v.value, at)
                     return
-            if value is None or not _new_object(value):
+            if isinstance(target, (cst.Tuple, cst.List)) and value is not None:
+                # Items unpacked from a container, or from `[z] * 2`: one object may stand at two of them.
+                share(stored_names(target), at)
+                share([path[0] for path in view_sources(value)], at)
+                return
+            if value is None or not _new_object(value, fresh_call):
                 share(stored_names(target), at)
                 if value is not None:
                     share([path[0] for path in view_sources(value)], at)
@@ -966,39 +971,49 @@ class _Sharing:
         return any(b_index < index or (b_loops & inside) for b_index, b_loops in self.bindings.get(name, ()))
 
 
-# Calls whose value may be an object another name holds: views and no-op conversions of their
-# receiver (or first argument), in-place methods (they return their receiver), and builtins that
-# return one of their arguments.
-_ALIAS_METHODS = VIEW_METHODS | frozenset({"to", "contiguous", "float", "double", "half", "bfloat16", "type", "type_as", "numpy", "as_tensor", "asarray", "data"})
-_ALIAS_FUNCTIONS = frozenset({"max", "min", "getattr", "next", "iter", "vars"})
+# Torch's functional namespaces: their functions return a new tensor, but for dropouts (the input
+# itself when not training) and in-place variants.
+_FUNCTIONAL = frozenset({"F", "torch.nn.functional", "nn.functional", "functional"})
 
 
-def _new_object(value: cst.BaseExpression) -> bool:
-    """Whether `value` is an object no name held before: a number, a string, an arithmetic result
-    (`a + b`, `-a`: a new tensor, number or list), a display or comprehension, or a call other than
-    a view, a no-op conversion or an in-place method of what it is called on (`x.view(1)`,
-    `x.to(d)`, `x.add_(1)`) or a builtin that returns an argument (`max(a, b)`). A function that
-    returns one of its arguments unchanged (`def f(t): return t`) is taken for a new object: the
-    README's "What a safe fix assumes" names it."""
+def _new_object(value: cst.BaseExpression, fresh_call: Callable[[cst.Call], bool] = lambda call: False) -> bool:
+    """Whether `value` is proven an object no name held before (an allowlist): a literal, an
+    arithmetic result (`a + b`, `-a`: a new tensor, number or list), a display or comprehension,
+    `x.mean()` and the like (`FRESH_METHODS`, on anything or from `torch`), a torch factory, a
+    functional op of `torch.nn.functional` other than a dropout or an in-place one, a builtin
+    that builds a new value (`FRESH_FUNCTIONS`), or a call `fresh_call` vouches for (a function
+    of the file that returns a new value). Anything else may be an object another name holds:
+    a name, an attribute, an item, a view, `.cpu()` on a CPU tensor, `operator.iadd(z, 0)`."""
     value = strip_parens(value)
     if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.BooleanOperation, cst.IfExp, cst.NamedExpr, cst.Await, cst.Yield)):
         return False
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
+    if not isinstance(value, cst.Call):
         return True
-    if isinstance(value, cst.Call):
-        func = value.func
-        if isinstance(func, cst.Attribute):
-            name = func.attr.value
-            return name not in _ALIAS_METHODS and not has_inplace_suffix(name) and not is_inplace_call(value)
-        if isinstance(func, cst.Name):
-            return func.value not in _ALIAS_FUNCTIONS and not is_inplace_call(value)
+    if is_inplace_call(value) or any(arg.star for arg in value.args):
         return False
-    return True
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        name, owner = func.attr.value, code_of(func.value).strip()
+        if name in FRESH_METHODS:
+            return True
+        if owner == "torch" and f"torch.{name}" in FRESH_TENSOR_FACTORIES:
+            return True
+        return owner in _FUNCTIONAL and "dropout" not in name and not has_inplace_suffix(name)
+    if isinstance(func, cst.Name):
+        return func.value in FRESH_FUNCTIONS or fresh_call(value)
+    return False
 
 
-def expand(block: Sequence[cst.BaseStatement], backward_indices: Set[int], inline=None, accelerators: AbstractSet[str] = frozenset()) -> Expansion:
+def expand(
+    block: Sequence[cst.BaseStatement],
+    backward_indices: Set[int],
+    inline=None,
+    accelerators: AbstractSet[str] = frozenset(),
+    fresh_call: Callable[[cst.Call], bool] = lambda call: False,
+) -> Expansion:
     """Walk the block once; the loss of every backward call at `backward_indices` as a Lin
-    (`accelerators`: the names that hold an `accelerate.Accelerator`, `FileFacts.accelerators`)."""
-    walker = _Walker(backward_indices, inline, accelerators, _Sharing(block))
+    (`accelerators`: the names that hold an `accelerate.Accelerator`, `FileFacts.accelerators`;
+    `fresh_call`: whether a call of a function of the file returns a new object, `_new_object`)."""
+    walker = _Walker(backward_indices, inline, accelerators, _Sharing(block, fresh_call))
     walker.walk(block, {}, (), True)
     return walker.out

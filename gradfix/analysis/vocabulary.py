@@ -88,6 +88,19 @@ INPLACE_PARAMETER_POSITION = {
     **{f"torch.nn.{n}": 0 for n in ("ReLU", "ReLU6", "SELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid")},
     **{f"torch.nn.{n}": 1 for n in ("LeakyReLU", "ELU", "CELU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")},
     **{f"torch.nn.{n}": 2 for n in ("Hardtanh", "Threshold", "RReLU")},
+    # `max_norm`, which renormalises the weight in place: `nn.Embedding(n, d, None, 1.0)`.
+    "torch.nn.Embedding": 3,
+    "torch.nn.EmbeddingBag": 2,
+}
+
+# torch.nn.functional's activations and dropouts that take `inplace`, with its position among
+# their parameters (`F.relu(h, True)`, `F.dropout(h, 0.5, True, True)`), by the function's name.
+FUNCTIONAL_INPLACE_POSITION = {
+    **{n: 1 for n in ("relu", "relu6", "selu", "silu", "mish", "hardswish", "hardsigmoid")},
+    **{n: 2 for n in ("elu", "celu", "leaky_relu")},
+    **{n: 3 for n in ("hardtanh", "threshold", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d")},
+    "rrelu": 4,
+    "embedding": 3,  # `max_norm`: renormalises rows of the weight in place
 }
 
 # Layers whose forward is deterministic and updates no state (no dropout, no

@@ -26,8 +26,8 @@ from gradfix.analysis.exprs import (
     strip_parens,
 )
 from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
-from gradfix.analysis.backward import definition
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
+from gradfix.analysis.backward import definition, implicit_dunder_reasons
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.merge import MergeSafety, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op, name_stem, names_in
@@ -195,6 +195,7 @@ class Visitor(BlockVisitor):
             return None  # random calls in the arguments: two different computations
         # The rewrite removes, adds or rebuilds names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
+        reasons.extend(implicit_dunder_reasons(self.facts))
         gs = self.ctx.grad_scale_name
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
@@ -236,12 +237,18 @@ class Visitor(BlockVisitor):
         def outside(node: cst.CSTNode) -> bool:
             return not contains_node(node1, node) and not contains_node(node2, node)
 
+        calls = calls_within(statement.body[0])
         others = [
             f"`{code_of(c.func).strip()}()`"
-            for c in calls_within(statement.body[0])
+            for c in calls
             if outside(c) and detach_receiver(c) is None and not harmless_call(c, self.classifier, watched)
         ]
-        others += [f"`{code_of(a).strip()}` (a property of the file)" for a in attributes_within(statement.body[0]) if outside(a) and policy.computed(a)]
+        callees = {id(c.func) for c in calls}  # judged as calls above
+        others += [
+            f"`{code_of(a).strip()}` (a property of the file)"
+            for a in attributes_within(statement.body[0])
+            if outside(a) and id(a) not in callees and policy.computed(a)
+        ]
         if not others:
             return []
         return [f"the evaluation moves before {', '.join(dict.fromkeys(others))} in the same statement, which gradfix cannot prove unaffected"]

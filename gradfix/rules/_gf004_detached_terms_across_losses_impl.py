@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, old_keyword_note, old_keyword_reasons
-from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, with_aliases
+from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     calls_within,
     code_of,
@@ -197,7 +197,9 @@ class Visitor(BlockVisitor):
                 runs.append(BackwardRun([call], [], []))
         if not runs:
             return
-        expansion = expand(block, {call.index for run in runs for call in run.calls}, self._inline, self.facts.accelerators)
+        expansion = expand(
+            block, {call.index for run in runs for call in run.calls}, self._inline, self.facts.accelerators, fresh_calls(self.classifier)
+        )
         for run in runs:
             self._run(block, run, expansion)
 

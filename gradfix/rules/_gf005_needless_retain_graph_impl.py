@@ -202,6 +202,22 @@ class Visitor(BlockVisitor):
         computed `getattr(t, name)`, `methodcaller`, a class's `__dict__`)."""
         name = function.name.value
         method = self.classifier.enclosing_class(function) is not None
+        decorators = [code_of(d.decorator).strip() for d in function.decorators]
+        wrapping = [d for d in decorators if d not in ("staticmethod", "classmethod")]
+        if wrapping:
+            # The decorator's wrapper is what the calls reach: it may call the function with any
+            # argument, twice with one graph (review, stop 24).
+            return f"`{name}` is decorated (`@{wrapping[0]}`): the decorator may call it, with arguments gradfix does not see"
+        hooks = self.facts.forward_hooks or self.facts.parametrizations
+        if hooks:
+            # A module's forward hook or parametrization may keep an output between calls (a cache
+            # returned on the next call, `parametrize.cached()`): a module read by the function
+            # then carries a graph from one call to the next (review, stop 24).
+            hook = hooks[0]
+            return (
+                f"`{code_of(hook).strip()}` (line {self.line(hook)}) may make a module keep an output between calls, "
+                f"with its graph"
+            )
         if method and (name == "forward" or (len(name) > 4 and name.startswith("__") and name.endswith("__"))):
             return (
                 f"`{name}` is called without being named (`obj(...)` runs `__call__` and an `nn.Module`'s `forward`, "

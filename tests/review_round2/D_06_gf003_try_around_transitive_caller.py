@@ -1,0 +1,24 @@
+import torch
+torch.set_num_threads(1)
+
+w = torch.ones(3, requires_grad=True)
+
+
+def step(n):
+    h = w.exp()
+    l1 = h.sum()
+    l1.backward(retain_graph=True)
+    scale = 1.0 / n
+    l2 = (h * scale).sum()
+    l2.backward()
+
+
+def train(n):
+    step(n)
+
+
+try:
+    train(0)
+except ZeroDivisionError:
+    pass
+print("w.grad", [round(v, 5) for v in w.grad.tolist()])

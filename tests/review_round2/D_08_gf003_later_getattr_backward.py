@@ -1,0 +1,18 @@
+import functools
+import operator
+import torch
+torch.set_num_threads(1)
+
+w = torch.ones(3, requires_grad=True)
+
+
+def step():
+    l1 = w.exp().sum()
+    l1.backward(retain_graph=True)
+    l2 = torch.sum(w * 3)
+    l2.backward()
+    getattr(l1, "backward")()
+
+
+step()
+print("w.grad", [round(v, 5) for v in w.grad.tolist()])

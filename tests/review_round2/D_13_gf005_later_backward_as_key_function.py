@@ -1,0 +1,14 @@
+import torch
+torch.set_num_threads(1)
+
+w = torch.ones(3, requires_grad=True)
+
+
+def step():
+    l1 = w.exp().sum()
+    l1.backward(retain_graph=True)
+    max([l1], key=torch.Tensor.backward)
+
+
+step()
+print("w.grad", [round(v, 5) for v in w.grad.tolist()])
