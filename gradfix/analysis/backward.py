@@ -394,9 +394,13 @@ def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> Backwar
 
 
 def _spelling(call: BackwardCall) -> str:
-    """How the call backpropagates: `backward` for `loss.backward(...)` (scaled or not), else its callee as
-    written (`self.manual_backward`, `torch.autograd.backward`, `accelerator.backward`)."""
-    return code_of(call.call.func).strip() if call.loss_is_argument else "backward"
+    """How the call backpropagates: `backward` for `loss.backward(...)` (scaled or not) and
+    `torch.autograd.backward(loss, ...)` (which `Tensor.backward` calls), else its callee as
+    written (`self.manual_backward`, `accelerator.backward`)."""
+    func = call.call.func
+    if not call.loss_is_argument or (isinstance(func, cst.Attribute) and func.attr.value == "backward" and _is_autograd(func.value) and not call.accelerator):
+        return "backward"
+    return code_of(func).strip()
 
 
 def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
