@@ -22,6 +22,7 @@ from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.statements import walk_statements
 from gradfix.analysis.exprs import nodes_within, access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
 
 
@@ -586,6 +587,8 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
         )]
     if not isinstance(scope, cst.FunctionDef):
         return []
+    if not any(_may_catch(statement) for statement in walk_statements(module)):
+        return []  # no `try` or `with` in the file may catch it (a walk of statements only)
     names = {scope.name.value}
     functions: List[cst.FunctionDef] = []
 
@@ -638,17 +641,26 @@ _PASSING_CONTEXTS = frozenset({
 })
 
 
+def _passing(item: cst.WithItem) -> bool:
+    """A `with` item whose context manager is known to let every exception through."""
+    entered = item.item.func if isinstance(item.item, cst.Call) else item.item
+    last = entered.attr.value if isinstance(entered, cst.Attribute) else entered.value if isinstance(entered, cst.Name) else ""
+    return last in _PASSING_CONTEXTS
+
+
+def _may_catch(statement: cst.CSTNode) -> bool:
+    """A `try` with a handler, or a `with` whose context manager may swallow an exception."""
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        return bool(statement.handlers)
+    return isinstance(statement, cst.With) and not all(_passing(item) for item in statement.items)
+
+
 def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
     """The statements around `node`, inside `scope`, that may catch an exception it raises, outermost
     first: a `try` with a handler (its body only), a `with` whose context manager is not one known
     to let exceptions through (`__exit__` may return True: `contextlib.suppress`)."""
     stack: List[cst.CSTNode] = []
     found: List[List[cst.CSTNode]] = []
-
-    def passing(item: cst.WithItem) -> bool:
-        entered = item.item.func if isinstance(item.item, cst.Call) else item.item
-        last = entered.attr.value if isinstance(entered, cst.Attribute) else entered.value if isinstance(entered, cst.Name) else ""
-        return last in _PASSING_CONTEXTS
 
     class Walk(cst.CSTVisitor):
         def on_visit(self, n: cst.CSTNode) -> bool:
@@ -666,7 +678,7 @@ def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
                     if part is not None:
                         part.visit(self)
                 return False
-            if isinstance(n, cst.With) and not all(passing(item) for item in n.items):
+            if isinstance(n, cst.With) and not all(_passing(item) for item in n.items):
                 stack.append(n)
                 n.body.visit(self)
                 stack.pop()

@@ -120,6 +120,8 @@ class FileFacts:
         `weight_norm`, `spectral_norm`, `orthogonal`), strings too: a parametrized module may keep
         its computed weight, with its graph, between calls (`parametrize.cached()`)."""
         words = ("register_parametrization", "cached", "parametrize", "parametrizations")
+        if not any(word in self.code for word in words):
+            return []  # (a walk of every node, spared where no word is in the text)
         return name_references(self.module, words.__contains__, strings=True)
 
     @cached_property
@@ -154,7 +156,7 @@ class FileFacts:
         (review, stop 24)."""
         names = set()
         anything = False
-        aliases = _property_aliases(self.module)
+        aliases = _property_aliases(self.module) if "property" in self.code else frozenset()
         classes = {node.name.value for node in class_defs(self.module)}
         for node in class_defs(self.module):
             for statement in walk_statements(node.body):
@@ -167,13 +169,14 @@ class FileFacts:
                 elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                     for small in statement.body:
                         if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                            callee = code_of(small.value.func).strip()
+                            callee = _last_name(small.value.func)
                             if callee.endswith("property") or callee in aliases:
                                 names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
-        for target in nodes_within(self.module, cst.AssignTarget):
-            if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) and target.target.value.value in classes:
-                names.add(target.target.attr.value)
-        for call in nodes_within(self.module, cst.Call):
+        for small in _small_statements(self.module, cst.Assign):
+            for target in small.targets:  # type: ignore[attr-defined]
+                if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) and target.target.value.value in classes:
+                    names.add(target.target.attr.value)
+        for call in nodes_within(self.module, cst.Call) if "setattr" in self.code else ():
             if isinstance(call.func, cst.Name) and call.func.value == "setattr" and call.args:
                 if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in classes:
                     key = call.args[1].value if len(call.args) > 1 else None
@@ -251,15 +254,35 @@ def _property_aliases(module: cst.Module) -> FrozenSet[str]:
     """Names the file binds to `property` or a `...property` (`_prop = property`, `from functools
     import cached_property as cached`)."""
     found = set()
-    for small in nodes_within(module, cst.Assign):
-        if code_of(small.value).strip().endswith("property"):
-            found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
-    for node in nodes_within(module, cst.ImportFrom):
+    for small in _small_statements(module, cst.Assign):
+        if _last_name(small.value).endswith("property"):  # type: ignore[attr-defined]
+            found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))  # type: ignore[attr-defined]
+    for node in _small_statements(module, cst.ImportFrom):
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
-                if code_of(alias.name).strip().endswith("property") and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                if _last_name(alias.name).endswith("property") and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     found.add(alias.asname.name.value)
     return frozenset(found)
+
+
+def _last_name(node: cst.CSTNode) -> str:
+    """`property` for `property`, `functools.cached_property` for... its last name; "" for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
+def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallStatement]:
+    """The small statements of type `kind` anywhere in the module (a walk of statements only)."""
+    return [
+        small
+        for statement in walk_statements(module)
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        for small in statement.body
+        if isinstance(small, kind)
+    ]
 
 
 def _changes_state(function: cst.FunctionDef) -> bool:

@@ -231,18 +231,19 @@ class Visitor(BlockVisitor):
     def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode) -> List[str]:
         """Why evaluating the second term earlier in its own statement is not proven unaffected: the
         statement's other calls not proven harmless, and its reads of properties of the file."""
-        watched = with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier)
         policy = HarmlessCalls(self.classifier)
+        watched: List[tuple] = []  # computed once, for the first call that needs it (a walk of the function)
 
         def outside(node: cst.CSTNode) -> bool:
             return not contains_node(node1, node) and not contains_node(node2, node)
 
+        def harmless(call: cst.Call) -> bool:
+            if not watched:
+                watched.extend(with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier))
+            return harmless_call(call, self.classifier, watched)
+
         calls = calls_within(statement.body[0])
-        others = [
-            f"`{code_of(c.func).strip()}()`"
-            for c in calls
-            if outside(c) and detach_receiver(c) is None and not harmless_call(c, self.classifier, watched)
-        ]
+        others = [f"`{code_of(c.func).strip()}()`" for c in calls if outside(c) and detach_receiver(c) is None and not harmless(c)]
         callees = {id(c.func) for c in calls}  # judged as calls above
         others += [
             f"`{code_of(a).strip()}` (a property of the file)"
