@@ -28,7 +28,10 @@
   by position (`F.relu(h, True)`), a forward pre-hook; accumulators that share a tensor through
   `[z] * 2`, `.cpu()`, `.conj()`, `operator.iadd`, `itertools.repeat`; special methods of the file
   (`__getitem__`, `__len__`, `__bool__`, `__setattr__`) that rebind an operand; properties made by
-  an aliased decorator, `cached_property as cached`, under `if`, or assigned after the class.
+  an aliased decorator, `cached_property as cached`, under `if`, or assigned after the class;
+  (`F_*`, GF001) a module `__getattr__` (PEP 562), an in-place activation in the arguments, a
+  division by a name bound to zero (the rewrite's `1 / c` raised), `g = y.grad` read after the first
+  backward.
 
 Each used to get a safe fix that changed a gradient or made the program raise. Now each gets no
 finding (the pattern is not there) or an unsafe fix whose reason names the cause. Executed: the
@@ -42,6 +45,7 @@ import contextlib
 import io
 import re
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -108,6 +112,12 @@ EXPECTED = {
     "D_14e_gf003_F_elu_positional_inplace": None,
     "D_14f_gf003_F_silu_positional_inplace": None,
     "D_15_gf003_forward_pre_hook_inplace_between": ("GF003", '`lin()` between the backward calls may step,'),
+    "F_01_pep562_module_getattr": ("GF001", '`m.z` may be computed anew on each read (a'),
+    "F_02_inplace_leaky_relu_in_arg": ("GF001", '`F.leaky_relu(y, 0.5, True)` in the arguments'),
+    "F_03_inplace_elu_in_arg": ("GF001", '`F.elu(y, 1.0, True)` in the arguments modifies'),
+    "F_04_div_by_zero_name": ("GF001", 'the coefficient divides by `c`, bound to zero:'),
+    "F_05_operand_aliases_dot_grad": None,
+    "F_07_inplace_selu_in_arg": ("GF001", '`F.selu(y, True)` in the arguments modifies a'),
     "E_01_gf004_tuple_unpack_repeated_list": ("GF004", 'the loop at line 29 adds in place to `p_loss`,'),
     "E_02_gf004_alias_via_cpu": ("GF004", 'the loop at line 31 adds in place to `p_loss`,'),
     "E_03_gf004_alias_via_conj": ("GF004", 'the loop at line 31 adds in place to `p_loss`,'),
@@ -129,12 +139,16 @@ def _run(source: str) -> str:
     """What the program prints, or the exception it raises."""
     out = io.StringIO()
     sys.path.insert(0, str(HERE / "stub"))  # a stand-in for pytorch_lightning (11)
+    # A module of its own, as `__main__` (`sys.modules[__name__]` and a module `__getattr__`: F_01).
+    module, main = types.ModuleType("__main__"), sys.modules["__main__"]
+    sys.modules["__main__"] = module
     try:
         with contextlib.redirect_stdout(out):
-            exec(compile(source, "train.py", "exec"), {"__name__": "__main__"})
+            exec(compile(source, "train.py", "exec"), module.__dict__)
     except Exception as exc:  # noqa: BLE001 - the rewrite's failure is the observation
         return f"raised {type(exc).__name__}"
     finally:
+        sys.modules["__main__"] = main
         sys.path.remove(str(HERE / "stub"))
         sys.modules.pop("pytorch_lightning", None)
     return out.getvalue()

@@ -21,7 +21,7 @@ from gradfix.analysis.introspection import names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
-from gradfix.analysis.between import scan_between, stores_into
+from gradfix.analysis.between import reads_gradients, scan_between, stores_into
 from gradfix.analysis.statements import walk_statements
 from gradfix.analysis.exprs import nodes_within, access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
 
@@ -386,12 +386,27 @@ def _run_from(block, calls: List[BackwardCall], start: int, harmless) -> Backwar
             # on a tensor their graph saved, a read of `.grad`; review, stop 24).
             between.append(cst.Expr(candidate.receiver))
         verdict = scan_between(between, watched, harmless)
-        if verdict.barrier is not None:
+        if verdict.barrier is not None or _reads_gradient_alias(between, harmless):
             break
         run.unknown.extend(verdict.unknown)
         run.updates.extend(_inplace_updates(between))
         run.calls.append(candidate)
     return run
+
+
+def _reads_gradient_alias(statements: Sequence[cst.CSTNode], policy) -> bool:
+    """Whether the statements read a name bound (anywhere in its scope) to a value that reads a
+    `.grad`: `g = y.grad` before the first backward, read between the passes, sees what that
+    backward added into it, which a merge defers (review, stop 24). Without the file's policy
+    (its classifier resolves names), any name may be one: then only the syntax is checked."""
+    classifier = getattr(policy, "classifier", None)
+    if classifier is None:
+        return False
+    for statement in statements:
+        for name in nodes_within(statement, cst.Name):
+            if any(reads_gradients(value) for value in classifier.assigned_values(name) or ()):
+                return True
+    return False
 
 
 def _spelling(call: BackwardCall) -> str:

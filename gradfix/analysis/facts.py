@@ -172,6 +172,8 @@ class FileFacts:
                             callee = _last_name(small.value.func)
                             if callee.endswith("property") or callee in aliases:
                                 names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        if any(isinstance(s, cst.FunctionDef) and s.name.value in ("__getattr__", "__dir__") for s in self.module.body):
+            anything = True  # PEP 562: `m.z` on this module may compute a value on each read (review, stop 24)
         for small in _small_statements(self.module, cst.Assign):
             for target in small.targets:  # type: ignore[attr-defined]
                 if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name) and target.target.value.value in classes:

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence
 import libcst as cst
 
 from gradfix.analysis.exprs import (
+    is_inplace_call,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
     Point,
@@ -150,6 +151,14 @@ class MergeSafety:
         for inner in calls_in(operands):
             if detach_receiver(inner) is not None:
                 continue
+            if is_inplace_call(inner):
+                # `F.leaky_relu(y, 0.5, True)`: the original overwrites `y` twice, the rewrite once
+                # (review, stop 24).
+                reasons.add(
+                    f"`{code_of(inner).strip()}` in the arguments modifies a tensor in place: it runs twice in the "
+                    f"original and once after the rewrite"
+                )
+                break
             func = inner.func
             if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in PURE_TENSOR_METHODS:
                 continue
@@ -200,6 +209,14 @@ class MergeSafety:
                 if not (factor.isidentifier() and self.constants.get(factor) is not None):
                     text = f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost"
                     reasons.add(Reason(text, COEFFICIENT, factor))
+                    break
+        for coef in (a, b):
+            for (_, den), _ in coef.terms:
+                zero = next((d for d in den if type(d) is str and d.isidentifier() and self.constants.get(d) == 0), None)
+                if zero is not None:
+                    # The rewrite computes the scale in Python (`grad_scale(x, 1 / c)`): a division by
+                    # zero raises there, where the original's tensor division gave inf (review, stop 24).
+                    reasons.add(f"the coefficient divides by `{zero}`, bound to zero: the rewrite's `1 / {zero}` raises where the original gave inf")
                     break
         return reasons
 

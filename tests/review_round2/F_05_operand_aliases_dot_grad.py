@@ -1,0 +1,17 @@
+import torch
+import torch.nn.functional as F
+torch.set_num_threads(1)
+def f(a, b):
+    return ((a - b) ** 2).mean()
+torch.manual_seed(1)
+x = torch.randn(3, requires_grad=True)
+y = torch.randn(3, requires_grad=True)
+def h(a, b, c):
+    return ((a - b) * c).pow(2).mean()
+y.grad = torch.ones(3)
+g = y.grad
+l1 = h(x.detach(), y, g)
+l1.backward(retain_graph=True)
+l2 = -1 * h(x, y.detach(), g)
+l2.backward()
+print(x.grad.tolist() if x.grad is not None else None, y.grad.tolist() if y.grad is not None else None)
