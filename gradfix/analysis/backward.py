@@ -17,13 +17,13 @@ import libcst as cst
 if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
-from gradfix.analysis.introspection import names_by_string
+from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
-from gradfix.analysis.between import reads_gradients, scan_between, stores_into
+from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import walk_statements
-from gradfix.analysis.exprs import nodes_within, access_path, binding_counts, code_of, read_paths, same_expr, strip_parens
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, last_name, nodes_within, read_paths, same_expr, strip_parens, string_value
 
 
 @dataclass
@@ -400,13 +400,7 @@ def _reads_gradient_alias(statements: Sequence[cst.CSTNode], policy) -> bool:
     backward added into it, which a merge defers (review, stop 24). Without the file's policy
     (its classifier resolves names), any name may be one: then only the syntax is checked."""
     classifier = getattr(policy, "classifier", None)
-    if classifier is None:
-        return False
-    for statement in statements:
-        for name in nodes_within(statement, cst.Name):
-            if any(reads_gradients(value) for value in classifier.assigned_values(name) or ()):
-                return True
-    return False
+    return classifier is not None and any(names_bound_to_gradients(statement, classifier) for statement in statements)
 
 
 def _spelling(call: BackwardCall) -> str:
@@ -605,13 +599,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
     if not any(_may_catch(statement) for statement in walk_statements(module)):
         return []  # no `try` or `with` in the file may catch it (a walk of statements only)
     names = {scope.name.value}
-    functions: List[cst.FunctionDef] = []
-
-    class Defs(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            functions.append(node)
-
-    module.visit(Defs())
+    functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
     changed = True
     while changed:  # the functions that may call it, through any number of calls
         changed = False
@@ -645,8 +633,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
 
 
 def _calls_one_of(call: cst.Call, names) -> bool:
-    func = call.func
-    return (isinstance(func, cst.Name) and func.value in names) or (isinstance(func, cst.Attribute) and func.attr.value in names)
+    return last_name(call.func) in names
 
 
 # Context managers that let every exception through (by the last name of what is entered).
@@ -659,8 +646,7 @@ _PASSING_CONTEXTS = frozenset({
 def _passing(item: cst.WithItem) -> bool:
     """A `with` item whose context manager is known to let every exception through."""
     entered = item.item.func if isinstance(item.item, cst.Call) else item.item
-    last = entered.attr.value if isinstance(entered, cst.Attribute) else entered.value if isinstance(entered, cst.Name) else ""
-    return last in _PASSING_CONTEXTS
+    return last_name(entered) in _PASSING_CONTEXTS
 
 
 def _may_catch(statement: cst.CSTNode) -> bool:
@@ -684,21 +670,16 @@ def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
             if n is node:
                 found.append(list(stack))
                 return False
-            if isinstance(n, (cst.Try, cst.TryStar)) and n.handlers:
-                # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
-                stack.append(n)
-                n.body.visit(self)
-                stack.pop()
-                for part in (*n.handlers, n.orelse, n.finalbody):
-                    if part is not None:
-                        part.visit(self)
-                return False
-            if isinstance(n, cst.With) and not all(_passing(item) for item in n.items):
-                stack.append(n)
-                n.body.visit(self)
-                stack.pop()
-                return False
-            return True
+            if not _may_catch(n):
+                return True
+            # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
+            stack.append(n)
+            n.body.visit(self)  # type: ignore[attr-defined]
+            stack.pop()
+            for part in (*getattr(n, "handlers", ()), getattr(n, "orelse", None), getattr(n, "finalbody", None)):
+                if part is not None:
+                    part.visit(self)
+            return False
 
     scope.visit(Walk())
     return found[0] if found else []
@@ -734,20 +715,6 @@ def later_use_reasons(
 
 
 _SELF = frozenset({"self", "cls"})
-
-
-# Calls that reach an attribute by its name as a string.
-_NAME_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
-
-
-def _names_backprop(node: cst.BaseExpression) -> bool:
-    """A string literal naming a way to backpropagate (`"backward"`, `"grad"`)."""
-    if not isinstance(node, cst.SimpleString):
-        return False
-    try:
-        return node.evaluated_value in BACKPROP_NAMES
-    except Exception:  # noqa: BLE001 - an unusual literal: not one of the names
-        return False
 
 
 class Backpropagators:
@@ -867,10 +834,10 @@ class Backpropagators:
         class Collect(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                name = last_name(func)
                 if name in BACKPROP_NAMES or outer.suspect(func):
                     found.append(node)
-                elif name in _NAME_GETTERS and any(_names_backprop(arg.value) for arg in node.args):
+                elif name in ATTRIBUTE_GETTERS and any(string_value(arg.value) in BACKPROP_NAMES for arg in node.args):
                     # `getattr(l1, "backward")()`, `methodcaller("backward")`: a way to backpropagate by
                     # its name (review, stop 24).
                     found.append(node)
@@ -883,8 +850,6 @@ class Backpropagators:
                     # Handed on to be called elsewhere (review, stop 24): `partial(torch.autograd.backward,
                     # l1)`, `map(torch.Tensor.backward, ls)`, `max(ls, key=torch.Tensor.backward)`.
                     found.append(value)
-
-
 
         scope.visit(Collect())
         return found

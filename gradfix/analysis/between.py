@@ -40,7 +40,7 @@ from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequen
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, imported_names, inplace_keyword, is_inplace_call, paths_overlap, read_paths, strip_parens
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, imported_names, inplace_keyword, is_inplace_call, last_name, nodes_within, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.vocabulary import (
     APPENDING_METHODS,
     FRESH_FUNCTIONS,
@@ -363,7 +363,7 @@ class _Scanner(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self._callees.add(id(func))  # judged as the call's callee, not again as a read
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        last = last_name(func)
         if is_inplace_call(node) and not last.endswith("_"):
             # `F.relu(x, inplace=True)`, `torch.clamp(x, 0, 1, out=x)`: pure functions, but not
             # called this way (the underscore spellings are caught below by name).
@@ -453,6 +453,15 @@ def reads_gradients(node: cst.CSTNode) -> bool:
     verdict = Verdict()
     node.visit(_Scanner((), verdict, stores_only=False, policy=None, gradients_only=True))
     return verdict.barrier is not None
+
+
+def names_bound_to_gradients(node: cst.CSTNode, classifier) -> bool:
+    """Whether `node` reads a name bound (anywhere in its scope, as `classifier` resolves it) to a
+    value that reads a `.grad` (`reads_gradients`): `g = y.grad` holds the tensor a backward adds
+    into (review, stop 24)."""
+    return any(
+        reads_gradients(value) for name in nodes_within(node, cst.Name) for value in classifier.assigned_values(name) or ()
+    )
 
 
 def scan_between(

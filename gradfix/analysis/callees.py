@@ -51,7 +51,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, same_expr, single_return, strip_parens, unscoped_bindings
+from gradfix.analysis.exprs import code_of, flag_argument, same_expr, single_return, strip_parens, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
@@ -823,22 +823,12 @@ def _builds_inplace(call: cst.Call, names) -> bool:
     `INPLACE_PARAMETER_POSITION`, by position or possibly inside `*args`/`**kwargs`; an
     embedding's `max_norm` (its forward renormalises rows of the weight in place)."""
     position = next((INPLACE_PARAMETER_POSITION[n] for n in names if n in INPLACE_PARAMETER_POSITION), None)
-    if any(arg.keyword is not None and arg.keyword.value == "max_norm" and not _is_none(arg.value) for arg in call.args):
-        return True
-    positional = 0
     for arg in call.args:
-        if arg.star:
-            if position is not None:
-                return True
-            continue
-        if arg.keyword is not None:
-            if arg.keyword.value == "inplace" and not _is_false(arg.value):
-                return True
-            continue
-        if positional == position and not _is_false(arg.value):
+        if arg.keyword is not None and arg.keyword.value == "inplace" and not _is_false(arg.value):
             return True
-        positional += 1
-    return False
+        if arg.keyword is not None and arg.keyword.value == "max_norm" and not _is_none(arg.value):
+            return True
+    return flag_argument(call, position) is not None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

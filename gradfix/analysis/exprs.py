@@ -494,6 +494,40 @@ def swap_first_two(args: Tuple[cst.Arg, ...]) -> Optional[Tuple[cst.Arg, ...]]:
     return (first.with_changes(value=second.value), second.with_changes(value=first.value)) + tuple(args[2:])
 
 
+def last_name(node: cst.CSTNode) -> str:
+    """The last name of a callee or reference: `f` for `f`, `step` for `t.step`; "" for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
+
+
+def string_value(node: cst.CSTNode) -> Optional[str]:
+    """The text a string literal stands for (None for anything else: a bytes literal, an f-string,
+    one libcst cannot read)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    try:
+        text = node.evaluated_value
+    except Exception:  # noqa: BLE001 - an unusual literal: no text
+        return None
+    return text if isinstance(text, str) else None
+
+
+def flag_argument(call: cst.Call, position: Optional[int]) -> Optional[cst.Arg]:
+    """The positional argument at `position` unless it is the literal `False`, or a `*args` or
+    `**kwargs` that may hold it; None for neither (or no `position`): how `inplace` is passed by
+    position (`F.relu(h, True)`, `nn.Dropout(0.5, True)`)."""
+    if position is None:
+        return None
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for index, arg in enumerate(positional):
+        if arg.star == "*" or (index == position and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")):
+            return arg
+    return next((arg for arg in call.args if arg.star == "**"), None)
+
+
 def is_call_named(node: cst.CSTNode, attr: str) -> bool:
     """`<anything>.attr(...)`. (Not with libcst.matchers: importing it takes a third of a second,
     paid again by every worker process.)"""
@@ -545,9 +579,7 @@ def ends_in_value(
 def is_inplace_call(call: cst.Call) -> bool:
     """A call that may write into a tensor argument or receiver: `x.add_(1)`, `F.relu(x, inplace=True)`,
     `torch.clamp(x, 0, 1, out=x)`. (`inplace=False` spelled out is not.)"""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    if is_inplace_name(name):
+    if is_inplace_name(last_name(call.func)):
         return True  # PyTorch's convention for in-place operations: `add_`, `zero_`
     if _inplace_position(call) is not None:
         return True
@@ -568,16 +600,7 @@ def _inplace_position(call: cst.Call) -> Optional[cst.Arg]:
     """The argument that makes a functional activation or dropout in place by position
     (`F.relu(h, True)`: `FUNCTIONAL_INPLACE_POSITION`, by the callee's name), or a `*args` that
     may; None for neither."""
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    position = FUNCTIONAL_INPLACE_POSITION.get(name)
-    if position is None:
-        return None
-    positional = [arg for arg in call.args if arg.keyword is None]
-    for index, arg in enumerate(positional):
-        if arg.star == "*" or (index == position and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")):
-            return arg
-    return next((arg for arg in call.args if arg.star == "**"), None)
+    return flag_argument(call, FUNCTIONAL_INPLACE_POSITION.get(last_name(call.func)))
 
 
 def inplace_keyword(call: cst.Call) -> str:
@@ -619,11 +642,8 @@ def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings:
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             if not strings:
                 return
-            try:
-                text = node.evaluated_value
-            except Exception:  # noqa: BLE001 - an unusual literal: matched as written
-                text = node.value
-            if matches(text if isinstance(text, str) else node.value):
+            text = string_value(node)
+            if matches(node.value if text is None else text):  # an unusual literal: as written
                 found.append(node)  # `getattr(D, "register_forward_hook")`
 
     scope.visit(Collect())

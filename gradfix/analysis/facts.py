@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
-from gradfix.analysis.exprs import binding_counts, code_of, is_inplace_call, name_references, nodes_within, scope_bindings
+from gradfix.analysis.exprs import binding_counts, code_of, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
@@ -169,7 +169,7 @@ class FileFacts:
                 elif isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                     for small in statement.body:
                         if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                            callee = _last_name(small.value.func)
+                            callee = last_name(small.value.func)
                             if callee.endswith("property") or callee in aliases:
                                 names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
         if any(isinstance(s, cst.FunctionDef) and s.name.value in ("__getattr__", "__dir__") for s in self.module.body):
@@ -181,9 +181,9 @@ class FileFacts:
         for call in nodes_within(self.module, cst.Call) if "setattr" in self.code else ():
             if isinstance(call.func, cst.Name) and call.func.value == "setattr" and call.args:
                 if isinstance(call.args[0].value, cst.Name) and call.args[0].value.value in classes:
-                    key = call.args[1].value if len(call.args) > 1 else None
-                    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-                        names.add(key.evaluated_value)
+                    key = string_value(call.args[1].value) if len(call.args) > 1 else None
+                    if key is not None:
+                        names.add(key)
                     else:
                         anything = True
         return frozenset(names), anything
@@ -203,9 +203,7 @@ class FileFacts:
 
         class Find(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-                if name not in ("checkpoint", "checkpoint_sequential"):
+                if last_name(node.func) not in ("checkpoint", "checkpoint_sequential"):
                     return
                 for arg in node.args:
                     if arg.star == "**" or (
@@ -257,23 +255,14 @@ def _property_aliases(module: cst.Module) -> FrozenSet[str]:
     import cached_property as cached`)."""
     found = set()
     for small in _small_statements(module, cst.Assign):
-        if _last_name(small.value).endswith("property"):  # type: ignore[attr-defined]
+        if last_name(small.value).endswith("property"):  # type: ignore[attr-defined]
             found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))  # type: ignore[attr-defined]
     for node in _small_statements(module, cst.ImportFrom):
         if not isinstance(node.names, cst.ImportStar):
             for alias in node.names:
-                if _last_name(alias.name).endswith("property") and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                if last_name(alias.name).endswith("property") and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     found.add(alias.asname.name.value)
     return frozenset(found)
-
-
-def _last_name(node: cst.CSTNode) -> str:
-    """`property` for `property`, `functools.cached_property` for... its last name; "" for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
 
 
 def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallStatement]:
@@ -298,8 +287,6 @@ def _changes_state(function: cst.FunctionDef) -> bool:
     if nodes_within(function.body, cst.Del):
         return True
     for call in nodes_within(function.body, cst.Call):
-        func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if name in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
+        if last_name(call.func) in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
             return True
     return False

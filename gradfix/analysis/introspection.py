@@ -17,7 +17,7 @@ from typing import Callable, List, Optional
 import libcst as cst
 
 from gradfix.reasons import INTROSPECTION, Reason
-from gradfix.analysis.exprs import scope_bindings
+from gradfix.analysis.exprs import last_name, scope_bindings, string_value
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
 
 
@@ -120,7 +120,7 @@ def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             # `getattr(f, "__globals__")`
-            text = _string_value(node)
+            text = string_value(node)
             if text in _NAMESPACE_DOORS or text in _STRING_BINDERS:
                 found.append(node)
 
@@ -151,7 +151,7 @@ def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
 
 # Ways to an object's attributes by a name given as a value (`getattr(t, name)`,
 # `methodcaller(name)`, `attrgetter(name)`), and to a class's namespace as a whole.
-_ATTRIBUTE_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
+ATTRIBUTE_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
 _CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars"})
 
 
@@ -172,13 +172,12 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
 
     class Find(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if _string_value(node) == name:
+            if string_value(node) == name:
                 found.append(node)
 
         def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            word = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-            if word in _ATTRIBUTE_GETTERS:
+            word = last_name(node.func)
+            if word in ATTRIBUTE_GETTERS:
                 names = node.args[1:2] if word == "getattr" else node.args
                 if not names or any(arg.star or arg.keyword is not None or not literal(arg.value) for arg in names):
                     found.append(node)
@@ -194,7 +193,7 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
     module.visit(Find())
     if not method and names_by_string(module, star_imports=False):
         found.append(module)
-    getters = _mentions_outside_calls(module, _ATTRIBUTE_GETTERS)
+    getters = _mentions_outside_calls(module, ATTRIBUTE_GETTERS)
     found.extend(getters)
     return found[0] if found else None
 
@@ -226,15 +225,6 @@ def _mentions_outside_calls(module: cst.Module, words: frozenset) -> List[cst.CS
     return found
 
 
-def _string_value(node: cst.SimpleString) -> Optional[str]:
-    """The text a string literal stands for (None for a bytes literal or one libcst cannot read)."""
-    try:
-        text = node.evaluated_value
-    except Exception:  # noqa: BLE001 - an unusual literal: not one of the words
-        return None
-    return text if isinstance(text, str) else None
-
-
 def _dotted(node: cst.BaseExpression) -> str:
     """`a.b.c` as text (`import a.b.c`), or "" for anything else."""
     if isinstance(node, cst.Name):
@@ -264,7 +254,7 @@ def reads_scope_by_string(scope: cst.CSTNode) -> bool:
                 found.append(node)
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if _string_value(node) in words:
+            if string_value(node) in words:
                 found.append(node)
 
     scope.visit(Find())
@@ -346,7 +336,7 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
                 self._call(node)
             if isinstance(node, cst.Name) and node.value in _ATTRIBUTE_DOORS and not self._is_callee(node) and not self._dict_attr(node):
                 any_name.append(node)
-            if isinstance(node, cst.SimpleString) and _string_value(node) in _ATTRIBUTE_DOORS:
+            if isinstance(node, cst.SimpleString) and string_value(node) in _ATTRIBUTE_DOORS:
                 any_name.append(node)
             if _namespace_dict(node) and id(node) not in self.stores and not self._read(node):
                 any_name.append(node)
@@ -377,7 +367,7 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
             if name in ("setattr", "__setattr__"):
                 positional = [arg for arg in node.args if arg.keyword is None and not arg.star][:2]
                 literal = next((a.value for a in positional if isinstance(a.value, cst.SimpleString)), None)
-                text = _string_value(literal) if literal is not None else None
+                text = string_value(literal) if literal is not None else None
                 if text is None or any(arg.star for arg in node.args):
                     any_name.append(node)
                 else:
@@ -442,4 +432,4 @@ def _literal_key(subscript: cst.Subscript) -> Optional[str]:
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
         return None
     value = subscript.slice[0].slice.value
-    return _string_value(value) if isinstance(value, cst.SimpleString) else None
+    return string_value(value) if isinstance(value, cst.SimpleString) else None

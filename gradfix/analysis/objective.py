@@ -911,12 +911,8 @@ class _Sharing:
                     for t, v in zip(target.elements, values):
                         bind(t.value, v.value, at)
                     return
-            if isinstance(target, (cst.Tuple, cst.List)) and value is not None:
-                # Items unpacked from a container, or from `[z] * 2`: one object may stand at two of them.
-                share(stored_names(target), at)
-                share([path[0] for path in view_sources(value)], at)
-                return
-            if value is None or not _new_object(value, fresh_call):
+            # Items unpacked from anything but a display (a container, `[z] * 2`) may be one object.
+            if value is None or isinstance(target, (cst.Tuple, cst.List)) or not _new_object(value, fresh_call):
                 share(stored_names(target), at)
                 if value is not None:
                     share([path[0] for path in view_sources(value)], at)

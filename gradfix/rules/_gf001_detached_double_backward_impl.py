@@ -24,11 +24,10 @@ from gradfix.analysis.backward import (
     old_keyword_reasons,
     spelling_reasons,
 )
-from gradfix.analysis.between import reads_gradients, HarmlessCalls, scan_between, stores_into, with_aliases
+from gradfix.analysis.between import names_bound_to_gradients, reads_gradients, HarmlessCalls, scan_between, stores_into, with_aliases
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loops import loop_reasons
 from gradfix.analysis.exprs import (
-    nodes_within,
     code_of,
     contains_detach,
     contains_node,
@@ -131,14 +130,10 @@ class Visitor(BlockVisitor):
         # The second evaluation runs after the first backward, which writes `.grad`: a read of it
         # there (`w + w.grad`, a look-ahead point) sees another value than the first's, and the
         # one evaluation of the rewrite the old one (review, stop 24).
+        # ... or through a name bound to one (`g = y.grad`: the first backward adds into that very tensor).
         second_code = block[second.def_index] if second.def_index is not None else second.expr
-        if reads_gradients(second_code):
+        if reads_gradients(second_code) or names_bound_to_gradients(second_code, self.classifier):
             return None
-        # ... or through a name bound to one (`g = y.grad`: the first backward adds into that very
-        # tensor; review, stop 24).
-        for name in nodes_within(second_code, cst.Name):
-            if any(reads_gradients(value) for value in self.classifier.assigned_values(name) or ()):
-                return None
         involved = {first.index, second.index, first.def_index, second.def_index}
         starts = [i for i in (first.def_index, second.def_index, first.index) if i is not None]
         between = [block[k] for k in range(min(starts), second.index) if k not in involved]
