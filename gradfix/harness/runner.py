@@ -57,14 +57,17 @@ import contextlib
 import gc
 import io
 import math
+import re
 import sys
 import time
 import traceback
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import torch
+
+from gradfix.harness.coverage import changed_hunks, lines_run, unrun
 
 from gradfix.harness.compare import (
     Row,
@@ -200,6 +203,12 @@ class PairReport:
     # The line of a module-level `if __name__ == "__main__":` in the original: its block does not
     # run under verify (the snippet's name is SNIPPET_MODULE), so what only it reaches is not compared.
     main_guard_line: Optional[int] = None
+    # The changed hunks of the rewrite (line ranges of the rewritten source) none of whose
+    # statements ran in the compared run: an OK would say nothing about them.
+    unrun: List[Tuple[int, int]] = field(default_factory=list)
+    # Whether the snippet may compile code (`torch.compile`): its compiled lines run without line
+    # events, so unrun hunks are a note there, not the verdict.
+    may_compile: bool = False
     compute_dtype: Optional[torch.dtype] = None
     compute_source: Optional[str] = None
 
@@ -397,16 +406,19 @@ class _Outcome:
     namespace: Dict[str, Any]
 
 
-def _run(source: str, filename: str, device: str, seed: int) -> _Outcome:
+def _run(source: str, filename: str, device: str, seed: int, ran: Optional[Set[int]] = None) -> _Outcome:
+    """One side's compared run; `ran`, when given, receives the snippet's lines that ran."""
     code = _compile(source, filename)
     threads = torch.get_num_threads()
     steps = StepRecorder()
     ids: Dict[str, int] = {}
+    traced = lines_run(filename, ran) if ran is not None else contextlib.nullcontext()
     with _torch_defaults(device), steps.recording():
-        loaded = _load(code, source, filename, device, seed, threads)
-        if loaded.step is not None:
-            with _captured(source, filename, "step"):
-                loaded.step()
+        with traced:
+            loaded = _load(code, source, filename, device, seed, threads)
+            if loaded.step is not None:
+                with _captured(source, filename, "step"):
+                    loaded.step()
         try:
             state = collect_state(loaded.namespace, ids)
         except Exception as exc:  # an object the walk could not read
@@ -536,10 +548,14 @@ def _verify_into(
     report: PairReport, original: str, rewritten: str, filename: str, device: str, repeat: int, seed: int
 ) -> None:
     report.main_guard_line = _main_guard_line(original)
+    report.may_compile = _MAY_COMPILE.search(original) is not None
     outcomes: List[_Outcome] = []
+    # Both sides run traced, so that they run under the same conditions; the rewrite's lines tell
+    # whether its changes ran at all.
+    ran: Dict[str, Set[int]] = {"original": set(), "rewritten": set()}
     for side, source in (("original", original), ("rewritten", rewritten)):
         try:
-            outcomes.append(_run(source, filename, device, seed))
+            outcomes.append(_run(source, filename, device, seed, ran[side]))
         except SnippetError as e:
             e.side = side
             report.error, report.error_side, report.error_line = str(e), side, e.lineno
@@ -572,7 +588,8 @@ def _verify_into(
         report.rows, outcomes[0].steps, outcomes[1].steps, outcomes[0].ids, outcomes[1].ids,
         states[0], states[1], lambda a, b: compare_tensors(a, b, compute),
     )
-    report.ok = all(r.ok for r in report.rows)
+    report.unrun = unrun(rewritten, changed_hunks(original, rewritten), ran["rewritten"])
+    report.ok = all(r.ok for r in report.rows) and (not report.unrun or report.may_compile)
     del outcomes
     if repeat <= 0:
         return
@@ -620,6 +637,15 @@ def _count(rows: List[Row]) -> str:
 def _worst(rows: List[Row], attr: str) -> Optional[float]:
     values = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
     return max(values, default=None)
+
+
+# `torch.compile` and its relatives: code they compile runs without line events.
+_MAY_COMPILE = re.compile(r"\bcompile\b")
+
+
+def _lines_text(spans: List[Tuple[int, int]]) -> str:
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in spans]
+    return ("line " if len(parts) == 1 and "-" not in parts[0] else "lines ") + ", ".join(parts)
 
 
 def _main_guard_line(source: str) -> Optional[int]:
@@ -672,7 +698,20 @@ def format_report(report: PairReport, *, verbose: bool = False) -> str:
     lines.extend(_row_line(r) for r in (report.rows if verbose else bad + explained))
     exact = [r for r in report.rows if not r.explained]
     max_abs, max_rel = _worst(exact, "max_abs"), _worst(exact, "max_rel")
-    if not bad:
+    unverified = report.unrun and not report.may_compile
+    if report.unrun:
+        what = (
+            f"the rewrite's {_lines_text(report.unrun)} never ran in the compared run (under a `__main__` "
+            "block verify does not run, in a function nothing calls, or on a branch not taken)"
+        )
+        if not unverified:
+            lines.append(f"note: {what}, or ran compiled (the file mentions `compile`), which verify cannot see")
+    if not bad and unverified:
+        lines.append(
+            f"NOT VERIFIED: {what}: the comparison does not cover them; call them from module-level code "
+            "or define `step()` to run them"
+        )
+    elif not bad:
         tail = ""
         if explained:
             n = len(explained)
