@@ -126,6 +126,13 @@ LAYER_HOLDERS = frozenset({"collections.OrderedDict", "builtins.dict", "builtins
 # `torch.no_grad` and its kin: they change what the body computes.
 TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod", "torch.compile"})
 
+# Class decorators and metaclasses that keep every member the class body defines (they add
+# dunders at most): a method of a class made with them is the def its body shows.
+PLAIN_CLASS_MAKERS = frozenset({
+    "builtins.type", "abc.ABCMeta", "dataclasses.dataclass", "functools.total_ordering", "typing.final",
+    "typing_extensions.final",
+})
+
 # Symmetric in value and gradient when called with exactly two positional
 # tensors (docs/design.md §1, E9): argument order may differ between the two calls.
 SYMMETRIC = frozenset(
