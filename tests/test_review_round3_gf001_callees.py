@@ -30,6 +30,8 @@ from tests.test_review_reproducers import check_case
 CASES = sorted((Path(__file__).parent / "review_round3").glob("G_*.py"))
 # None: no finding; (code, text of the unsafe reason); or (code, None): a safe fix, executed exact.
 EXPECTED = {
+    "G_01_random_default_argument": ("GF001", "its default `noise=torch.randn_like` takes `torch.randn_like`, which draws random numbers, as a value"),
+    "G_02_random_local_alias": ("GF001", "takes `F.dropout`, which draws random numbers, as a value"),
     "G_08_metaclass_wraps_callee_method": ("GF001", "`metaclass=NoisyMethods` (line 26) runs code that may rewrite the class namespace"),
     "G_09_class_decorator_returns_subclass": ("GF001", "the class decorator `@input_noise` of `Aligner` (line 18)"),
 }
@@ -42,3 +44,46 @@ def test_every_case_has_an_expectation() -> None:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case(path: Path) -> None:
     check_case(path, EXPECTED[path.stem])
+
+
+CALLS_THROUGH_VALUES = '''
+import torch
+import torch.nn.functional as F
+x = torch.randn(6, requires_grad=True)
+y = torch.randn(6, requires_grad=True)
+
+def crit(a, b, c=True):
+    {body}
+
+def step():
+    l1 = crit(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = -1 * crit(x, y.detach())
+    l2.backward()
+'''
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("return ((F.dropout if c else F.relu)(a) * b).sum()", "a function computed where it is called"),
+        ("return ([F.dropout][0](a) * b).sum()", "a function computed where it is called"),
+        ("return max([a.sum(), b.sum()], key=torch.rand_like)", "with `key=torch.rand_like`"),
+        ("f = c\n    return f(a, b)", "calls `f`, bound by `f = c`"),
+        ("return c(a, b)", "calls its parameter `c`"),
+        ("f = F.mse_loss\n    return f(a, b)", None),
+    ],
+)
+def test_calls_through_values_in_a_callee(body: str, reason) -> None:
+    """A call of a parameter, of a local bound to anything but a proven-pure function, or of a
+    computed expression is not pure; a local bound to a pure torch function is."""
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+
+    source = CALLS_THROUGH_VALUES.format(body=body)
+    findings = lint_bytes(source.encode(), "train.py", LintOptions(("GF001",))).findings
+    assert [f.code for f in findings] == ["GF001"]
+    if reason is None:
+        assert findings[0].fixable
+    else:
+        assert not findings[0].fixable and reason in findings[0].fix.unsafe_reason
