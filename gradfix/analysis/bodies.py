@@ -18,7 +18,7 @@ import libcst as cst
 from gradfix.analysis.bindings_index import class_members, mentions, target_names
 from gradfix.analysis.callee_kinds import PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call
-from gradfix.analysis.vocabulary import CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
 
 if TYPE_CHECKING:
     from gradfix.analysis.callees import CalleeClassifier
@@ -141,6 +141,12 @@ class BodyChecker(cst.CSTVisitor):
                 self._self_read(node)
             return False
         self._random_value(node)
+        if node.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
+            self._fail(
+                UNKNOWN,
+                f"reads `{code_of(node).strip()}` ({self.c.where(node)}), which differs between a detached argument "
+                f"and the `grad_scale(...)` the rewrite passes instead",
+            )
         node.value.visit(self)
         return False
 

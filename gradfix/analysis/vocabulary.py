@@ -404,6 +404,13 @@ TORCH_ADDITIONS = frozenset({"torch.add", "torch.sub", "torch.subtract"})
 # Zeros of the shape of anything: the zero gradient.
 ZERO_FACTORIES = frozenset({"torch.zeros", "torch.zeros_like"})
 ZERO_METHODS = frozenset({"new_zeros", "zero_"})
+# Attributes (and methods) of a tensor that tell `x.detach()` from `grad_scale(x, c)`: the one is a
+# leaf that requires no grad, the other a view in the graph. A callee that reads one of them on
+# its argument may take another branch after the rewrite (`if not target.requires_grad:`).
+AUTOGRAD_STATE_ATTRIBUTES = frozenset({
+    "requires_grad", "grad_fn", "is_leaf", "grad", "_grad", "_grad_fn", "_base", "_version", "output_nr",
+    "retains_grad", "_is_view", "is_inference", "_backward_hooks", "_post_accumulate_grad_hooks",
+})
 # Attributes of a gradient that are values (its shape is fixed by the graph, not by its values).
 GRAD_VALUE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
 # Attributes of a gradient that are linear in it (transposes, the real part).
