@@ -32,6 +32,7 @@ CASES = sorted((Path(__file__).parent / "review_round3").glob("G_*.py"))
 EXPECTED = {
     "G_01_random_default_argument": ("GF001", "its default `noise=torch.randn_like` takes `torch.randn_like`, which draws random numbers, as a value"),
     "G_02_random_local_alias": ("GF001", "takes `F.dropout`, which draws random numbers, as a value"),
+    "G_06_random_backward_in_custom_function": ("GF001", "calls `torch.rand_like()`, which draws new random numbers at each backward call"),
     "G_07_callee_branches_on_requires_grad": ("GF001", "reads `target.requires_grad` (line 15), which differs between a detached argument"),
     "G_08_metaclass_wraps_callee_method": ("GF001", "`metaclass=NoisyMethods` (line 26) runs code that may rewrite the class namespace"),
     "G_09_class_decorator_returns_subclass": ("GF001", "the class decorator `@input_noise` of `Aligner` (line 18)"),
