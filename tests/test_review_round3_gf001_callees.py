@@ -32,6 +32,9 @@ CASES = sorted((Path(__file__).parent / "review_round3").glob("G_*.py"))
 EXPECTED = {
     "G_01_random_default_argument": ("GF001", "its default `noise=torch.randn_like` takes `torch.randn_like`, which draws random numbers, as a value"),
     "G_02_random_local_alias": ("GF001", "takes `F.dropout`, which draws random numbers, as a value"),
+    "G_03_module_argument_grad_scale_crash": ("GF001", "`critic`, passed to both evaluations, becomes `grad_scale(critic, 0.0)`"),
+    "G_04_gf002_function_argument_grad_scale_crash": ("GF002", "`torch.mean`, passed to both evaluations, becomes `grad_scale(torch.mean, 1.0 + BETA)`"),
+    "G_05_sparse_shared_argument_crash": ("GF001", None),
     "G_06_random_backward_in_custom_function": ("GF001", "calls `torch.rand_like()`, which draws new random numbers at each backward call"),
     "G_07_callee_branches_on_requires_grad": ("GF001", "reads `target.requires_grad` (line 15), which differs between a detached argument"),
     "G_08_metaclass_wraps_callee_method": ("GF001", "`metaclass=NoisyMethods` (line 26) runs code that may rewrite the class namespace"),

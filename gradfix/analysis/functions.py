@@ -49,7 +49,7 @@ from gradfix.analysis.vocabulary import (
     CALLED_BACKWARD_DECORATORS,
     CONST_FACTOR_PRODUCTS,
     CONST_METHODS,
-    DETERMINISTIC_BACKWARD_FUNCTIONS,
+    DETERMINISTIC_TENSOR_FUNCTIONS,
     DIVISION_METHODS,
     GRAD_LINEAR_ATTRIBUTES,
     GRAD_SHAPE_METHODS,
@@ -452,7 +452,7 @@ class _Linearity:
                 return ZERO
             if names & RANDOM_FUNCTIONS:
                 raise _NotLinear(node, f"calls `{code_of(func).strip()}()`, which draws new random numbers at each backward call")
-            if names & (PURE_FUNCTIONS | DETERMINISTIC_BACKWARD_FUNCTIONS) or any(n.startswith("math.") for n in names):
+            if names & (PURE_FUNCTIONS | DETERMINISTIC_TENSOR_FUNCTIONS) or any(n.startswith("math.") for n in names):
                 if not any(_inplace_keyword(a) for a in args):
                     return CONST
             if names & {f"builtins.{n}" for n in BACKWARD_BUILTINS}:

@@ -420,17 +420,24 @@ GRAD_SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement"
 # Methods that compute a value from their receiver without changing it (on values that do not
 # depend on a gradient: saved tensors, masks).
 CONST_METHODS = PURE_TENSOR_METHODS | frozenset({"new_zeros", "new_ones", "new_full", "new_tensor", "item", "tolist", "ne", "eq", "gt", "lt", "ge", "le", "logical_not", "bool"})
-# torch functions (besides PURE_FUNCTIONS and ZERO_FACTORIES) a backward may call on values that do
-# not involve a gradient: deterministic constructors and tests. A torch function not listed may draw
-# random numbers (`torch.rand_like(x)` draws a new mask at each backward call: `m1*g1 + m2*g2` in
-# the original, `m*(g1 + g2)` after a merge) or keep state, so it is not a constant.
-DETERMINISTIC_BACKWARD_FUNCTIONS = frozenset(
+# Deterministic torch functions (besides PURE_FUNCTIONS and ZERO_FACTORIES) that return a tensor or
+# a plain value: constructors and tests. A backward may call them on values that do not involve a
+# gradient; a torch function not listed may draw random numbers (`torch.rand_like(x)` draws a new
+# mask at each backward call: `m1*g1 + m2*g2` in the original, `m*(g1 + g2)` after a merge) or keep
+# state, so it is not a constant there. Their results are values `grad_scale` takes (merge.py).
+DETERMINISTIC_TENSOR_FUNCTIONS = frozenset(
     f"torch.{n}" for n in (
         "ones", "ones_like", "full", "full_like", "tensor", "as_tensor", "arange", "linspace", "eye",
         "isnan", "isinf", "isfinite", "signbit", "equal", "is_tensor", "is_grad_enabled", "get_default_dtype",
         "finfo", "iinfo", "broadcast_shapes", "Size", "device",
     )
 )
+# Tensor methods whose result is a tensor (or a tuple of tensors, a number, a list of numbers):
+# values `grad_scale` takes (`adj = torch.eye(4).to_sparse()`, merge.py). Not `.numpy()`.
+TENSOR_RESULT_METHODS = PURE_TENSOR_METHODS | frozenset({
+    "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "coalesce", "requires_grad_", "cuda", "cpu",
+    "long", "int", "bool", "item", "tolist", "new_zeros", "new_ones", "new_full", "new_tensor",
+})
 # Builtins that may compute CONST values in a backward (none of them touching a gradient).
 # (Not CALLEE_BUILTINS: see there.)
 BACKWARD_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max", "abs", "isinstance", "tuple", "list", "zip", "enumerate"})
