@@ -92,3 +92,68 @@ def test_calls_through_values_in_a_callee(body: str, reason) -> None:
         assert findings[0].fixable
     else:
         assert not findings[0].fixable and reason in findings[0].fix.unsafe_reason
+
+
+SHARED_ARGUMENT = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+x = torch.randn(4, 3, requires_grad=True)
+y = torch.randn(4, 3, requires_grad=True)
+{setup}
+
+def crit(a, b, w):
+    return ((a - b) ** 2 * w).sum()
+
+def step({params}):
+    l1 = {call1}
+    l1.backward(retain_graph=True)
+    l2 = -1 * {call2}
+    l2.backward()
+'''
+
+
+@pytest.mark.parametrize(
+    "setup, params, shared, callee, safe",
+    [
+        ("w = torch.ones(4, 3)", "", "w", "crit", True),
+        ("w = torch.eye(3).to_sparse()", "", "w", "crit", True),
+        ("w = (torch.ones(4, 3), 2.0)", "", "w", "crit", True),
+        ("", "w", "w", "crit", False),  # a parameter of the caller: anything
+        ("w = nn.Linear(3, 3)", "", "w", "crit", False),
+        ("w = torch.mean", "", "w", "crit", False),
+        ("", "w", "w", "F.mse_loss", True),  # an argument of a listed torch function: a tensor or number
+    ],
+)
+def test_shared_argument_is_proven_scalable(setup: str, params: str, shared: str, callee: str, safe: bool) -> None:
+    """An argument passed to both evaluations becomes `grad_scale(arg, a + b)`: safe only where it is
+    proven a tensor or number (`MergeSafety.scalable`)."""
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+
+    if callee == "crit":
+        call1, call2 = f"crit(x.detach(), y, {shared})", f"crit(x, y.detach(), {shared})"
+    else:
+        call1, call2 = f"{callee}(x.detach(), y, {shared})", f"{callee}(x, y.detach(), {shared})"
+    source = SHARED_ARGUMENT.format(setup=setup, params=params, call1=call1, call2=call2)
+    findings = lint_bytes(source.encode(), "train.py", LintOptions(("GF001",))).findings
+    assert [f.code for f in findings] == ["GF001"]
+    assert findings[0].fixable == safe, findings[0].fix.unsafe_reason
+    if not safe:
+        assert f"`{shared}`, passed to both evaluations" in findings[0].fix.unsafe_reason
+
+
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr"])
+def test_grad_scale_takes_other_layouts(layout: str) -> None:
+    """`grad_scale` of a sparse tensor: the same value (a copy: `view_as` is not implemented there)
+    and a scaled gradient."""
+    torch = pytest.importorskip("torch")
+    from gradfix.autograd import grad_scale
+
+    dense = torch.eye(3)
+    x = (dense.to_sparse() if layout == "sparse_coo" else dense.to_sparse_csr()).requires_grad_()
+    y = grad_scale(x, 2.0)
+    assert y.layout == x.layout and torch.equal(y.to_dense(), dense)
+    if layout == "sparse_coo":
+        torch.sparse.mm(y, torch.ones(3, 2)).sum().backward()
+        assert torch.equal(x.grad.to_dense(), 4.0 * dense)

@@ -156,7 +156,7 @@ class MergeSafety:
     def tensor_value(self, node: cst.BaseExpression, seen: Optional[Set[int]] = None) -> bool:
         """`node` is a tensor, a number or a tuple of tensors: a call of a torch function that returns
         one (`torch.eye(4)`), a tensor method that does on such a value (`.to_sparse()`), a number,
-        or a name every binding of which in its scope is one of those."""
+        a list or tuple display of those, or a name every binding of which in its scope is one of those."""
         seen = set() if seen is None else seen
         if id(node) in seen:
             return False
@@ -171,6 +171,9 @@ class MergeSafety:
             if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in TENSOR_RESULT_METHODS:
                 return self.tensor_value(func.value, seen)
             return False
+        if isinstance(node, (cst.Tuple, cst.List)):
+            # `weights = (W1, W2)`: grad_scale rebuilds a list or tuple with every tensor scaled.
+            return all(not isinstance(e, cst.StarredElement) and self.tensor_value(e.value, seen) for e in node.elements)
         if isinstance(node, cst.Name):
             values = self.classifier.assigned_values(node)
             return bool(values) and all(isinstance(v, cst.BaseExpression) and self.tensor_value(v, seen) for v in values)  # type: ignore[union-attr]
