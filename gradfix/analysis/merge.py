@@ -47,10 +47,10 @@ from gradfix.analysis.vocabulary import (
     ZERO_FACTORIES,
     has_inplace_suffix,
 )
+from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 # torch functions that return a tensor (or a number, a tuple of tensors): values `grad_scale` takes.
 TENSOR_FUNCTIONS = PURE_FUNCTIONS | ZERO_FACTORIES | DETERMINISTIC_TENSOR_FUNCTIONS | RANDOM_FUNCTIONS
-from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 
 @dataclass
