@@ -157,3 +157,53 @@ def test_grad_scale_takes_other_layouts(layout: str) -> None:
     if layout == "sparse_coo":
         torch.sparse.mm(y, torch.ones(3, 2)).sum().backward()
         assert torch.equal(x.grad.to_dense(), 4.0 * dense)
+
+
+CLASS_MACHINERY = '''
+import abc
+import dataclasses
+import torch
+import torch.nn.functional as F
+
+{before}
+
+{decorator}
+class Aligner({bases}):
+    {body}
+    def crit(self, a, b):
+        return F.mse_loss(a, b)
+
+    def step(self, x, y):
+        l1 = self.crit(x.detach(), y)
+        l1.backward(retain_graph=True)
+        l2 = -1 * self.crit(x, y.detach())
+        l2.backward()
+'''
+
+
+@pytest.mark.parametrize(
+    "before, decorator, bases, body, reason",
+    [
+        ("", "@dataclasses.dataclass", "", "", None),
+        ("", "", "metaclass=abc.ABCMeta", "", None),
+        ("", "", "metaclass=type", "", None),
+        ("class Base:\n    def __init_subclass__(cls, **kw):\n        pass", "", "Base", "", "`Base.__init_subclass__`"),
+        ("def make():\n    return object", "", "make()", "", "its base `make()`"),
+        ("class D:\n    def __set_name__(self, owner, name):\n        pass", "", "", "d = D()", "`D.__set_name__`"),
+        ("class M(type):\n    pass\nclass Base(metaclass=M):\n    pass", "", "Base", "", "`metaclass=M`"),
+        ("def wrap(cls):\n    return cls", "@wrap", "", "", "the class decorator `@wrap`"),
+    ],
+)
+def test_class_machinery_makes_methods_unproven(before: str, decorator: str, bases: str, body: str, reason) -> None:
+    """Code run when the class (or one sharing its MRO) is created may replace `crit` without binding
+    its name (`bindings_index.class_machinery`); `dataclass`, `ABCMeta` and `type` keep it."""
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+
+    source = CLASS_MACHINERY.format(before=before, decorator=decorator, bases=bases, body=body)
+    findings = lint_bytes(source.encode(), "train.py", LintOptions(("GF001",))).findings
+    assert [f.code for f in findings] == ["GF001"]
+    if reason is None:
+        assert findings[0].fixable, findings[0].fix.unsafe_reason
+    else:
+        assert not findings[0].fixable and reason in findings[0].fix.unsafe_reason

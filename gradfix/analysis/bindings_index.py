@@ -283,13 +283,18 @@ def class_machinery(index: ModuleIndex, cls: cst.ClassDef, line: Callable[[cst.C
     method, the class with a method wrapped); a metaclass's `__new__` sees the class namespace
     before the class exists (`ns[name] = wrap(ns[name])`); `__init_subclass__` gets every
     subclass; a base computed by a call (`with_metaclass(M)`, `make_base()`) brings its own
-    metaclass. None of it shows as a binding of the member, so any of them on a related class
+    metaclass; a descriptor's `__set_name__` (any class of the file defining one) gets the class
+    its instance is assigned in. None of it shows as a binding of the member, so any of them on a related class
     (`ModuleIndex.related`) makes every member of `cls` unproven, unless `known(expr)` proves the
     decorator or metaclass harmless (`dataclass`, `ABCMeta`: callees.py). Class keywords other
     than `metaclass` go to some `__init_subclass__`, so they count too."""
     related = index.related(cls.name.value)
     for other in index.classes:
         other_name = other.name.value
+        hook = class_members(other, "__set_name__")
+        if hook:
+            # An instance of it assigned in a class body gets the owner class: it may rebind any member.
+            return f"may be replaced by `{other_name}.__set_name__` (defined at {line(hook[0])}), which runs for every class body that holds one"
         if other_name not in related:
             continue
         for decorator in other.decorators:
