@@ -36,6 +36,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
+from gradfix.analysis.bindings_index import class_members
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.introspection import names_by_string
 from gradfix.analysis.vocabulary import (
@@ -156,7 +157,8 @@ class MergeSafety:
     def tensor_value(self, node: cst.BaseExpression, seen: Optional[Set[int]] = None) -> bool:
         """`node` is a tensor, a number or a tuple of tensors: a call of a torch function that returns
         one (`torch.eye(4)`), a tensor method that does on such a value (`.to_sparse()`), a number,
-        a list or tuple display of those, or a name every binding of which in its scope is one of those."""
+        a list or tuple display of those, a name every binding of which in its scope is one of those,
+        or `self.name` assigned once in its class to one of those."""
         seen = set() if seen is None else seen
         if id(node) in seen:
             return False
@@ -177,6 +179,15 @@ class MergeSafety:
         if isinstance(node, cst.Name):
             values = self.classifier.assigned_values(node)
             return bool(values) and all(isinstance(v, cst.BaseExpression) and self.tensor_value(v, seen) for v in values)  # type: ignore[union-attr]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            # `self.eps`, assigned once on `self` in its class and bound nowhere else (as `_self_read`).
+            cls = self.classifier.enclosing_class(node)
+            values = self.classifier.self_attribute_values(node) if cls is not None else []
+            if cls is None or len(values) != 1 or class_members(cls, node.attr.value):
+                return False
+            if self.classifier.bound_elsewhere(cls, node.attr.value, own_def=False) is not None:
+                return False
+            return isinstance(values[0], cst.BaseExpression) and self.tensor_value(values[0], seen)
         return False
 
     def sequence(self, operand: cst.BaseExpression) -> bool:
