@@ -63,8 +63,12 @@ class _GradScale(torch.autograd.Function):
     @staticmethod
     def forward(x: torch.Tensor, scale: Scale) -> torch.Tensor:
         # A view, not a copy: value-exact and free, yet a new autograd node
-        # whose backward is ours.
-        return x.view_as(x)
+        # whose backward is ours. Other layouts (sparse, sparse CSR, mkldnn)
+        # implement no `view_as`: a copy there (a sparse adjacency matrix
+        # passed to both evaluations is wrapped like any other argument).
+        # (Written out in both forwards: the inline copy of the op carries
+        # only these classes and `grad_scale`.)
+        return x.view_as(x) if x.layout == torch.strided else x.clone()
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
@@ -97,7 +101,7 @@ class _GradScale(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, x: torch.Tensor, scale: Scale) -> torch.Tensor:
             ctx.scale = scale
-            return x.view_as(x)
+            return x.view_as(x) if x.layout == torch.strided else x.clone()
 
         @staticmethod
         def backward(ctx: Any, grad: torch.Tensor) -> tuple:

@@ -76,7 +76,6 @@ CONSTANT_DEFAULTS = {
     "string": 'def dist(u, v, reduction="mean"):\n    return F.mse_loss(u, v, reduction=reduction)\n',
     "none": "def dist(u, v, weight=None):\n    return F.mse_loss(u, v)\n",
     "global_number": "def dist(u, v, eps=EPS):\n    return F.mse_loss(u + eps, v)\n",
-    "torch_function": "def dist(u, v, fn=F.mse_loss):\n    return fn(u, v)\n",
     "lambda_number": "dist = lambda u, v, k=2.0: F.mse_loss(k * u, v)\n",
     "kwonly_number": "def dist(u, v, *, k=2.0):\n    return F.mse_loss(k * u, v)\n",
 }
@@ -88,6 +87,15 @@ def test_constant_default_keeps_the_fix_safe(name):
     result = _lint(src, ["GF001"])
     assert [(f.code, f.fixable) for f in result.findings] == [("GF001", True)]
     assert _safe_fix_is_exact(src, ["GF001"])
+
+
+def test_call_of_a_parameter_with_a_pure_default_is_unsafe():
+    # The body check does not see the call sites: a caller may pass another function for `fn`
+    # (a random one, `torch.randn_like`, draws anew at each evaluation; review round 3, G_01).
+    src = _gf001("def dist(u, v, fn=F.mse_loss):\n    return fn(u, v)\n")
+    result = _lint(src, ["GF001"])
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", False)]
+    assert "calls its parameter `fn`" in result.findings[0].fix.unsafe_reason
 
 
 TENSOR_DEFAULTS = {

@@ -18,7 +18,7 @@ from typing import Callable, Dict, Optional, Set
 
 import libcst as cst
 
-from gradfix.analysis.exprs import code_of
+from gradfix.analysis.exprs import code_of, strip_parens
 from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES
 
 
@@ -274,6 +274,50 @@ def index_module(module: cst.Module) -> ModuleIndex:
     collector = Bindings()
     module.visit(collector)
     return ModuleIndex(collector.classes, collector.bindings)
+
+
+def class_machinery(index: ModuleIndex, cls: cst.ClassDef, line: Callable[[cst.CSTNode], str], known: Callable[[cst.BaseExpression], bool]) -> Optional[str]:
+    """Why code run when `cls` or a class sharing its MRO is created may replace its members, or None.
+
+    A class decorator receives the class and returns whatever it likes (a subclass overriding a
+    method, the class with a method wrapped); a metaclass's `__new__` sees the class namespace
+    before the class exists (`ns[name] = wrap(ns[name])`); `__init_subclass__` gets every
+    subclass; a base computed by a call (`with_metaclass(M)`, `make_base()`) brings its own
+    metaclass; a descriptor's `__set_name__` (any class of the file defining one) gets the class
+    its instance is assigned in. None of it shows as a binding of the member, so any of them on a related class
+    (`ModuleIndex.related`) makes every member of `cls` unproven, unless `known(expr)` proves the
+    decorator or metaclass harmless (`dataclass`, `ABCMeta`: callees.py). Class keywords other
+    than `metaclass` go to some `__init_subclass__`, so they count too."""
+    related = index.related(cls.name.value)
+    for other in index.classes:
+        other_name = other.name.value
+        hook = class_members(other, "__set_name__")
+        if hook:
+            # An instance of it assigned in a class body gets the owner class: it may rebind any member.
+            return f"may be replaced by `{other_name}.__set_name__` (defined at {line(hook[0])}), which runs for every class body that holds one"
+        if other_name not in related:
+            continue
+        for decorator in other.decorators:
+            applied = decorator.decorator
+            if not known(applied.func if isinstance(applied, cst.Call) else applied):
+                return (
+                    f"may be replaced by the class decorator `@{code_of(applied).strip()}` of `{other_name}` "
+                    f"({line(decorator)}), which receives the class and may return another one"
+                )
+        for keyword in other.keywords:
+            if keyword.keyword is not None and keyword.keyword.value == "metaclass" and known(keyword.value):
+                continue
+            return (
+                f"may be replaced when `{other_name}` is created: `{code_of(keyword).strip().rstrip(',')}` "
+                f"({line(other)}) runs code that may rewrite the class namespace"
+            )
+        for base in other.bases:
+            if not isinstance(strip_parens(base.value), (cst.Name, cst.Attribute, cst.Subscript)):
+                return f"may be replaced when `{other_name}` is created: its base `{code_of(base.value).strip()}` ({line(other)}) is computed and may bring a metaclass"
+        hook = class_members(other, "__init_subclass__")
+        if hook:
+            return f"may be replaced by `{other_name}.__init_subclass__` (defined at {line(hook[0])}), which runs when a subclass is created"
+    return None
 
 
 def find_binding(index: ModuleIndex, cls: cst.ClassDef, attr: str, own_def: bool, line: Callable[[cst.CSTNode], str]) -> Optional[str]:

@@ -18,7 +18,7 @@ import libcst as cst
 from gradfix.analysis.bindings_index import class_members, mentions, target_names
 from gradfix.analysis.callee_kinds import PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call
-from gradfix.analysis.vocabulary import CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
 
 if TYPE_CHECKING:
     from gradfix.analysis.callees import CalleeClassifier
@@ -140,8 +140,22 @@ class BodyChecker(cst.CSTVisitor):
             if not self.inline:
                 self._self_read(node)
             return False
+        self._random_value(node)
+        if node.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
+            self._fail(
+                UNKNOWN,
+                f"reads `{code_of(node).strip()}` ({self.c.where(node)}), which differs between a detached argument "
+                f"and the `grad_scale(...)` the rewrite passes instead",
+            )
         node.value.visit(self)
         return False
+
+    def _random_value(self, node: cst.BaseExpression) -> None:
+        """A random torch function taken as a value (`noise=torch.randn_like`, `drop = F.dropout`):
+        whatever calls it draws random numbers at each evaluation. (Called where it is named, it is
+        judged as a call first: `visit_Call`.)"""
+        if self.c.qualified(node) & RANDOM_FUNCTIONS:
+            self._fail(UNKNOWN, f"takes `{code_of(node).strip()}`, which draws random numbers, as a value")
 
     def _is_self(self, node: cst.CSTNode) -> bool:
         # (Rebinding `self` in the body makes the function unknown: `_rebinds_self`.)
@@ -174,6 +188,7 @@ class BodyChecker(cst.CSTVisitor):
         if name in CALLEE_BUILTINS:
             return
         qualified = self.c.qualified(node)
+        self._random_value(node)
         if any(q == "torch" or q.startswith("torch.") or q == "math" or q.startswith("math.") for q in qualified):
             return
         values = self.c.assigned_values(node)
@@ -234,6 +249,11 @@ class BodyChecker(cst.CSTVisitor):
             return True
         if names and all(n.startswith("builtins.") for n in names):
             if isinstance(func, cst.Name) and func.value in CALLEE_BUILTINS:
+                key = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == "key"), None)
+                if key is not None:
+                    # `max(xs, key=f)` calls `f`: a call through a value gradfix does not follow.
+                    self._fail(UNKNOWN, f"calls `{code_of(func).strip()}` with `key={code_of(key.value).strip()}`, a function gradfix does not follow")
+                    return False
                 for arg in node.args:
                     arg.visit(self)
                 return False
@@ -242,7 +262,39 @@ class BodyChecker(cst.CSTVisitor):
         if names:
             self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`, which is not on gradfix's list of deterministic parameter-free functions")
             return True
-        return True  # a Name call: `_check_name` resolves it
+        if isinstance(func, cst.Name) and (func.value in self.params or func.value in self.locals):
+            return self._local_call(node, func)
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            # `(F.dropout if c else F.relu)(a)`, `[F.dropout][0](a)`, `make()(a)`: the function
+            # called is computed; its parts read as values prove nothing about what runs.
+            self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`, a function computed where it is called, which gradfix does not follow")
+            return False
+        return True  # a call of a name bound outside: `_check_name` resolves it
+
+    def _local_call(self, node: cst.Call, func: cst.Name) -> bool:
+        """`f(...)` where `f` is a parameter or a local: pure only when every binding of `f` in the
+        body is a function proven pure (`f = F.mse_loss`, a pure lambda). A parameter may be bound
+        to any function by the caller or its default (`noise=torch.randn_like`)."""
+        name = func.value
+        if name in self.params:
+            self._fail(UNKNOWN, f"calls its parameter `{name}`, which may be any function (a random one draws anew at each evaluation)")
+            return False
+        values = self.c.assigned_values(func)
+        for value in values or ():
+            names = self.c.qualified(value)
+            if names & PURE_FUNCTIONS and not names & RANDOM_FUNCTIONS:
+                continue
+            if isinstance(value, cst.Lambda) and self.c.function_callee(value, self.inline).kind == PURE:
+                continue
+            shown = f"`{name} = {code_of(value).strip()}`" if isinstance(value, cst.BaseExpression) else f"`{name}`"
+            self._fail(UNKNOWN, f"calls `{name}`, bound by {shown} ({self.c.where(value)}) to something gradfix cannot prove parameter-free and deterministic")
+            return False
+        if not values:
+            self._fail(UNKNOWN, f"calls `{name}`, a local name gradfix cannot resolve to one function")
+            return False
+        for arg in node.args:
+            arg.visit(self)
+        return False
 
 
 class DefaultChecker(BodyChecker):

@@ -42,6 +42,7 @@ from libcst.metadata import (
 
 from gradfix.analysis.bindings_index import (
     ModuleIndex,
+    class_machinery,
     class_members,
     find_binding,
     index_module,
@@ -61,6 +62,7 @@ from gradfix.analysis.vocabulary import (
     LAYER_HOLDERS,
     LOSS_MODULES,
     NN_CONTAINERS,
+    PLAIN_CLASS_MAKERS,
     PURE_FUNCTIONS,
     RANDOM_FUNCTIONS,
     RANDOM_MODULES,
@@ -354,7 +356,14 @@ class CalleeClassifier:
         index = self._module_index(cls)
         if index is None:
             return f"gradfix cannot find the module of `{cls.name.value}`"
+        machinery = class_machinery(index, cls, self.where, self._plain_class_maker)
+        if machinery is not None:
+            return machinery
         return find_binding(index, cls, attr, own_def, self.where)
+
+    def _plain_class_maker(self, expr: cst.BaseExpression) -> bool:
+        """A class decorator or metaclass known to keep the members a class body defines (`class_machinery`)."""
+        return bool(self.qualified(expr) & PLAIN_CLASS_MAKERS)
 
     def _classify_qualified(self, text: str, names: Set[str]) -> Callee:
         if names & RANDOM_FUNCTIONS:

@@ -49,6 +49,7 @@ from gradfix.analysis.vocabulary import (
     CALLED_BACKWARD_DECORATORS,
     CONST_FACTOR_PRODUCTS,
     CONST_METHODS,
+    DETERMINISTIC_TENSOR_FUNCTIONS,
     DIVISION_METHODS,
     GRAD_LINEAR_ATTRIBUTES,
     GRAD_SHAPE_METHODS,
@@ -58,6 +59,8 @@ from gradfix.analysis.vocabulary import (
     LINEAR_TORCH_PRODUCTS,
     LINEAR_TORCH_SUMS,
     PRODUCT_METHODS,
+    PURE_FUNCTIONS,
+    RANDOM_FUNCTIONS,
     SHAPE_STAR_METHODS,
     TORCH_ADDITIONS,
     TORCH_DIVISIONS,
@@ -447,7 +450,9 @@ class _Linearity:
         if all(k == CONST for k in kinds):
             if names & ZERO_FACTORIES:
                 return ZERO
-            if any(n == "torch" or n.startswith("torch.") or n.startswith("math.") for n in names):
+            if names & RANDOM_FUNCTIONS:
+                raise _NotLinear(node, f"calls `{code_of(func).strip()}()`, which draws new random numbers at each backward call")
+            if names & (PURE_FUNCTIONS | DETERMINISTIC_TENSOR_FUNCTIONS) or any(n.startswith("math.") for n in names):
                 if not any(_inplace_keyword(a) for a in args):
                     return CONST
             if names & {f"builtins.{n}" for n in BACKWARD_BUILTINS}:

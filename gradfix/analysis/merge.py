@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -17,6 +17,7 @@ from gradfix.analysis.exprs import (
     is_inplace_call,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
+    LIVE_IN_BOTH,
     Point,
     align_calls,
     align_receivers,
@@ -26,6 +27,7 @@ from gradfix.analysis.exprs import (
     contains_detach,
     core_call,
     detach_receiver,
+    is_literal,
     read_paths,
     same_chain,
     same_expr,
@@ -34,10 +36,22 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
+from gradfix.analysis.bindings_index import class_members
 from gradfix.analysis.callees import CalleeClassifier
 from gradfix.analysis.introspection import names_by_string
-from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, has_inplace_suffix
+from gradfix.analysis.vocabulary import (
+    DETERMINISTIC_TENSOR_FUNCTIONS,
+    PURE_FUNCTIONS,
+    PURE_TENSOR_METHODS,
+    RANDOM_FUNCTIONS,
+    TENSOR_RESULT_METHODS,
+    ZERO_FACTORIES,
+    has_inplace_suffix,
+)
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
+
+# torch functions that return a tensor (or a number, a tuple of tensors): values `grad_scale` takes.
+TENSOR_FUNCTIONS = PURE_FUNCTIONS | ZERO_FACTORIES | DETERMINISTIC_TENSOR_FUNCTIONS | RANDOM_FUNCTIONS
 
 
 @dataclass
@@ -123,6 +137,59 @@ class MergeSafety:
             return False
         return any(_torch_function(name) for name in self.classifier.qualified(match.core.func))
 
+    def scalable(self, point: Point, match: PairMatch) -> bool:
+        """The rewrite's `grad_scale(operand, a + b)` of an argument passed to both evaluations is proven
+        to take it: `grad_scale` scales a tensor (of any layout) and returns numbers, strings and None
+        as they are, and refuses anything else (an nn.Module, a function, a config object: their
+        tensors would keep an unscaled gradient) with a TypeError. Proven: a literal; the operand
+        passed as it is to a torch function on gradfix's list (`F.mse_loss(x.detach(), y, w)`: it
+        takes tensors and numbers), unless a class of the file overrides `__torch_function__`; a
+        result of such a function or of a tensor method that gives a tensor (`tensor_value`)."""
+        operand = strip_parens(point.operand)
+        if is_literal(operand) or self.tensor_value(operand):
+            return True
+        if match.receiver or self.facts.torch_function_overrides:
+            return False
+        if not any(strip_parens(arg.value) is point.first for arg in match.core.args if not arg.star):
+            return False
+        return bool(self.classifier.qualified(match.core.func) & PURE_FUNCTIONS)
+
+    def tensor_value(self, node: cst.BaseExpression, seen: Optional[Set[int]] = None) -> bool:
+        """`node` is a tensor, a number or a tuple of tensors: a call of a torch function that returns
+        one (`torch.eye(4)`), a tensor method that does on such a value (`.to_sparse()`), a number,
+        a list or tuple display of those, a name every binding of which in its scope is one of those,
+        or `self.name` assigned once in its class to one of those."""
+        seen = set() if seen is None else seen
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        node = strip_parens(node)
+        if is_literal(node):
+            return True
+        if isinstance(node, cst.Call) and not any(arg.star for arg in node.args):
+            if self.classifier.qualified(node.func) & TENSOR_FUNCTIONS:
+                return True
+            func = node.func
+            if isinstance(func, cst.Attribute) and not self.classifier.qualified(func) and func.attr.value in TENSOR_RESULT_METHODS:
+                return self.tensor_value(func.value, seen)
+            return False
+        if isinstance(node, (cst.Tuple, cst.List)):
+            # `weights = (W1, W2)`: grad_scale rebuilds a list or tuple with every tensor scaled.
+            return all(not isinstance(e, cst.StarredElement) and self.tensor_value(e.value, seen) for e in node.elements)
+        if isinstance(node, cst.Name):
+            values = self.classifier.assigned_values(node)
+            return bool(values) and all(isinstance(v, cst.BaseExpression) and self.tensor_value(v, seen) for v in values)  # type: ignore[union-attr]
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            # `self.eps`, assigned once on `self` in its class and bound nowhere else (as `_self_read`).
+            cls = self.classifier.enclosing_class(node)
+            values = self.classifier.self_attribute_values(node) if cls is not None else []
+            if cls is None or len(values) != 1 or class_members(cls, node.attr.value):
+                return False
+            if self.classifier.bound_elsewhere(cls, node.attr.value, own_def=False) is not None:
+                return False
+            return isinstance(values[0], cst.BaseExpression) and self.tensor_value(values[0], seen)
+        return False
+
     def sequence(self, operand: cst.BaseExpression) -> bool:
         """`operand` is a name every binding of which in its scope is a list or tuple (`_is_sequence`)."""
         operand = strip_parens(operand)
@@ -184,6 +251,15 @@ class MergeSafety:
                 f"cannot prove here (another object's `data` may be anything: a PackedSequence's is a tensor with "
                 f"gradient)"
             )
+        for point in match.points:
+            if point.kind == LIVE_IN_BOTH and not (a + b).is_one() and not self.scalable(point, match):
+                text = code_of(point.operand).strip()
+                reasons.add(
+                    f"`{text}`, passed to both evaluations, becomes `grad_scale({text}, {(a + b).render()})`: gradfix "
+                    f"cannot prove it a tensor or a number (an nn.Module, a function or another object there makes "
+                    f"`grad_scale` raise TypeError; left unscaled, tensors it holds would keep the wrong gradient)"
+                )
+                break
         for point in match.points:
             if point.iterated and not self.sequence(point.operand):
                 text = code_of(point.operand).strip()

@@ -126,6 +126,13 @@ LAYER_HOLDERS = frozenset({"collections.OrderedDict", "builtins.dict", "builtins
 # `torch.no_grad` and its kin: they change what the body computes.
 TRANSPARENT_DECORATORS = frozenset({"builtins.staticmethod", "torch.compile"})
 
+# Class decorators and metaclasses that keep every member the class body defines (they add
+# dunders at most): a method of a class made with them is the def its body shows.
+PLAIN_CLASS_MAKERS = frozenset({
+    "builtins.type", "abc.ABCMeta", "dataclasses.dataclass", "functools.total_ordering", "typing.final",
+    "typing_extensions.final",
+})
+
 # Symmetric in value and gradient when called with exactly two positional
 # tensors (docs/design.md §1, E9): argument order may differ between the two calls.
 SYMMETRIC = frozenset(
@@ -397,6 +404,13 @@ TORCH_ADDITIONS = frozenset({"torch.add", "torch.sub", "torch.subtract"})
 # Zeros of the shape of anything: the zero gradient.
 ZERO_FACTORIES = frozenset({"torch.zeros", "torch.zeros_like"})
 ZERO_METHODS = frozenset({"new_zeros", "zero_"})
+# Attributes (and methods) of a tensor that tell `x.detach()` from `grad_scale(x, c)`: the one is a
+# leaf that requires no grad, the other a view in the graph. A callee that reads one of them on
+# its argument may take another branch after the rewrite (`if not target.requires_grad:`).
+AUTOGRAD_STATE_ATTRIBUTES = frozenset({
+    "requires_grad", "grad_fn", "is_leaf", "grad", "_grad", "_grad_fn", "_base", "_version", "output_nr",
+    "retains_grad", "_is_view", "is_inference", "_backward_hooks", "_post_accumulate_grad_hooks",
+})
 # Attributes of a gradient that are values (its shape is fixed by the graph, not by its values).
 GRAD_VALUE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "requires_grad"})
 # Attributes of a gradient that are linear in it (transposes, the real part).
@@ -406,6 +420,24 @@ GRAD_SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement"
 # Methods that compute a value from their receiver without changing it (on values that do not
 # depend on a gradient: saved tensors, masks).
 CONST_METHODS = PURE_TENSOR_METHODS | frozenset({"new_zeros", "new_ones", "new_full", "new_tensor", "item", "tolist", "ne", "eq", "gt", "lt", "ge", "le", "logical_not", "bool"})
+# Deterministic torch functions (besides PURE_FUNCTIONS and ZERO_FACTORIES) that return a tensor or
+# a plain value: constructors and tests. A backward may call them on values that do not involve a
+# gradient; a torch function not listed may draw random numbers (`torch.rand_like(x)` draws a new
+# mask at each backward call: `m1*g1 + m2*g2` in the original, `m*(g1 + g2)` after a merge) or keep
+# state, so it is not a constant there. Their results are values `grad_scale` takes (merge.py).
+DETERMINISTIC_TENSOR_FUNCTIONS = frozenset(
+    f"torch.{n}" for n in (
+        "ones", "ones_like", "full", "full_like", "tensor", "as_tensor", "arange", "linspace", "eye",
+        "isnan", "isinf", "isfinite", "signbit", "equal", "is_tensor", "is_grad_enabled", "get_default_dtype",
+        "finfo", "iinfo", "broadcast_shapes", "Size", "device",
+    )
+)
+# Tensor methods whose result is a tensor (or a tuple of tensors, a number, a list of numbers):
+# values `grad_scale` takes (`adj = torch.eye(4).to_sparse()`, merge.py). Not `.numpy()`.
+TENSOR_RESULT_METHODS = PURE_TENSOR_METHODS | frozenset({
+    "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "coalesce", "requires_grad_", "cuda", "cpu",
+    "long", "int", "bool", "item", "tolist", "new_zeros", "new_ones", "new_full", "new_tensor",
+})
 # Builtins that may compute CONST values in a backward (none of them touching a gradient).
 # (Not CALLEE_BUILTINS: see there.)
 BACKWARD_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max", "abs", "isinstance", "tuple", "list", "zip", "enumerate"})
