@@ -49,3 +49,84 @@ def test_every_case_has_an_expectation():
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case(path):
     check_case(path, EXPECTED[path.stem])
+
+
+# -- the helpers behind them ----------------------------------------------------------------------
+
+import libcst as cst  # noqa: E402
+
+from gradfix.analysis.loops import _fresh_in_each_iteration, graph_free  # noqa: E402
+from gradfix.engine import lint_bytes  # noqa: E402
+from gradfix.options import LintOptions  # noqa: E402
+
+
+def _fresh(source: str):
+    return _fresh_in_each_iteration(cst.parse_module(source).body[0])
+
+
+@pytest.mark.parametrize(
+    "source, name, fresh",
+    [
+        ("for x in xs:\n    with ctx():\n        out = f(x)\n    loss = out.sum()\n", "out", True),
+        ("for x in xs:\n    if a:\n        out = f(x)\n    else:\n        out = g(x)\n    loss = out.sum()\n", "out", True),
+        ("for x in xs:\n    if a:\n        continue\n    out = f(x)\n    loss = out.sum()\n", "out", True),
+        ("for x in xs: out = f(x); loss = out.sum()\n", "out", True),
+        ("for x in xs:\n    if a:\n        out = f(x)\n    loss = out.sum()\n", "out", False),
+        ("for x in xs:\n    loss = prev.sum()\n    prev = f(x)\n", "prev", False),
+        ("while True:\n    try:\n        h\n    except NameError:\n        h = f()\n    loss = h.sum()\n", "h", False),
+        ("for x in xs:\n    for b in x:\n        z = b\n    loss = z.sum()\n", "z", False),
+        ("for x in xs:\n    h = f(x)\n    h += 1\n", "h", True),
+    ],
+)
+def test_a_name_is_fresh_only_where_bound_before_every_read(source, name, fresh):
+    assert (name in _fresh(source)) is fresh
+
+
+@pytest.mark.parametrize(
+    "value, free",
+    [
+        ("torch.utils.data.TensorDataset(feats, y)", False),
+        ("torch.utils.data.DataLoader(ds, batch_size=4)", False),
+        ("torch.utils.data.TensorDataset(torch.randn(4, 3))", True),
+        ("nn.Linear(d, d)", True),
+        ("torch.nn.Parameter(x @ w)", True),
+        ("nn.CrossEntropyLoss(weight=w)", False),
+        ("nn.CrossEntropyLoss(reduction='sum')", True),
+        ("torch.optim.SGD(model.parameters(), lr=lr)", True),
+        ("torch.distributions.Normal(mu, 1.0)", False),
+        ("{h: 'feats'}", False),
+        ("{'feats': 1}", True),
+    ],
+)
+def test_graph_free_classes_and_dict_keys(value, free):
+    assert graph_free(cst.parse_expression(value)) is free
+
+
+_STEP = """import torch
+w = torch.randn(3, requires_grad=True)
+
+
+def step(model):
+    loss = (w * 2).tanh().sum()
+    loss.backward(retain_graph=True)
+    {line}
+"""
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        ("raise ValueError('bad loss', loss)", "`raise ValueError('bad loss', loss)` (line 8) may carry"),
+        ("raise model.error", "`raise model.error` (line 8) may carry"),
+        ("raise StopIteration", None),
+        ("assert loss.item() < 1e9, f'{loss.item()}'", None),
+        ("model.train(False)", None),
+        ("model.train(loss)", "`model.train()` (line 8) is not proven"),
+    ],
+)
+def test_gf005_exceptions_and_module_methods(line, reason):
+    (finding,) = lint_bytes(_STEP.format(line=line).encode(), "t.py", LintOptions(("GF005",))).findings
+    if reason is None:
+        assert finding.fixable
+    else:
+        assert not finding.fixable and reason in finding.fix.unsafe_reason

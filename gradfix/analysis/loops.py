@@ -276,21 +276,23 @@ def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
             elif isinstance(orelse, cst.If):
                 other = one(orelse, bound)
             else:
-                other = block(orelse.body.body, bound)
-            return both(block(statement.body.body, bound), other)
+                other = block(_statements(orelse.body), bound)
+            return both(block(_statements(statement.body), bound), other)
         if isinstance(statement, cst.With):
             for item in statement.items:
                 read(item.item, bound)
                 if item.asname is not None:
                     bound |= set(bound_names(item.asname.name))
-            return block(statement.body.body, bound)
+            return block(_statements(statement.body), bound)
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return bound | {statement.name.value}
         # A nested loop, a `try`, a `match`: checked for reads, their bindings not counted after it.
         for child in statement.children:
-            if isinstance(child, (cst.BaseSuite, cst.BaseCompoundStatement)) or not isinstance(child, cst.CSTNode):
-                continue
-            read(child, bound)
+            if isinstance(child, cst.BaseExpression) and child is not getattr(statement, "target", None):
+                read(child, bound)  # a test, an iterable, a subject
+        for handler in getattr(statement, "handlers", ()):
+            if handler.type is not None:
+                read(handler.type, bound)
         for suite in _suites(statement):
             block(suite, set(bound) | _own_targets(statement))
         return bound
@@ -298,7 +300,7 @@ def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
     start = set(bound_names(loop.target)) if isinstance(loop, cst.For) else set()
     if isinstance(loop, cst.While):
         read(loop.test, start)
-    block(loop.body.body, start)
+    block(_statements(loop.body), start)
     bound_anywhere = _reads_and_binds(loop.body)[1] | start
     return bound_anywhere - stale
 
@@ -322,6 +324,13 @@ def _target_reads(target: cst.BaseExpression) -> List[cst.CSTNode]:
     if isinstance(target, cst.StarredElement):
         return _target_reads(target.value)
     return [target]
+
+
+def _statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    """A suite's statements: `if a: x = 1; y = 2` on one line is one statement line."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=suite.body)]
+    return suite.body
 
 
 def _suites(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
