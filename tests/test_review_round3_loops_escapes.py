@@ -96,6 +96,8 @@ def test_a_name_is_fresh_only_where_bound_before_every_read(source, name, fresh)
         ("torch.distributions.Normal(mu, 1.0)", False),
         ("{h: 'feats'}", False),
         ("{'feats': 1}", True),
+        ("lambda x: x * 2", True),
+        ("lambda x, h=h: x * h", False),
     ],
 )
 def test_graph_free_classes_and_dict_keys(value, free):

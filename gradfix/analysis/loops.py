@@ -47,8 +47,13 @@ _LOOPS = (cst.For, cst.While)
 
 def graph_free(value: cst.BaseExpression) -> bool:
     """A value proven to hold no autograd graph (see the module doc)."""
-    if is_literal(value) or isinstance(value, (cst.Lambda, cst.FormattedString)):
+    if is_literal(value) or isinstance(value, cst.FormattedString):
         return True
+    if isinstance(value, cst.Lambda):
+        # Code, but its defaults are values it keeps (`lambda h=h: h`). (What it reads from around
+        # it is the scope's: `_add_closure_reads`.)
+        params = value.params
+        return all(p.default is None or graph_free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
         return all(not isinstance(e, cst.StarredElement) and graph_free(e.value) for e in value.elements)
