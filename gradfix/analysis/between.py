@@ -63,6 +63,10 @@ from gradfix.analysis.vocabulary import (
 )
 
 
+# The builtins that call a metaclass hook of the class they are given.
+_CHECK_HOOKS = {"isinstance": "__instancecheck__", "issubclass": "__subclasscheck__"}
+
+
 def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, ...]] = ()) -> bool:
     """Whether `call` is proven unable to change what the two passes compute: the one policy.
 
@@ -92,7 +96,10 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # (not where a class of the file defines a method of that name: `tracker.log(...)` may run it)
             return True
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
-        return True
+        # `isinstance(loss, C)` runs `__instancecheck__` of C's metaclass: code of the file where it
+        # defines one (that may keep `loss`).
+        hook = _CHECK_HOOKS.get(func.value)
+        return hook is None or classifier is None or not classifier.may_bind_attribute(hook)
     if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
         return True
     if qualified & FRESH_TENSOR_FACTORIES:

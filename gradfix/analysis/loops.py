@@ -20,7 +20,7 @@ proven (they may hold a graph built by the caller or an earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import AbstractSet, Callable, Dict, List, Optional, Set, Tuple
+from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -30,7 +30,10 @@ from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
+    GRAPH_FREE_CLASS_PACKAGES,
+    GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
+    GRAPH_FREE_NN_PACKAGES,
     KEEPS_GRAPH_FREE,
     MODULE_LEAF_METHODS,
     PYTHON_VALUES,
@@ -44,13 +47,19 @@ _LOOPS = (cst.For, cst.While)
 
 def graph_free(value: cst.BaseExpression) -> bool:
     """A value proven to hold no autograd graph (see the module doc)."""
-    if is_literal(value) or isinstance(value, (cst.Lambda, cst.FormattedString)):
+    if is_literal(value) or isinstance(value, cst.FormattedString):
         return True
+    if isinstance(value, cst.Lambda):
+        # Code, but its defaults are values it keeps (`lambda h=h: h`). (What it reads from around
+        # it is the scope's: `_add_closure_reads`.)
+        params = value.params
+        return all(p.default is None or graph_free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
         return all(not isinstance(e, cst.StarredElement) and graph_free(e.value) for e in value.elements)
     if isinstance(value, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and graph_free(e.value) for e in value.elements)
+        # (The keys too: `{h: "feats"}` holds `h`, and `for k in d` hands it out.)
+        return all(isinstance(e, cst.DictElement) and graph_free(e.key) and graph_free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
         return graph_free(value.elt)
     if _python_value(value):  # `loss.item()`, `float(loss)`, `loss_a.item() + loss_b.item()`
@@ -65,15 +74,25 @@ def graph_free(value: cst.BaseExpression) -> bool:
             return False  # `nn.Tanh()(x @ w)`: what an object returns
         if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
             return True
-        if last[:1].isupper() and (text.startswith(("torch.", "nn.", "optim.")) or "." not in text):
-            # A class constructed: `nn.Linear(...)`, `torch.optim.SGD(...)`, `GradScaler(...)`. Not
-            # a distribution, which keeps the tensors it is given (`Normal(x @ w, 1.0).loc`).
-            if "distributions" in text:
-                return all(graph_free(a.value) for a in value.args)
-            return text.startswith(("torch.", "nn.", "optim."))
+        if last[:1].isupper() and text.startswith(("torch.", "nn.", "optim.")):
+            return _class_graph_free(text, value)
         if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
             return graph_free(func.value)
     return False
+
+
+def _class_graph_free(text: str, call: cst.Call) -> bool:
+    """A torch class built (`text` its dotted name): graph-free when the class keeps none of its
+    arguments' graph (`GRAPH_FREE_CLASSES` and the packages beside it), else only when every
+    argument is graph-free: `torch.utils.data.TensorDataset(feats, y)` holds `feats` with its
+    graph, and so does a distribution (`Normal(x @ w, 1.0).loc`) or a loss given a `weight`."""
+    if text in GRAPH_FREE_CLASSES or text.startswith(GRAPH_FREE_CLASS_PACKAGES):
+        return True
+    for package in GRAPH_FREE_NN_PACKAGES:
+        name = text[len(package):] if text.startswith(package) else ""
+        if name and "." not in name and not name.endswith("Loss"):
+            return True  # `nn.Linear(d, d)`, `torch.nn.Parameter(h)`: a class of `torch.nn` itself
+    return all(not a.star and graph_free(a.value) for a in call.args)
 
 
 def _python_value(value: cst.BaseExpression) -> bool:
@@ -129,6 +148,11 @@ def loop_reasons(
             ]
     outside = _bindings_outside(scope, loop)
     inside = _bindings_outside(loop.body, None)
+    # A name the body binds is new in each iteration only if bound before any read of it on every
+    # path (`_fresh_in_each_iteration`): bound under an `if` (`if step % k == 0: feats = ...`) or
+    # after a read (`h_prev = h` at the end), it hands one iteration's value to the next.
+    fresh = _fresh_in_each_iteration(loop)
+    _add_closure_reads(reads, scope, module)
     # A container or object from before the loop that the loop stores values into (`outs.append(out)`,
     # `cache[k] = h`) hands them to the next iteration.
     for name, value in stores_into_objects(loop.body):
@@ -151,8 +175,10 @@ def loop_reasons(
     entering = params | _declared(scope)
     writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
-        # Rebound in the loop and bound before it: one iteration hands its value to the next.
-        carried = name in bound_inside and (name in outside or name in entering)
+        # Rebound in the loop and bound before it, or not bound afresh before its reads: one
+        # iteration hands its value to the next.
+        stale = name in inside and name not in fresh
+        carried = name in bound_inside and (name in outside or name in entering or stale)
         if name in bound_inside and not carried:
             continue
         if name in graph_free_names and not carried:
@@ -194,6 +220,15 @@ def loop_reasons(
             if value is not None and graph_free(value):
                 continue
             where = f"line {line(value)}" if value is not None else "outside the loop"
+            if stale and name not in outside and name not in entering:
+                return [
+                    Reason(
+                        f"`{name}` is not bound afresh before every read of it in an iteration (bound on {where} "
+                        f"under a condition or after a read): an iteration may read the value an earlier one built "
+                        f"and backpropagate through its graph again, which the one backward frees",
+                        LOOP,
+                    )
+                ]
             return [
                 Reason(
                     f"`{name}` ({where}) is built before the loop and read in it: the next iteration may backpropagate "
@@ -202,6 +237,179 @@ def loop_reasons(
                 )
             ]
     return []
+
+
+def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
+    """The names `loop`'s body binds before every read of them in an iteration, on every path
+    through it: definite assignment over `if`/`with` (and the loop's own target), where a nested
+    loop's or a `try`'s bindings count for nothing after it (it may run no iteration, or stop at the
+    first statement). Reads in nested functions are not followed here (`_add_closure_reads`)."""
+    stale: Set[str] = set()
+
+    def read(node: cst.CSTNode, bound: Set[str]) -> None:
+        stale.update(name for name in _reads_and_binds(node)[0] if name not in bound)
+
+    def block(statements, bound: Optional[Set[str]]) -> Optional[Set[str]]:
+        # None: no path goes on past the block (`continue`, `return` ...).
+        for statement in statements:
+            if bound is None:
+                return None
+            bound = one(statement, bound)
+        return bound
+
+    def both(a: Optional[Set[str]], b: Optional[Set[str]]) -> Optional[Set[str]]:
+        return b if a is None else a if b is None else a & b
+
+    def one(statement: cst.CSTNode, bound: Set[str]) -> Optional[Set[str]]:
+        bound = set(bound)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                for part in _read_parts(small):
+                    read(part, bound)
+                if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                    return None
+                if isinstance(small, cst.Del):
+                    bound -= set(_reads_and_binds(small)[0])
+                else:
+                    bound |= _reads_and_binds(small)[1]
+            return bound
+        if isinstance(statement, cst.If):
+            read(statement.test, bound)
+            orelse = statement.orelse
+            if orelse is None:
+                other: Optional[Set[str]] = bound
+            elif isinstance(orelse, cst.If):
+                other = one(orelse, bound)
+            else:
+                other = block(_statements(orelse.body), bound)
+            return both(block(_statements(statement.body), bound), other)
+        if isinstance(statement, cst.With):
+            for item in statement.items:
+                read(item.item, bound)
+                if item.asname is not None:
+                    bound |= set(bound_names(item.asname.name))
+            return block(_statements(statement.body), bound)
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            return bound | {statement.name.value}
+        # A nested loop, a `try`, a `match`: checked for reads, their bindings not counted after it.
+        for child in statement.children:
+            if isinstance(child, cst.BaseExpression) and child is not getattr(statement, "target", None):
+                read(child, bound)  # a test, an iterable, a subject
+        for handler in getattr(statement, "handlers", ()):
+            if handler.type is not None:
+                read(handler.type, bound)
+        for suite in _suites(statement):
+            block(suite, set(bound) | _own_targets(statement))
+        return bound
+
+    start = set(bound_names(loop.target)) if isinstance(loop, cst.For) else set()
+    if isinstance(loop, cst.While):
+        read(loop.test, start)
+    block(_statements(loop.body), start)
+    bound_anywhere = _reads_and_binds(loop.body)[1] | start
+    return bound_anywhere - stale
+
+
+def _read_parts(small: cst.BaseSmallStatement) -> List[cst.CSTNode]:
+    """The parts of a simple statement that it reads: a binding's value and what its targets read
+    (`x[i] = v` reads `x` and `i`), not the names it binds; all of any other statement
+    (`h += x` reads `h`)."""
+    if isinstance(small, cst.Assign):
+        return [small.value, *(part for target in small.targets for part in _target_reads(target.target))]
+    if isinstance(small, cst.AnnAssign):
+        return [small.annotation, *([small.value] if small.value is not None else []), *_target_reads(small.target)]
+    return [small]
+
+
+def _target_reads(target: cst.BaseExpression) -> List[cst.CSTNode]:
+    if isinstance(target, cst.Name):
+        return []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_reads(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_reads(target.value)
+    return [target]
+
+
+def _statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    """A suite's statements: `if a: x = 1; y = 2` on one line is one statement line."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=suite.body)]
+    return suite.body
+
+
+def _suites(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement (bodies, `else`, handlers, `finally`, cases)."""
+    found: List[Sequence[cst.CSTNode]] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.IndentedBlock):
+                found.append(node.body)
+                return False
+            if isinstance(node, cst.SimpleStatementSuite):
+                found.append([cst.SimpleStatementLine(body=node.body)])
+                return False
+            return not isinstance(node, (cst.FunctionDef, cst.ClassDef))
+
+    for child in statement.children:
+        child.visit(Walk())
+    return found
+
+
+def _own_targets(statement: cst.CSTNode) -> Set[str]:
+    """What a nested `for` binds before its body runs (its target), for the body's own reads."""
+    return set(bound_names(statement.target)) if isinstance(statement, cst.For) else set()
+
+
+def _add_closure_reads(reads: Dict[str, cst.CSTNode], scope: cst.CSTNode, module: cst.Module) -> None:
+    """Add to `reads` (name -> first read) what the functions and lambdas the loop reads read from
+    around them, and their parameters' defaults: `def feats(): return h` called in the loop reads
+    `h` (built before it) at each call, as `lambda: h` and `lambda h=h: h` do."""
+    defined: Dict[str, List[cst.CSTNode]] = {}
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            if node is scope:
+                return True
+            defined.setdefault(node.name.value, []).append(node)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Lambda):
+                for target in node.targets:
+                    for name in bound_names(target.target):
+                        defined.setdefault(name, []).append(node.value)
+
+    scope.visit(Find())
+    if scope is not module:
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef):
+                defined.setdefault(statement.name.value, []).append(statement)
+    pending = [name for name in reads if name in defined]
+    seen: Set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for function in defined[name]:
+            params = function.params
+            own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            own.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+            body_reads, body_binds = _reads_and_binds(function.body)
+            found = [n for n in body_reads if n not in own and n not in body_binds]
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.default is not None:
+                    found += list(_reads_and_binds(param.default)[0])
+            for read_name in found:
+                if read_name not in reads:
+                    reads[read_name] = reads[name]
+                    if read_name in defined:
+                        pending.append(read_name)
 
 
 def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tuple[str, Optional[cst.BaseExpression]]]:

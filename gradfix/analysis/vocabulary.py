@@ -464,6 +464,21 @@ GRAPH_FREE_FACTORIES = frozenset(
         "randn_like", "rand_like", "randint_like", "from_numpy", "manual_seed", "device", "Generator",
     }
 )
+# torch classes whose constructors keep none of their arguments' graph, whatever the arguments:
+# optimizers and schedulers (`torch.optim.*`: parameters must be leaves, the rest are settings),
+# the classes of `torch.nn` itself (`nn.Linear(d, d)`: settings; `nn.Parameter(h)`, `nn.Buffer(h)`
+# and a ParameterList's items are detached leaves), but not its losses, which keep a `weight`
+# tensor as it is (`nn.CrossEntropyLoss(weight=w)`), and settings objects. Any other torch class
+# (`torch.utils.data.TensorDataset(feats, y)`, `DataLoader(ds)`) may hold what it is given: it is
+# graph-free only when its arguments are (`loops.graph_free`).
+GRAPH_FREE_CLASS_PACKAGES = ("torch.optim.", "optim.")
+GRAPH_FREE_NN_PACKAGES = ("torch.nn.", "nn.")
+GRAPH_FREE_CLASSES = frozenset(
+    {
+        "torch.Generator", "torch.device", "torch.Size", "torch.amp.GradScaler", "torch.cuda.amp.GradScaler",
+        "torch.cuda.Event", "torch.cuda.Stream",
+    }
+)
 # Methods that keep a value graph-free (device moves, casts, `requires_grad_` on a leaf).
 KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
 # Builtins whose result holds a graph only if an argument does.

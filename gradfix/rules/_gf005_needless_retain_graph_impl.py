@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from gradfix.rules.gf005_needless_retain_graph import CODE
 from gradfix.reasons import LOOP, Reason, Reasons
 
@@ -370,8 +372,10 @@ class Visitor(BlockVisitor):
         at = self.line(call)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if (method in STEP_METHODS and not call.args) or method in MODULE_LEAF_METHODS:
+            if method in STEP_METHODS and not call.args:
                 return None
+            if method in MODULE_LEAF_METHODS and all(self._value(a.value) or graph_free(a.value) for a in call.args):
+                return None  # `model.train()`, `model.train(False)`; not `self.train(loss)`, a method of any name
             if method == "backward" and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
                 # Another `loss.backward(...)`: it leaves gradients in `.grad`, which hold no graph
                 # without `create_graph`; whether it goes through this graph is `later_use_reasons`'.
@@ -434,6 +438,16 @@ class Visitor(BlockVisitor):
                         if isinstance(element.value, (cst.Attribute, cst.Subscript)):
                             found.append(f"`{code_of(element.value).strip()}` (line {visitor.line(target)}) keeps a value that may carry the graph beyond the call")
 
+            def visit_Assert(self, node: cst.Assert) -> None:
+                # The AssertionError carries its message out of the call (`assert ok, loss`).
+                if node.msg is not None and not visitor._value(node.msg) and not graph_free(node.msg):
+                    found.append(f"the message of `assert` (line {visitor.line(node)}) may carry a tensor of the graph out of the call in the AssertionError")
+
+            def visit_Raise(self, node: cst.Raise) -> None:
+                # The exception carries its arguments out of the call (`raise ValueError(loss)`).
+                if node.exc is not None and not visitor._carries_values(node.exc):
+                    found.append(f"`raise {code_of(node.exc).strip()}` (line {visitor.line(node)}) may carry a tensor of the graph out of the call in the exception")
+
             def visit_Global(self, node: cst.Global) -> None:
                 found.append(f"a `global` statement (line {visitor.line(node)}) lets a tensor outlive the call")
 
@@ -471,6 +485,18 @@ class Visitor(BlockVisitor):
         bindings = [v for name, v in assignments(function) if name == node.value]
         stores = [v for name, v in stores_into_objects(function) if name == node.value]
         return bool(bindings) and all(v is not None and (graph_free(v) or self._value(v)) for v in bindings + stores)
+
+    def _carries_values(self, exc: cst.BaseExpression) -> bool:
+        """An exception raised that holds no tensor: a class or a builtin exception built from
+        values (`raise ValueError(f"nan at {step}")`); not one bound earlier (`raise err`)."""
+        if isinstance(exc, cst.Name):
+            return exc.value in _BUILTIN_EXCEPTIONS
+        return (
+            isinstance(exc, cst.Call)
+            and isinstance(exc.func, cst.Name)
+            and exc.func.value in _BUILTIN_EXCEPTIONS
+            and all(self._value(a.value) or graph_free(a.value) for a in exc.args)
+        )
 
     def _value(self, node: cst.BaseExpression) -> bool:
         """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string."""
@@ -531,3 +557,9 @@ def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
 def _short(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# The builtin exception classes: built from values, they hold no tensor.
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
