@@ -32,14 +32,16 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import REDUCTIONS
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, REDUCTIONS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
-# The builtins GF004 reads iterations through (`loop_shapes`: `range(len(xs))`, `zip(xs, ys)`, `enumerate`).
-_ITERATION_BUILTINS = ("range", "len", "zip", "enumerate", "list", "tuple")
+# The builtins GF004's expansion reads by their text: iterations (`loop_shapes`: `range(len(xs))`,
+# `zip(xs, ys)`, `enumerate`, `sum(...)` of a list), coefficients (`objective`: `len(seen)`,
+# `float(k)`, `int(n)`), and the calls `loops` takes to hold no graph (BUILTINS_GRAPH_FREE).
+_READ_BUILTINS = tuple(sorted({"range", "len", "zip", "enumerate", "list", "tuple", "sum", "float", "int"} | BUILTINS_GRAPH_FREE))
 
 
 class Visitor(BlockVisitor):
@@ -301,13 +303,20 @@ class Visitor(BlockVisitor):
         clauses = [t.comprehension.for_in.iter for t in (first, second) if t.comprehension is not None]  # type: ignore[attr-defined]
         if any(not positions(c) for c in clauses) and not _whole_elements(first, second):
             return None  # (a term inside a larger element is indexed by its position: `range(N)` only)
-        if (clauses or loops is not None or in_iterations(first.context)) and self.classifier.rebinds(_ITERATION_BUILTINS):
-            # Iterations are read by their text (`range(len(prior))`, `zip(series, prior)`): a function
-            # of the file by one of these names may give other items on each call.
-            return None
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        shadowed = [name for name in _READ_BUILTINS if self.classifier.rebinds((name,))]
+        if shadowed or self.classifier.rebinds(_READ_BUILTINS):
+            # Iterations, sums and coefficients are read by their text (`range(len(prior))`,
+            # `sum(terms)`): a function of the file by one of these names may give other items or
+            # another value on each call.
+            names = " and ".join(f"`{n}`" for n in shadowed[:3])
+            reasons.add(
+                f"the file binds {names}, which gradfix reads as the builtin{'s' if len(shadowed) > 1 else ''}"
+                if shadowed
+                else "the file may rebind builtins (a star import, `__builtins__`, or a write to the `builtins` module), which gradfix reads by their names"
+            )
         for clause in clauses[:1]:  # (fused: both clauses are written alike)
             unproven = [code_of(n).strip() for n in iterated_sequences(clause) or () if not self.safety.sequence(n)]
             if unproven:
