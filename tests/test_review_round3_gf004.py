@@ -30,13 +30,13 @@ from tests.test_review_reproducers import check_case
 CASES = sorted((Path(__file__).parent / "review_round3").glob("I_*.py"))
 # None: no finding; (code, text of the unsafe reason); or (code, None): a safe fix, executed exact.
 EXPECTED = {
-    "I_01_comprehension_range_property": ("GF004", "TODO"),
-    "I_02_stacked_list_appended_through_alias": ("GF004", "TODO"),
+    "I_01_comprehension_range_property": ("GF004", "the comprehensions iterate `range(cfg.n)` (line 32), which reads `cfg.n`"),
+    "I_02_stacked_list_appended_through_alias": ("GF004", "list `s_list` is read (line 21) other than by its append in the loop and its reduction"),
     "I_03_sum_shadowed_by_file_function": ("GF004", "the file binds `sum`, which gradfix reads as the builtin"),
-    "I_04a_coefficient_changed_by_call_between_uses": ("GF004", "TODO"),
-    "I_04b_coefficient_changed_through_alias": ("GF004", "TODO"),
-    "I_04c_len_coefficient_list_appended_through_alias": ("GF004", "TODO"),
-    "I_05_numpy_read_on_carrier_raises": ("GF004", "TODO"),
+    "I_04a_coefficient_changed_by_call_between_uses": ("GF004", "`anneal()` between the uses of coefficient `cfg.k` (lines 32 to 34) may change it"),
+    "I_04b_coefficient_changed_through_alias": ("GF004", "coefficient `cfg.k` may change between its uses (lines 29 to 31): `sched` is rebound"),
+    "I_04c_len_coefficient_list_appended_through_alias": ("GF004", "coefficient `len(seen)` may change between its uses (lines 24 to 26): `log.append()` modifies an operand"),
+    "I_05_numpy_read_on_carrier_raises": ("GF004", "`s_loss.numpy()` (line 26) raises where `s_loss` requires grad"),
 }
 
 
@@ -47,3 +47,49 @@ def test_every_case_has_an_expectation():
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case(path):
     check_case(path, EXPECTED[path.stem])
+
+
+def _reasons(src: str):
+    from tests.test_field_cases import _lint
+
+    return [(f.fixable, f.fix.unsafe_reason if f.fix is not None else None) for f in _lint(src, ["GF004"]).findings]
+
+
+def _case(stem: str) -> str:
+    return (Path(__file__).parent / "review_round3" / f"{stem}.py").read_text()
+
+
+@pytest.mark.parametrize(
+    "stem, old, new",
+    [
+        # Without the cause, each is the plain pattern again: a safe fix (the reach kept).
+        ("I_03_sum_shadowed_by_file_function", "def sum(xs):", "def total(xs):"),
+        ("I_01_comprehension_range_property", "range(cfg.n)", "range(len(series))"),
+        ("I_04a_coefficient_changed_by_call_between_uses", "    anneal(cfg)\n", ""),
+        ("I_04b_coefficient_changed_through_alias", "    sched.k = 2 * sched.k\n", ""),
+        ("I_04c_len_coefficient_list_appended_through_alias", "    log.append(2)\n", "    print(len(log))\n"),
+        ("I_02_stacked_list_appended_through_alias", "    pad.append(torch.zeros(()))  # s_list now holds 6 items, p_list 5\n", ""),
+        ("I_05_numpy_read_on_carrier_raises", "s_loss.numpy()", "s_loss.item()"),
+    ],
+)
+def test_without_the_cause_the_fix_is_safe(stem, old, new):
+    src = _case(stem)
+    assert old in src
+    if stem.startswith("I_02"):
+        src = src.replace("    pad = s_list  # the same list object\n", "")
+    assert _reasons(src.replace(old, new)) == [(True, "")] or _reasons(src.replace(old, new)) == [(True, None)]
+
+
+def test_builtins_module_written():
+    src = _case("I_03_sum_shadowed_by_file_function").replace("def sum(xs):", "def total(xs):")
+    src = src.replace("def step():", "builtins.sum = total\n\n\ndef step():")
+    [(fixable, reason)] = _reasons(src)
+    assert not fixable and "the file may rebind builtins" in reason
+
+
+def test_coefficient_list_passed_to_a_call():
+    # `keep(seen)`: a function of the file may append to the list whose length is the coefficient.
+    src = _case("I_04c_len_coefficient_list_appended_through_alias").replace("    log.append(2)\n", "    keep(seen)\n")
+    src = src.replace("def step():", "def keep(xs):\n    xs.append(1)\n\n\ndef step():")
+    [(fixable, reason)] = _reasons(src)
+    assert not fixable and "`len(seen)`" in reason

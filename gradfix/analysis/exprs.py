@@ -768,10 +768,10 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             nonlocal star
             star = star or isinstance(node.names, cst.ImportStar)
-            harmless.update(id(n) for n in _all_nodes(node))
+            harmless.update(id(n) for n in all_nodes(node))
 
         def visit_Import(self, node: cst.Import) -> None:
-            harmless.update(id(n) for n in _all_nodes(node))
+            harmless.update(id(n) for n in all_nodes(node))
             for alias in node.names:
                 if code_of(alias.name).strip() == "builtins":
                     asname = alias.asname.name if alias.asname is not None else alias.name
@@ -779,7 +779,7 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
                         aliases.add(asname.value)
 
         def _targets(self, target: cst.CSTNode) -> None:
-            targets.update(id(n) for n in _all_nodes(target) if isinstance(n, cst.Attribute))
+            targets.update(id(n) for n in all_nodes(target) if isinstance(n, cst.Attribute))
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             self._targets(node.target)
@@ -801,13 +801,14 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
         return True
     if not aliases:
         return False
-    for node in _all_nodes(tree):
+    for node in all_nodes(tree):
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and id(node) not in targets:
             harmless.add(id(node.value))
     return any(n.value in aliases and id(n) not in harmless for n in names)
 
 
-def _all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
+def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions included."""
     found: List[cst.CSTNode] = []
 
     class Collect(cst.CSTVisitor):

@@ -13,6 +13,7 @@ from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, Posit
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, old_keyword_note, old_keyword_reasons
 from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
+    all_nodes,
     calls_within,
     code_of,
     contains_detach,
@@ -30,9 +31,9 @@ from gradfix.analysis.vocabulary import is_inplace_name
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
+from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, REDUCTIONS
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -306,7 +307,7 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
-        shadowed = [name for name in _READ_BUILTINS if self.classifier.rebinds((name,))]
+        shadowed = [name for name in _READ_BUILTINS if name in self.facts.binding_counts]
         if shadowed or self.classifier.rebinds(_READ_BUILTINS):
             # Iterations, sums and coefficients are read by their text (`range(len(prior))`,
             # `sum(terms)`): a function of the file by one of these names may give other items or
@@ -317,6 +318,15 @@ class Visitor(BlockVisitor):
                 if shadowed
                 else "the file may rebind builtins (a star import, `__builtins__`, or a write to the `builtins` module), which gradfix reads by their names"
             )
+        if len(clauses) == 2 and first.comprehension is not second.comprehension:
+            # Two comprehensions, each evaluating its clause: an attribute may be read as two values
+            # (a property of the file, a store through `__dict__`), where fused loops require names.
+            attributes = " and ".join(dict.fromkeys(f"`{code_of(a).strip()}`" for a in read_attributes(clauses[0])))
+            if attributes:
+                reasons.add(
+                    f"the comprehensions iterate `{code_of(clauses[0]).strip()}` (line {self._position(clauses[0])[0]}), which reads "
+                    f"{attributes}: each comprehension reads it anew, and gradfix proves one value at both reads only for names"
+                )
         for clause in clauses[:1]:  # (fused: both clauses are written alike)
             unproven = [code_of(n).strip() for n in iterated_sequences(clause) or () if not self.safety.sequence(n)]
             if unproven:
@@ -353,6 +363,8 @@ class Visitor(BlockVisitor):
             if calls:
                 names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
                 reasons.add(f"{names} may change `{symbol}` between its uses as a coefficient")
+            else:
+                reasons.extend(self._coefficient_changes(block, expansion, symbol))
         watched = read_paths(first.call) + read_paths(second.call)
         for term in (first, second):
             if term.comprehension is not None:  # its iterations: `range(len(prior))` reads `prior`
@@ -382,6 +394,7 @@ class Visitor(BlockVisitor):
             reasons.add(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(block, run, expansion, first, second))
         reasons.extend(self._shared_updates(expansion, first, second))
+        reasons.extend(self._list_reads(expansion, first, second))
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
@@ -428,6 +441,96 @@ class Visitor(BlockVisitor):
         elif first.site is not None:
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
+
+    def _coefficient_changes(self, block: Sequence[cst.BaseStatement], expansion: Expansion, symbol: str) -> List[str]:
+        """`symbol` cancels in the ratio only if its uses read one value. `Expansion.symbol_invariant`
+        sees stores naming its root; here the statements of the block from its first use to its
+        last are scanned as any span a rule must prove unchanged (`between.scan_between`): the
+        symbol's paths and every name that may refer to its object (`sched = cfg`, `log = seen`),
+        and calls only where proven harmless (`anneal(cfg)`, a function of the file, is not)."""
+        uses = expansion.symbol_use_steps(symbol)
+        if not uses:
+            return []
+        tops = [self._top_index(block, node) for node in (uses[0], uses[-1])]
+        if None in tops:
+            return [f"gradfix cannot place the uses of coefficient `{symbol}` among the statements"]
+        span = block[tops[0] : tops[1] + 1]  # type: ignore[index,operator]
+        if len(span) < 2:
+            return []  # one statement: what is in it is the pair's own evaluation, checked with the terms
+        paths = read_paths(cst.parse_expression(symbol))
+        watched = with_aliases(paths, self.scopes[-1], self.classifier)
+        # Rebinding another name of the object leaves it as it was (`_symbol_changes` sees the symbol's own).
+        rebindable = {path[0] for path in watched if len(path) == 1} - {path[0] for path in paths}
+        verdict = scan_between(span, watched, HarmlessCalls(self.classifier, expansion.inlined_sites), rebindable)
+        lines = f"lines {self.line(span[0])} to {self.line(span[-1], end=True)}"
+        if verdict.barrier is not None:
+            # (The scan's texts speak of passes: here the span is the coefficient's uses.)
+            return [f"coefficient `{symbol}` may change between its uses ({lines}): {verdict.barrier.replace(' between the two passes', '')}"]
+        if verdict.unknown:
+            return [f"{verdict.unknown_text()} between the uses of coefficient `{symbol}` ({lines}) may change it"]
+        return []
+
+    def _list_reads(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
+        """A list a term is appended to, reduced after its loop, counts the loop's iterations only if
+        nothing else reaches it: its name may be read only by its one `.append(...)` in the loop and
+        by the reduction, or counted (`len(lst)`) (allowlist). Any other read (`pad = s_list`, `keep(s_list)`, `[s_list]`)
+        may make another name of the same list, through which it may get other items."""
+        found: List[str] = []
+        terms = {id(first.call), id(second.call)}
+        for listed, loop, listed_terms in expansion.reduced_lists:
+            if not terms & listed_terms:
+                continue
+            name = listed.value
+            allowed = {id(listed)}
+            for call in all_nodes(loop.body):
+                if not isinstance(call, cst.Call):
+                    continue
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+                    allowed.add(id(func.value))
+            stray = []
+            for node in all_nodes(self.scopes[-1]):
+                if not isinstance(node, cst.Name) or node.value != name or id(node) in allowed or self._binds_empty_list(node):
+                    continue
+                if self._len_argument(node):
+                    continue  # `len(s_terms)`: a number, no other name of the list
+                stray.append(node)
+            if stray:
+                try:
+                    line = f" (line {self.line(stray[0])})"
+                except KeyError:
+                    line = ""
+                found.append(
+                    f"list `{name}` is read{line} other than by its append in the loop and its reduction: another name may "
+                    f"give it other items, where gradfix takes its length for the loop's count"
+                )
+        return found
+
+    def _len_argument(self, name: cst.Name) -> bool:
+        """Whether `name` is the one argument of `len(...)` (the builtin: `_READ_BUILTINS`)."""
+        arg = self.get_metadata(ParentNodeProvider, name, None)
+        call = self.get_metadata(ParentNodeProvider, arg, None) if isinstance(arg, cst.Arg) else None
+        return (
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1
+            and arg.keyword is None and not arg.star  # type: ignore[union-attr]
+        )
+
+    def _binds_empty_list(self, name: cst.Name) -> bool:
+        """Whether `name` is the target of `name = []`."""
+        parent = self.get_metadata(ParentNodeProvider, name, None)
+        statement = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.AssignTarget) else None
+        return isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(strip_parens(statement.value), cst.List) and not statement.value.elements  # type: ignore[attr-defined]
+
+    def _top_index(self, block: Sequence[cst.BaseStatement], node: cst.CSTNode) -> Optional[int]:
+        """The index of the statement of `block` that holds `node` (by lines), or None."""
+        try:
+            line = self.line(node)
+        except KeyError:
+            return None
+        for index, statement in enumerate(block):
+            if self.line(statement) <= line <= self.line(statement, end=True):
+                return index
+        return None
 
     def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: Reasons) -> None:
         """The one evaluation reads the ratio's symbols where the first term was evaluated: each must
@@ -561,10 +664,24 @@ class Visitor(BlockVisitor):
                 if id(access.node) not in expansion.consumed and not any(contains_node(r, access.node) for r in receivers)
             )
             others = self.unshadowed(name, block, run.calls[-1].index, others)
+            numpy = next((node for node in sorted(others, key=self._position_key) if self._grad_sensitive_read(node)), None)
+            if numpy is not None:
+                reasons.add(
+                    f"`{name}.numpy()` (line {self.line(numpy)}) raises where `{name}` requires grad: after the rewrite it carries "
+                    f"the other term's gradient, and may require grad where it did not"
+                )
+                continue
             read = self.tensor_read(name, others, "it carries different gradients after the rewrite")
             if read is not None:
                 reasons.add(read)
         return reasons
+
+    def _grad_sensitive_read(self, node: cst.CSTNode) -> bool:
+        """`name.numpy()`: a value read (`read_as_value`) whose outcome depends on whether the tensor
+        requires grad (it raises where it does). The rewrite makes the carrier require grad wherever
+        the other operand does, even where its own live operand did not (a frozen source)."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in REQUIRES_GRAD_SENSITIVE
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """An in-place `+=` on a name carrying the terms, where another name may hold the same object
