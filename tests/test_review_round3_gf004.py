@@ -93,3 +93,11 @@ def test_coefficient_list_passed_to_a_call():
     src = src.replace("def step():", "def keep(xs):\n    xs.append(1)\n\n\ndef step():")
     [(fixable, reason)] = _reasons(src)
     assert not fixable and "`len(seen)`" in reason
+
+
+def test_reduced_list_declared_global():
+    # Another function may append to a module's list by its name, where no read here shows it.
+    src = _case("I_02_stacked_list_appended_through_alias").replace("    pad = s_list  # the same list object\n", "    global s_list\n")
+    src = src.replace("    pad.append(torch.zeros(()))  # s_list now holds 6 items, p_list 5\n", "")
+    [(fixable, reason)] = _reasons(src)
+    assert not fixable and "list `s_list` is declared `global`" in reason

@@ -481,6 +481,14 @@ class Visitor(BlockVisitor):
             if not terms & listed_terms:
                 continue
             name = listed.value
+            declared = _declared_elsewhere(self.scopes[-1]).get(name)
+            if declared is not None:
+                # Other functions reach it by its name (at module level, the scan below reads them all).
+                found.append(
+                    f"list `{name}` is declared `{declared[0]}` (line {self.line(declared[1])}): other functions may give it "
+                    f"other items, where gradfix takes its length for the loop's count"
+                )
+                continue
             allowed = {id(listed)}
             for call in all_nodes(loop.body):
                 if not isinstance(call, cst.Call):
