@@ -21,6 +21,8 @@ from gradfix.analysis.exprs import may_change_builtins
         "def f():\n    import builtins\n    g = lambda: setattr(builtins, 'len', h)\n",
         "__builtins__.sum = f\n",
         "from numpy import *\n",
+        "import sys\nsys.modules['builtins'].sum = f\n",
+        "import importlib\nimportlib.import_module('builtins').len = f\n",
     ],
 )
 def test_may_change_builtins(src):

@@ -756,7 +756,8 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
     """Whether `tree` may rebind a builtin without binding its name in the file: a star import
     (`from numpy import *` binds `sum`, `min`, `abs`), any use of `__builtins__`, or the `builtins`
     module (`import builtins as b`) used other than by reading one of its attributes (`builtins.sum
-    = f`, `setattr(builtins, ...)`, `del builtins.len`, `vars(builtins)`, `m = builtins`). Allowlist:
+    = f`, `setattr(builtins, ...)`, `del builtins.len`, `vars(builtins)`, `m = builtins`), or named by a
+    string (`sys.modules["builtins"]`). Allowlist:
     only `builtins.name` loads are proven harmless. Any scope, lambdas included."""
     aliases: Set[str] = set()
     names: List[cst.Name] = []
@@ -798,6 +799,9 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
 
     tree.visit(Collect())
     if star or any(n.value == "__builtins__" for n in names):
+        return True
+    # The module reached by its name as a string: `sys.modules["builtins"]`, `import_module("builtins")`.
+    if any(isinstance(n, cst.SimpleString) and string_value(n) in ("builtins", "__builtins__") for n in all_nodes(tree)):
         return True
     if not aliases:
         return False
