@@ -101,3 +101,23 @@ def test_reduced_list_declared_global():
     src = src.replace("    pad.append(torch.zeros(()))  # s_list now holds 6 items, p_list 5\n", "")
     [(fixable, reason)] = _reasons(src)
     assert not fixable and "list `s_list` is declared `global`" in reason
+
+
+def test_coefficient_changed_inside_one_statement():
+    # Both uses in one statement, a call of the file between them (read left to right).
+    src = _case("I_04a_coefficient_changed_by_call_between_uses").replace("    c.k = 2 * c.k\n", "    c.k = 2 * c.k\n    return 0.0\n")
+    src = src.replace("    loss1 = rec - cfg.k * s_loss\n    anneal(cfg)\n    loss2 = rec + cfg.k * p_loss\n", "")
+    src = src.replace(
+        "    loss1.backward(retain_graph=True)\n    loss2.backward()\n", "    (rec - cfg.k * s_loss + anneal(cfg) + rec + cfg.k * p_loss).backward()\n"
+    )
+    src = src.replace('    print("loss", loss1.item(), loss2.item())\n', "")
+    [(fixable, reason)] = _reasons(src)
+    assert not fixable and "`anneal()` between the uses of coefficient `cfg.k` (line " in reason
+
+
+def test_coefficient_uses_around_the_first_backward():
+    # `loss1.backward(...)` between the uses: the losses are read before their backward runs.
+    src = _case("I_04a_coefficient_changed_by_call_between_uses")
+    src = src.replace("    loss1.backward(retain_graph=True)\n    loss2.backward()\n", "    loss2.backward()\n")
+    src = src.replace("    anneal(cfg)\n", "    loss1.backward(retain_graph=True)\n")
+    assert _reasons(src) == [(True, "")]

@@ -364,7 +364,7 @@ class Visitor(BlockVisitor):
                 names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
                 reasons.add(f"{names} may change `{symbol}` between its uses as a coefficient")
             else:
-                reasons.extend(self._coefficient_changes(block, expansion, symbol))
+                reasons.extend(self._coefficient_changes(block, run, expansion, symbol))
         watched = read_paths(first.call) + read_paths(second.call)
         for term in (first, second):
             if term.comprehension is not None:  # its iterations: `range(len(prior))` reads `prior`
@@ -442,7 +442,7 @@ class Visitor(BlockVisitor):
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
 
-    def _coefficient_changes(self, block: Sequence[cst.BaseStatement], expansion: Expansion, symbol: str) -> List[str]:
+    def _coefficient_changes(self, block: Sequence[cst.BaseStatement], run: BackwardRun, expansion: Expansion, symbol: str) -> List[str]:
         """`symbol` cancels in the ratio only if its uses read one value. `Expansion.symbol_invariant`
         sees stores naming its root; here the statements of the block from its first use to its
         last are scanned as any span a rule must prove unchanged (`between.scan_between`): the
@@ -451,18 +451,21 @@ class Visitor(BlockVisitor):
         uses = expansion.symbol_use_steps(symbol)
         if not uses:
             return []
-        tops = [self._top_index(block, node) for node in (uses[0], uses[-1])]
-        if None in tops:
+        found = self._uses_span(uses[0], uses[-1])
+        if found is None:
             return [f"gradfix cannot place the uses of coefficient `{symbol}` among the statements"]
-        span = block[tops[0] : tops[1] + 1]  # type: ignore[index,operator]
-        if len(span) < 2:
-            return []  # one statement: what is in it is the pair's own evaluation, checked with the terms
+        # (Both uses in one statement too: `k * s + anneal(cfg) + k * p` reads `k` twice.) The run's
+        # backward calls are scanned as their losses: a loss is computed before its backward runs,
+        # and hooks are the merge's to vouch for (`merge_reasons`).
+        backward = {id(c.call): c.receiver for c in run.calls}
+        span = [_masked(st, [c.call for c in run.calls if contains_node(st, c.call)], backward) for st in found]
         paths = read_paths(cst.parse_expression(symbol))
         watched = with_aliases(paths, self.scopes[-1], self.classifier)
         # Rebinding another name of the object leaves it as it was (`_symbol_changes` sees the symbol's own).
         rebindable = {path[0] for path in watched if len(path) == 1} - {path[0] for path in paths}
         verdict = scan_between(span, watched, HarmlessCalls(self.classifier, expansion.inlined_sites), rebindable)
-        lines = f"lines {self.line(span[0])} to {self.line(span[-1], end=True)}"
+        start, end = self.line(found[0]), self.line(found[-1], end=True)
+        lines = f"line {start}" if start == end else f"lines {start} to {end}"
         if verdict.barrier is not None:
             # (The scan's texts speak of passes: here the span is the coefficient's uses.)
             return [f"coefficient `{symbol}` may change between its uses ({lines}): {verdict.barrier.replace(' between the two passes', '')}"]
@@ -529,16 +532,40 @@ class Visitor(BlockVisitor):
         statement = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.AssignTarget) else None
         return isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(strip_parens(statement.value), cst.List) and not statement.value.elements  # type: ignore[attr-defined]
 
-    def _top_index(self, block: Sequence[cst.BaseStatement], node: cst.CSTNode) -> Optional[int]:
-        """The index of the statement of `block` that holds `node` (by lines), or None."""
-        try:
-            line = self.line(node)
-        except KeyError:
+    def _uses_span(self, first: cst.CSTNode, last: cst.CSTNode) -> Optional[List[cst.BaseStatement]]:
+        """The statements that run from `first` to `last` (two statements of the function): those of
+        the innermost body holding both, from the one holding `first` to the one holding `last`; the
+        outermost loop around them instead, where they stand in one (the next iteration reads again).
+        None where they cannot be placed."""
+        chains = []
+        for node in (first, last):
+            chain = [node]
+            while chain[-1] is not self.scopes[-1]:
+                parent = self.get_metadata(ParentNodeProvider, chain[-1], None)
+                if parent is None:
+                    return None
+                chain.append(parent)
+            chains.append(chain[::-1])  # from the scope down
+        depth = 0
+        while depth < min(map(len, chains)) and chains[0][depth] is chains[1][depth]:
+            depth += 1
+        common = chains[0][: depth]
+        loops = [n for n in common[1:] if isinstance(n, (cst.For, cst.While))]
+        if loops:
+            return [loops[0]]
+        holder = common[-1]
+        if depth >= min(map(len, chains)):
+            # One holds the other (one statement): the innermost statement holding both.
+            statement = next((n for n in reversed(common) if isinstance(n, cst.BaseStatement)), None)
+            return [statement] if statement is not None else None
+        body = getattr(holder, "body", None)
+        if not isinstance(body, (list, tuple)):
             return None
-        for index, statement in enumerate(block):
-            if self.line(statement) <= line <= self.line(statement, end=True):
-                return index
-        return None
+        children = [chains[0][depth], chains[1][depth]]
+        indices = [next((i for i, st in enumerate(body) if st is child), None) for child in children]
+        if None in indices:
+            return None
+        return list(body[indices[0] : indices[1] + 1])  # type: ignore[index,operator]
 
     def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: Reasons) -> None:
         """The one evaluation reads the ratio's symbols where the first term was evaluated: each must
@@ -889,10 +916,12 @@ def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, 
     return loop_a, loop_b
 
 
-def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode]) -> cst.BaseStatement:
-    """`statement` with each of `nodes` in it replaced by the name `_`. Every subtree that holds none
-    of them stays the tree's own object, so the classifier's metadata still applies to it."""
+def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode], by: Optional[Dict[int, cst.CSTNode]] = None) -> cst.BaseStatement:
+    """`statement` with each of `nodes` in it replaced by the name `_` (or by `by[id(node)]`, a node
+    of the tree). Every subtree that holds none of them stays the tree's own object, so the
+    classifier's metadata still applies to it."""
     masked = {id(node) for node in nodes}
+    by = by or {}
 
     class Mask(cst.CSTTransformer):
         def __init__(self) -> None:
@@ -908,7 +937,7 @@ def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode]) -> cst.B
         def on_leave(self, original_node, updated_node):  # type: ignore[override]
             if id(original_node) in masked:
                 self.changed[-1] = True
-                return cst.Name("_")
+                return by.get(id(original_node), cst.Name("_"))
             if self.changed.pop():
                 self.changed[-1] = True
                 return updated_node
