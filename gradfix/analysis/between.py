@@ -112,8 +112,10 @@ class HarmlessCalls:
     """The policy bound to a file's classifier, as the rules hand it to `scan_between`:
     calls (`harmless_call`), `with` items (`context`) and decorators (`decorator`)."""
 
-    def __init__(self, classifier) -> None:
+    def __init__(self, classifier, proven: AbstractSet[int] = frozenset()) -> None:
         self.classifier = classifier
+        # Calls a rule proved pure itself, by id (GF004's inlined helpers: `self.min_loss(x)`).
+        self.proven = proven
 
     def line(self, node: cst.CSTNode) -> Optional[int]:
         position = self.classifier.meta(PositionProvider, node, None)
@@ -208,6 +210,7 @@ class _Scanner(cst.CSTVisitor):
         self.gradients_only = gradients_only  # only the `.grad` barriers (`reads_gradients`)
         self._callees: set = set()  # ids of the callees of the calls visited
         self._quiet = 0  # > 0 inside a node already reported as unknown
+        self.rebindable: AbstractSet[str] = frozenset()  # (`scan_between`)
 
     # -- helpers --------------------------------------------------------------
     def _barrier(self, reason: str, store: bool = False, gradients: bool = False) -> None:
@@ -235,6 +238,8 @@ class _Scanner(cst.CSTVisitor):
             self._barrier(f"`{code_of(target).strip()}` is set between the two passes", store=True)
             return
         for path in _target_paths(target):
+            if len(path) == 1 and path[0] in self.rebindable:
+                continue
             for watched in self.watched:
                 if paths_overlap(path, watched):
                     self._barrier(f"`{'.'.join(watched)}` is {what} between the two passes", store=True)
@@ -422,6 +427,8 @@ class _Scanner(cst.CSTVisitor):
             return
         if harmless_call(node, self.policy.classifier if self.policy else None, self.watched):
             return
+        if self.policy is not None and id(node) in self.policy.proven:
+            return
         self._unknown_call(func)
 
 
@@ -475,11 +482,15 @@ def scan_between(
     statements: Iterable[cst.BaseStatement],
     watched: Sequence[Tuple[str, ...]],
     policy: Optional[HarmlessCalls] = None,
+    rebindable: AbstractSet[str] = frozenset(),
 ) -> Verdict:
     """`policy` (the file's `HarmlessCalls`) vouches for what the built-in lists do not know: proven-pure
-    callees, known context managers and decorators; without it, those are unknown."""
+    callees, known context managers and decorators; without it, those are unknown. `rebindable`:
+    watched names whose rebinding (`name = ...`, not a store into it) changes no watched object
+    (the other names `with_aliases` found: binding one anew leaves the object it held as it was)."""
     verdict = Verdict()
     scanner = _Scanner(watched, verdict, policy=policy)
+    scanner.rebindable = rebindable
     for statement in statements:
         statement.visit(scanner)
         if verdict.barrier is not None:

@@ -121,9 +121,11 @@ class CalleeClassifier:
 
     def rebinds(self, names: Collection[str]) -> bool:
         """Whether the file binds any of `names` anywhere, by any form (`def range(...)`, `zip = ...`,
-        `:=`): builtins read by their text (`range`, `zip`, `list`) are then not proven the builtins."""
+        `:=`), or may rebind builtins through the `builtins` module or a star import
+        (`FileFacts.changes_builtins`): builtins read by their text (`range`, `zip`, `list`) are then
+        not proven the builtins."""
         counts = self.facts.binding_counts
-        return any(name in counts for name in names)
+        return any(name in counts for name in names) or (bool(names) and self.facts.changes_builtins)
 
     def unscoped_names(self) -> frozenset:
         """The names the file binds by forms libcst's scopes miss (`exprs.unscoped_bindings`; memoised)."""

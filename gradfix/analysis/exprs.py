@@ -752,6 +752,78 @@ class _Bindings(cst.CSTVisitor):
         self._bind((item.name.value for item in node.names), 2)
 
 
+def may_change_builtins(tree: cst.CSTNode) -> bool:
+    """Whether `tree` may rebind a builtin without binding its name in the file: a star import
+    (`from numpy import *` binds `sum`, `min`, `abs`), any use of `__builtins__`, or the `builtins`
+    module (`import builtins as b`) used other than by reading one of its attributes (`builtins.sum
+    = f`, `setattr(builtins, ...)`, `del builtins.len`, `vars(builtins)`, `m = builtins`), or named by a
+    string (`sys.modules["builtins"]`). Allowlist:
+    only `builtins.name` loads are proven harmless. Any scope, lambdas included."""
+    aliases: Set[str] = set()
+    names: List[cst.Name] = []
+    harmless: Set[int] = set()  # the `builtins` of `builtins.name` loads, and of the imports
+    targets: Set[int] = set()  # attributes written or deleted
+    star = False
+
+    class Collect(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            nonlocal star
+            star = star or isinstance(node.names, cst.ImportStar)
+            harmless.update(id(n) for n in all_nodes(node))
+
+        def visit_Import(self, node: cst.Import) -> None:
+            harmless.update(id(n) for n in all_nodes(node))
+            for alias in node.names:
+                if code_of(alias.name).strip() == "builtins":
+                    asname = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(asname, cst.Name):
+                        aliases.add(asname.value)
+
+        def _targets(self, target: cst.CSTNode) -> None:
+            targets.update(id(n) for n in all_nodes(target) if isinstance(n, cst.Attribute))
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._targets(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._targets(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            self._targets(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self._targets(node.target)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            names.append(node)
+
+    tree.visit(Collect())
+    if star or any(n.value == "__builtins__" for n in names):
+        return True
+    # The module reached by its name as a string: `sys.modules["builtins"]`, `import_module("builtins")`.
+    if any(isinstance(n, cst.SimpleString) and string_value(n) in ("builtins", "__builtins__") for n in all_nodes(tree)):
+        return True
+    if not aliases:
+        return False
+    for node in all_nodes(tree):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and id(node) not in targets:
+            harmless.add(id(node.value))
+    return any(n.value in aliases and id(n) not in harmless for n in names)
+
+
+def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions included."""
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            found.append(n)
+            return True
+
+    tree.visit(Collect())
+    return found
+
+
 def unscoped_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
     """The names bound in `tree` by forms libcst's scope analysis does not record, so that a
     binding list from `ScopeProvider` misses them: `:=` (inside a comprehension it binds the

@@ -17,7 +17,7 @@ from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
-from gradfix.analysis.exprs import binding_counts, code_of, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
@@ -63,6 +63,12 @@ class FileFacts:
     def binding_counts(self) -> Dict[str, int]:
         """How many times each name is bound anywhere in the file, by any form (`exprs.binding_counts`)."""
         return binding_counts(self.module)
+
+    @cached_property
+    def changes_builtins(self) -> bool:
+        """Whether the file may rebind builtins by a form that binds no name of the file
+        (`exprs.may_change_builtins`: `builtins.sum = f`, `from m import *`)."""
+        return may_change_builtins(self.module)
 
     @cached_property
     def bound_attribute_names(self) -> Optional[FrozenSet[str]]:

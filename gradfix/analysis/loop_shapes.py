@@ -90,16 +90,21 @@ def local_positions(node: cst.BaseExpression) -> bool:
     """`positions`, with a bound read from names only (`range(len(prior))`, `range(n)`), no attribute:
     what two loops must share to be fused. An attribute (`range(cfg.n)`) may be a property, or be
     changed through the object's `__dict__` between the loops, where no scan of stores sees it."""
-    if not positions(node):
-        return False
+    return positions(node) and not read_attributes(node)
+
+
+def read_attributes(node: cst.BaseExpression) -> List[cst.Attribute]:
+    """The attributes an iteration reads (`cfg.n` in `range(cfg.n)`): two evaluations of it may see
+    two values (a property, a store through the object's `__dict__` between them)."""
     found: List[cst.Attribute] = []
 
     class Attributes(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
             found.append(attribute)
+            return False
 
     node.visit(Attributes())
-    return not found
+    return found
 
 
 def plain_bound(node: cst.BaseExpression) -> bool:

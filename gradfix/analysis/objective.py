@@ -209,6 +209,10 @@ class Expansion:
     # hold the object `acc` holds (`_Sharing`), or `acc` was not bound in the block: on a
     # tensor they update that object in place, for the other name too. (name, the statement part)
     shared_updates: List[Tuple[str, cst.CSTNode]] = field(default_factory=list)
+    # Lists appended to once per iteration and reduced after the loop (`torch.stack(lst).mean()`):
+    # (the name read by the reduction, the loop, the terms of the element). The expansion takes the
+    # list's length for the loop's count: the rule checks nothing else reaches the list.
+    reduced_lists: List[Tuple[cst.Name, cst.For, FrozenSet[int]]] = field(default_factory=list)
 
     def symbol_invariant(self, symbol: str) -> bool:
         """Does `symbol` hold one value at all its uses? No store to it, and no call known to
@@ -219,6 +223,10 @@ class Expansion:
     def symbol_maybe_changed(self, symbol: str) -> List[str]:
         """Method calls on the symbol's root where it must hold (`self.log(...)` for `self.k`): they might change it."""
         return [text for known, text, _ in self._symbol_changes(symbol) if not known]
+
+    def symbol_use_steps(self, symbol: str) -> List[cst.CSTNode]:
+        """The steps (simple statements, loop headers) that use `symbol` as a coefficient, in order."""
+        return [self.steps[step][0] for step in sorted(self.symbol_uses.get(symbol, ()))]
 
     def step_of(self, node: cst.CSTNode) -> Optional[int]:
         """The index in `steps` of a simple statement (or loop header) the walk went through."""
@@ -403,6 +411,7 @@ class _Walker:
         if not isinstance(found, ListValue) or found.loop is None:
             return None
         self.out.consumed.add(id(listed))
+        self.out.reduced_lists.append((listed, found.loop, found.element.all_terms()))
         if mean:
             return found.element.scale(Coef.of(Fraction(1), (), (loop_count(found.loop),)))
         return found.element

@@ -218,6 +218,9 @@ WHOLE_OBJECT_ATTRIBUTES = frozenset({"__class__", "__dict__"})
 # spelled twice, identically.)
 VALUE_METHODS = frozenset({"item", "tolist", "numpy", "detach"})
 VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "str", "repr", "print", "format", "len", "round"})
+# Value methods that raise on a tensor that requires grad (`x.numpy()`): a fix that makes a tensor
+# require grad where it did not turns such a read into a crash.
+REQUIRES_GRAD_SENSITIVE = frozenset({"numpy"})
 
 # -- between the two passes (E3, E4) -----------------------------------------------------------
 

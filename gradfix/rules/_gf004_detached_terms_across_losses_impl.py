@@ -13,6 +13,7 @@ from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, Posit
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, old_keyword_note, old_keyword_reasons
 from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
+    all_nodes,
     calls_within,
     code_of,
     contains_detach,
@@ -30,16 +31,18 @@ from gradfix.analysis.vocabulary import is_inplace_name
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
 from gradfix.analysis.introspection import introspection_reasons
-from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions
+from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import REDUCTIONS
+from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 
 
-# The builtins GF004 reads iterations through (`loop_shapes`: `range(len(xs))`, `zip(xs, ys)`, `enumerate`).
-_ITERATION_BUILTINS = ("range", "len", "zip", "enumerate", "list", "tuple")
+# The builtins GF004's expansion reads by their text: iterations (`loop_shapes`: `range(len(xs))`,
+# `zip(xs, ys)`, `enumerate`, `sum(...)` of a list), coefficients (`objective`: `len(seen)`,
+# `float(k)`, `int(n)`), and the calls `loops` takes to hold no graph (BUILTINS_GRAPH_FREE).
+_READ_BUILTINS = tuple(sorted({"range", "len", "zip", "enumerate", "list", "tuple", "sum", "float", "int"} | BUILTINS_GRAPH_FREE))
 
 
 class Visitor(BlockVisitor):
@@ -301,13 +304,29 @@ class Visitor(BlockVisitor):
         clauses = [t.comprehension.for_in.iter for t in (first, second) if t.comprehension is not None]  # type: ignore[attr-defined]
         if any(not positions(c) for c in clauses) and not _whole_elements(first, second):
             return None  # (a term inside a larger element is indexed by its position: `range(N)` only)
-        if (clauses or loops is not None or in_iterations(first.context)) and self.classifier.rebinds(_ITERATION_BUILTINS):
-            # Iterations are read by their text (`range(len(prior))`, `zip(series, prior)`): a function
-            # of the file by one of these names may give other items on each call.
-            return None
         reasons = self.safety.reasons(match, ONE, ratio)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        shadowed = [name for name in _READ_BUILTINS if name in self.facts.binding_counts]
+        if shadowed or self.classifier.rebinds(_READ_BUILTINS):
+            # Iterations, sums and coefficients are read by their text (`range(len(prior))`,
+            # `sum(terms)`): a function of the file by one of these names may give other items or
+            # another value on each call.
+            names = " and ".join(f"`{n}`" for n in shadowed[:3])
+            reasons.add(
+                f"the file binds {names}, which gradfix reads as the builtin{'s' if len(shadowed) > 1 else ''}"
+                if shadowed
+                else "the file may rebind builtins (a star import, `__builtins__`, or a write to the `builtins` module), which gradfix reads by their names"
+            )
+        if len(clauses) == 2 and first.comprehension is not second.comprehension:
+            # Two comprehensions, each evaluating its clause: an attribute may be read as two values
+            # (a property of the file, a store through `__dict__`), where fused loops require names.
+            attributes = " and ".join(dict.fromkeys(f"`{code_of(a).strip()}`" for a in read_attributes(clauses[0])))
+            if attributes:
+                reasons.add(
+                    f"the comprehensions iterate `{code_of(clauses[0]).strip()}` (line {self._position(clauses[0])[0]}), which reads "
+                    f"{attributes}: each comprehension reads it anew, and gradfix proves one value at both reads only for names"
+                )
         for clause in clauses[:1]:  # (fused: both clauses are written alike)
             unproven = [code_of(n).strip() for n in iterated_sequences(clause) or () if not self.safety.sequence(n)]
             if unproven:
@@ -344,6 +363,8 @@ class Visitor(BlockVisitor):
             if calls:
                 names = ", ".join(f"`{c}()`" for c in dict.fromkeys(calls))
                 reasons.add(f"{names} may change `{symbol}` between its uses as a coefficient")
+            else:
+                reasons.extend(self._coefficient_changes(block, run, expansion, symbol))
         watched = read_paths(first.call) + read_paths(second.call)
         for term in (first, second):
             if term.comprehension is not None:  # its iterations: `range(len(prior))` reads `prior`
@@ -373,6 +394,7 @@ class Visitor(BlockVisitor):
             reasons.add(f"the one evaluation moves before {names}, which gradfix cannot prove unaffected")
         reasons.extend(self._tensor_reads(block, run, expansion, first, second))
         reasons.extend(self._shared_updates(expansion, first, second))
+        reasons.extend(self._list_reads(expansion, first, second))
         reasons.extend(self._backpropagated_elsewhere(block, run, expansion, first, second))
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         if len(run.calls) > 1:
@@ -419,6 +441,131 @@ class Visitor(BlockVisitor):
         elif first.site is not None:
             message += f" (`.detach()` inside `{code_of(first.site.func).strip()}` on line {line1})"
         return self.report(second.anchor, message, fix, reasons)
+
+    def _coefficient_changes(self, block: Sequence[cst.BaseStatement], run: BackwardRun, expansion: Expansion, symbol: str) -> List[str]:
+        """`symbol` cancels in the ratio only if its uses read one value. `Expansion.symbol_invariant`
+        sees stores naming its root; here the statements of the block from its first use to its
+        last are scanned as any span a rule must prove unchanged (`between.scan_between`): the
+        symbol's paths and every name that may refer to its object (`sched = cfg`, `log = seen`),
+        and calls only where proven harmless (`anneal(cfg)`, a function of the file, is not)."""
+        uses = expansion.symbol_use_steps(symbol)
+        if not uses:
+            return []
+        found = self._uses_span(uses[0], uses[-1])
+        if found is None:
+            return [f"gradfix cannot place the uses of coefficient `{symbol}` among the statements"]
+        # (Both uses in one statement too: `k * s + anneal(cfg) + k * p` reads `k` twice.) The run's
+        # backward calls are scanned as their losses: a loss is computed before its backward runs,
+        # and hooks are the merge's to vouch for (`merge_reasons`).
+        backward = {id(c.call): c.receiver for c in run.calls}
+        span = [_masked(st, [c.call for c in run.calls if contains_node(st, c.call)], backward) for st in found]
+        paths = read_paths(cst.parse_expression(symbol))
+        watched = with_aliases(paths, self.scopes[-1], self.classifier)
+        # Rebinding another name of the object leaves it as it was (`_symbol_changes` sees the symbol's own).
+        rebindable = {path[0] for path in watched if len(path) == 1} - {path[0] for path in paths}
+        verdict = scan_between(span, watched, HarmlessCalls(self.classifier, expansion.inlined_sites), rebindable)
+        start, end = self.line(found[0]), self.line(found[-1], end=True)
+        lines = f"line {start}" if start == end else f"lines {start} to {end}"
+        if verdict.barrier is not None:
+            # (The scan's texts speak of passes: here the span is the coefficient's uses.)
+            return [f"coefficient `{symbol}` may change between its uses ({lines}): {verdict.barrier.replace(' between the two passes', '')}"]
+        if verdict.unknown:
+            return [f"{verdict.unknown_text()} between the uses of coefficient `{symbol}` ({lines}) may change it"]
+        return []
+
+    def _list_reads(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
+        """A list a term is appended to, reduced after its loop, counts the loop's iterations only if
+        nothing else reaches it: its name may be read only by its one `.append(...)` in the loop and
+        by the reduction, or counted (`len(lst)`) (allowlist). Any other read (`pad = s_list`, `keep(s_list)`, `[s_list]`)
+        may make another name of the same list, through which it may get other items."""
+        found: List[str] = []
+        terms = {id(first.call), id(second.call)}
+        for listed, loop, listed_terms in expansion.reduced_lists:
+            if not terms & listed_terms:
+                continue
+            name = listed.value
+            declared = _declared_elsewhere(self.scopes[-1]).get(name)
+            if declared is not None:
+                # Other functions reach it by its name (at module level, the scan below reads them all).
+                found.append(
+                    f"list `{name}` is declared `{declared[0]}` (line {self.line(declared[1])}): other functions may give it "
+                    f"other items, where gradfix takes its length for the loop's count"
+                )
+                continue
+            allowed = {id(listed)}
+            for call in all_nodes(loop.body):
+                if not isinstance(call, cst.Call):
+                    continue
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+                    allowed.add(id(func.value))
+            stray = []
+            for node in all_nodes(self.scopes[-1]):
+                if not isinstance(node, cst.Name) or node.value != name or id(node) in allowed or self._binds_empty_list(node):
+                    continue
+                if self._len_argument(node):
+                    continue  # `len(s_terms)`: a number, no other name of the list
+                stray.append(node)
+            if stray:
+                try:
+                    line = f" (line {self.line(stray[0])})"
+                except KeyError:
+                    line = ""
+                found.append(
+                    f"list `{name}` is read{line} other than by its append in the loop and its reduction: another name may "
+                    f"give it other items, where gradfix takes its length for the loop's count"
+                )
+        return found
+
+    def _len_argument(self, name: cst.Name) -> bool:
+        """Whether `name` is the one argument of `len(...)` (the builtin: `_READ_BUILTINS`)."""
+        arg = self.get_metadata(ParentNodeProvider, name, None)
+        call = self.get_metadata(ParentNodeProvider, arg, None) if isinstance(arg, cst.Arg) else None
+        return (
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len" and len(call.args) == 1
+            and arg.keyword is None and not arg.star  # type: ignore[union-attr]
+        )
+
+    def _binds_empty_list(self, name: cst.Name) -> bool:
+        """Whether `name` is the target of `name = []`."""
+        parent = self.get_metadata(ParentNodeProvider, name, None)
+        statement = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.AssignTarget) else None
+        return isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(strip_parens(statement.value), cst.List) and not statement.value.elements  # type: ignore[attr-defined]
+
+    def _uses_span(self, first: cst.CSTNode, last: cst.CSTNode) -> Optional[List[cst.BaseStatement]]:
+        """The statements that run from `first` to `last` (two statements of the function): those of
+        the innermost body holding both, from the one holding `first` to the one holding `last`; the
+        outermost loop around them instead, where they stand in one (the next iteration reads again).
+        None where they cannot be placed."""
+        chains = []
+        for node in (first, last):
+            chain = [node]
+            while chain[-1] is not self.scopes[-1]:
+                parent = self.get_metadata(ParentNodeProvider, chain[-1], None)
+                if parent is None:
+                    return None
+                chain.append(parent)
+            chains.append(chain[::-1])  # from the scope down
+        depth = 0
+        while depth < min(map(len, chains)) and chains[0][depth] is chains[1][depth]:
+            depth += 1
+        common = chains[0][: depth]
+        loops = [n for n in common[1:] if isinstance(n, (cst.For, cst.While))]
+        if loops:
+            return [loops[0]]
+        holder = common[-1]
+        if depth >= min(map(len, chains)):
+            # One holds the other (one statement): the innermost statement holding both.
+            statement = next((n for n in reversed(common) if isinstance(n, cst.BaseStatement)), None)
+            return [statement] if statement is not None else None
+        body = getattr(holder, "body", None)
+        if not isinstance(body, (list, tuple)):
+            return None
+        children = [chains[0][depth], chains[1][depth]]
+        indices = [next((i for i, st in enumerate(body) if st is child), None) for child in children]
+        if None in indices:
+            return None
+        return list(body[indices[0] : indices[1] + 1])  # type: ignore[index,operator]
 
     def _coefficients_bound(self, expansion: Expansion, first: Term, ratio: Coef, reasons: Reasons) -> None:
         """The one evaluation reads the ratio's symbols where the first term was evaluated: each must
@@ -552,10 +699,24 @@ class Visitor(BlockVisitor):
                 if id(access.node) not in expansion.consumed and not any(contains_node(r, access.node) for r in receivers)
             )
             others = self.unshadowed(name, block, run.calls[-1].index, others)
+            numpy = next((node for node in sorted(others, key=self._position_key) if self._grad_sensitive_read(node)), None)
+            if numpy is not None:
+                reasons.add(
+                    f"`{name}.numpy()` (line {self.line(numpy)}) raises where `{name}` requires grad: after the rewrite it carries "
+                    f"the other term's gradient, and may require grad where it did not"
+                )
+                continue
             read = self.tensor_read(name, others, "it carries different gradients after the rewrite")
             if read is not None:
                 reasons.add(read)
         return reasons
+
+    def _grad_sensitive_read(self, node: cst.CSTNode) -> bool:
+        """`name.numpy()`: a value read (`read_as_value`) whose outcome depends on whether the tensor
+        requires grad (it raises where it does). The rewrite makes the carrier require grad wherever
+        the other operand does, even where its own live operand did not (a frozen source)."""
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in REQUIRES_GRAD_SENSITIVE
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """An in-place `+=` on a name carrying the terms, where another name may hold the same object
@@ -755,10 +916,12 @@ def _fused_loops(block: Sequence[cst.BaseStatement], first: Term, second: Term, 
     return loop_a, loop_b
 
 
-def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode]) -> cst.BaseStatement:
-    """`statement` with each of `nodes` in it replaced by the name `_`. Every subtree that holds none
-    of them stays the tree's own object, so the classifier's metadata still applies to it."""
+def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode], by: Optional[Dict[int, cst.CSTNode]] = None) -> cst.BaseStatement:
+    """`statement` with each of `nodes` in it replaced by the name `_` (or by `by[id(node)]`, a node
+    of the tree). Every subtree that holds none of them stays the tree's own object, so the
+    classifier's metadata still applies to it."""
     masked = {id(node) for node in nodes}
+    by = by or {}
 
     class Mask(cst.CSTTransformer):
         def __init__(self) -> None:
@@ -774,7 +937,7 @@ def _masked(statement: cst.BaseStatement, nodes: Sequence[cst.CSTNode]) -> cst.B
         def on_leave(self, original_node, updated_node):  # type: ignore[override]
             if id(original_node) in masked:
                 self.changed[-1] = True
-                return cst.Name("_")
+                return by.get(id(original_node), cst.Name("_"))
             if self.changed.pop():
                 self.changed[-1] = True
                 return updated_node
