@@ -1,0 +1,39 @@
+"""Review round 3, merges of backward passes (GF001, GF003, GF004's merge, GF005): the original
+programs (tests/review_round3/J_*.py) for which gradfix offered a safe fix that changed the
+gradients or crashed. The causes:
+
+- a helper of the file called between the passes was taken as pure although it reads a `.grad`
+  (`def grad_norm(t): return t.grad.norm()`): a gradient read is no pure function's
+  (`bodies.BodyChecker`), so the call is not harmless between the passes;
+- a custom autograd Function's backward read a module-level name (`grad * -LAMBDA`) that the step
+  changed between the passes (`global LAMBDA; LAMBDA = 0.5`, `SCHEDULE["lambda"] = 0.5`): the
+  backward reads it when it runs, so two passes see two values, a merged pass one. A name from
+  outside that the file binds again, stores into or hands to a call makes the backward not proven
+  stateless (`functions._changed_global`);
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_review_reproducers import check_case
+
+CASES = sorted((Path(__file__).parent / "review_round3").glob("J_*.py"))
+
+EXPECTED = {
+    "J_01_helper_reads_grad_between_passes": ("GF004", "`grad_norm()` between the backward calls"),
+    "J_02_gf003_helper_reads_grad": ("GF003", "`grad_norm()` between the backward calls"),
+    "J_03_gf001_custom_backward_reads_changed_global": ("GF001", "reads `LAMBDA`, which the file changes"),
+    "J_04_gf001_custom_backward_reads_changed_dict": ("GF001", "reads `SCHEDULE`, which the file changes"),
+}
+# Programs that leave callbacks behind (atexit, signal handlers, finalizers, `__del__`).
+APART = set()
+
+
+def test_every_case_has_an_expectation():
+    assert sorted(EXPECTED) == [path.stem for path in CASES]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
+def test_case(path):
+    check_case(path, EXPECTED[path.stem], apart=path.stem in APART)
