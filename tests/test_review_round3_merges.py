@@ -10,6 +10,12 @@ gradients or crashed. The causes:
   backward reads it when it runs, so two passes see two values, a merged pass one. A name from
   outside that the file binds again, stores into or hands to a call makes the backward not proven
   stateless (`functions._changed_global`);
+- an activation checkpoint reruns its forward in every backward pass: with the random state kept
+  (the default), BatchNorm's running statistics and spectral norm's estimate still change once
+  per pass (twice in two passes, once in a merged one), and under another name (`as ckpt`,
+  `functools.partial(checkpoint, ..., preserve_rng_state=False)`) the check of the keyword did
+  not see the call at all. Any checkpoint in the file, however spelled, makes merges unsafe
+  (`FileFacts.checkpoint_uses`);
 """
 
 from pathlib import Path
@@ -25,6 +31,10 @@ EXPECTED = {
     "J_02_gf003_helper_reads_grad": ("GF003", "`grad_norm()` between the backward calls"),
     "J_03_gf001_custom_backward_reads_changed_global": ("GF001", "reads `LAMBDA`, which the file changes"),
     "J_04_gf001_custom_backward_reads_changed_dict": ("GF001", "reads `SCHEDULE`, which the file changes"),
+    "J_05_gf003_checkpoint_spectral_norm_recompute": ("GF003", "(line 6) is an activation checkpoint"),
+    "J_06_gf003_checkpoint_batchnorm_running_stats": ("GF003", "(line 5) is an activation checkpoint"),
+    "J_07_gf001_checkpoint_imported_under_alias": ("GF001", "`from torch.utils.checkpoint import checkpoint as ckpt` (line 8) is an activation checkpoint"),
+    "J_08_gf001_checkpoint_through_functools_partial": ("GF001", "(line 9) is an activation checkpoint"),
 }
 # Programs that leave callbacks behind (atexit, signal handlers, finalizers, `__del__`).
 APART = set()

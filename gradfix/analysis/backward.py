@@ -550,8 +550,8 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
     `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
     autograd Functions whose backward is not proven linear in its gradients and
-    stateless (`functions.function_reasons`), and activation checkpoints that draw random numbers
-    anew when they recompute (`FileFacts.unpreserved_checkpoints`). Shared by every rule whose rewrite
+    stateless (`functions.function_reasons`), and activation checkpoints, which rerun their forward in every pass (`FileFacts.unpreserved_checkpoints`,
+    `FileFacts.checkpoint_uses`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
@@ -562,7 +562,22 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
             f"without the first run's random state: two passes draw two dropout masks, one pass one",
             CUSTOM_FUNCTION,
         ))
+    if not facts.unpreserved_checkpoints:
+        for use in facts.checkpoint_uses[:1]:
+            reasons.append(Reason(
+                f"`{_brief(use)}` (line {facts.line(use)}) is an activation checkpoint: it reruns its forward in every backward "
+                f"pass, and state that forward changes (BatchNorm running statistics, spectral norm's estimate, dropout "
+                f"masks) is changed once per pass, twice in two passes, once in one",
+                CUSTOM_FUNCTION,
+            ))
     return reasons
+
+
+def _brief(node: cst.CSTNode) -> str:
+    """A checkpoint use as a reason names it: `ckpt(...)` for a call, else its code."""
+    if isinstance(node, cst.Call):
+        return f"{code_of(node.func).strip()}(...)"
+    return code_of(node).strip()
 
 
 def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
