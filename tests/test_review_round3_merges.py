@@ -16,6 +16,13 @@ gradients or crashed. The causes:
   `functools.partial(checkpoint, ..., preserve_rng_state=False)`) the check of the keyword did
   not see the call at all. Any checkpoint in the file, however spelled, makes merges unsafe
   (`FileFacts.checkpoint_uses`);
+- the backward calls stood in `with torch.no_grad():` (the losses built before): the merged
+  `(l1 + l2)` built there has no graph. A grad-mode switch around the calls, on the function or
+  called in it makes the merge unsafe (`backward.grad_mode_reasons`);
+- a parameter read by the second loss held a `.grad` (the file's caller passes
+  `[p.grad for p in [w]]`): the first backward adds into it before the read, the merged one after.
+  A parameter of a function that a call of the file hands a gradient counts as a name bound to one
+  (`between.names_bound_to_gradients`), a barrier;
 """
 
 from pathlib import Path
@@ -35,6 +42,9 @@ EXPECTED = {
     "J_06_gf003_checkpoint_batchnorm_running_stats": ("GF003", "(line 5) is an activation checkpoint"),
     "J_07_gf001_checkpoint_imported_under_alias": ("GF001", "`from torch.utils.checkpoint import checkpoint as ckpt` (line 8) is an activation checkpoint"),
     "J_08_gf001_checkpoint_through_functools_partial": ("GF001", "(line 9) is an activation checkpoint"),
+    "J_09_gf003_merge_inside_no_grad": ("GF003", "`with torch.no_grad():` (line 13) may turn gradient recording off"),
+    # A barrier, as `g = y.grad` read between the passes (tests/review_round2/F_05).
+    "J_10_gf003_parameter_aliases_dot_grad": None,
 }
 # Programs that leave callbacks behind (atexit, signal handlers, finalizers, `__del__`).
 APART = set()

@@ -664,6 +664,55 @@ def _passing(item: cst.WithItem) -> bool:
     return last_name(entered) in _PASSING_CONTEXTS
 
 
+# What turns gradient recording off, by its last name: `torch.no_grad()`, `torch.inference_mode()`,
+# `torch.set_grad_enabled(False)`, `torch._C._set_grad_enabled(False)`, `torch.autograd.grad_mode.no_grad`.
+GRAD_OFF_NAMES = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "_set_grad_enabled"})
+
+
+def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> List[Reason]:
+    """Why gradient recording may be off where a merge builds the sum of the losses (at `statement`,
+    the last backward call, in `scope`): a backward runs under `torch.no_grad()`, but the merged
+    `(l1 + l2)` built there has no graph and its backward raises (review, round 3). Unsafe: a `with`
+    around it whose context manager turns recording off (`no_grad`, `inference_mode`,
+    `set_grad_enabled`), or is a class or function of the file that mentions one; a decorator of
+    the function that does; a call that sets the grad mode anywhere in the function. Context
+    managers and callers outside the file are not seen."""
+    node: Optional[cst.CSTNode] = statement
+    while node is not None and node is not scope:
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if _may_turn_grad_off(item.item, facts):
+                    return [_grad_mode_reason(f"`with {code_of(item.item).strip()}:`", facts.line(node))]
+        node = facts.nodes.parents.get(node)
+    if isinstance(scope, cst.FunctionDef):
+        for decorator in scope.decorators:
+            if _may_turn_grad_off(decorator.decorator, facts):
+                return [_grad_mode_reason(f"`@{code_of(decorator.decorator).strip()}`", facts.line(decorator))]
+    for call in nodes_within(scope, cst.Call):
+        if last_name(call.func) in GRAD_OFF_NAMES and not isinstance(facts.nodes.parents.get(call), cst.WithItem):
+            return [_grad_mode_reason(f"`{code_of(call.func).strip()}(...)`", facts.line(call))]
+    return []
+
+
+def _grad_mode_reason(what: str, at: int) -> Reason:
+    return Reason(
+        f"{what} (line {at}) may turn gradient recording off where the merged sum of the losses is built: "
+        f"it would have no graph, and its backward raises",
+        BETWEEN,
+    )
+
+
+def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
+    """`expr` (a context manager or decorator) names a grad-mode switch, or a class or function of the
+    file whose code mentions one (a context manager of the file entering `torch.no_grad()`)."""
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = last_name(func)
+    if name in GRAD_OFF_NAMES:
+        return True
+    own = [d for d in walk_statements(facts.module) if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == name]
+    return any(last_name(n) in GRAD_OFF_NAMES for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
+
+
 def _may_catch(statement: cst.CSTNode) -> bool:
     """A `try` with a handler, or a `with` whose context manager may swallow an exception."""
     if isinstance(statement, (cst.Try, cst.TryStar)):
@@ -890,6 +939,7 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     reasons.extend(caught_reasons(calls[0].statement, scope, facts.module, line))
+    reasons.extend(grad_mode_reasons(calls[-1].statement, scope, facts))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
