@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import walk_statements
@@ -767,8 +767,26 @@ def later_use_reasons(
     """
     from gradfix.analysis.fresh import fresh_backward
 
+    for method in facts.backpropagators.implicit_methods[:1]:
+        # `__del__`, `__exit__`: Python runs them when an object goes or a block is left, not where
+        # a line says (`del holder`, the end of the program, a `with` entered before; review, round 3).
+        return [Reason(
+            f"`{method.name.value}` (line {line(method)}) may backpropagate when Python runs it (an object collected, a `with` "
+            f"block left), at a time gradfix does not place: it may use a graph that `retain_graph=True` kept alive",
+            LATER_BACKWARD,
+        )]
     for node in facts.backpropagators.uses(scope):
         at = line(node)
+        if at <= after and _runs_later(node, scope, facts):
+            # Handed on (`atexit.register(finish)`, `signal.signal(SIGUSR1, handler)`,
+            # `weakref.finalize(obj, finish)`) or in a lambda or function defined here: called
+            # whenever its taker decides, after the merged backward too (review, round 3).
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            return [Reason(
+                f"`{shown}` (line {at}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
+                f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
+                LATER_BACKWARD,
+            )]
         if at > after:
             if classifier is not None and isinstance(node, cst.Call) and fresh_backward(node, after, scope, facts.module, classifier, line):
                 continue
@@ -779,6 +797,24 @@ def later_use_reasons(
 
 
 _SELF = frozenset({"self", "cls"})
+# Methods Python runs without a call by name at a time of its own: when an object is collected, a
+# `with` block entered or left.
+_IMPLICIT_LATER = frozenset({"__del__", "__enter__", "__exit__", "__aenter__", "__aexit__"})
+
+
+def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bool:
+    """Whether a use of backpropagating code in `scope` may run later than its line: a reference
+    handed on (not a call: an argument, a decorator), or a call inside a lambda, which may be handed
+    on unnamed (`atexit.register(lambda: loss.backward())`). (A call in a nested `def` runs where
+    the function is called or handed on: those uses are seen.)"""
+    if not isinstance(node, cst.Call):
+        return True
+    parent = facts.nodes.parents.get(node)
+    while parent is not None and parent is not scope:
+        if isinstance(parent, cst.Lambda):
+            return True
+        parent = facts.nodes.parents.get(parent)
+    return False
 
 
 class Backpropagators:
@@ -860,6 +896,10 @@ class Backpropagators:
                     if name not in names and any(self.uses(d) for d in defs):
                         names.add(name)
                         changed = True
+        # The methods of `_IMPLICIT_LATER` that may backpropagate (`later_use_reasons`).
+        self.implicit_methods: List[cst.FunctionDef] = [
+            d for name in sorted(_IMPLICIT_LATER & self.methods) for d in methods[name] if self.uses(d)
+        ]
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
@@ -896,6 +936,12 @@ class Backpropagators:
         outer = self
 
         class Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                # `@atexit.register def finish(): loss.backward()`: a decorator is handed the
+                # function (review, round 3).
+                if node is not scope and (node.name.value in outer.functions or node.name.value in outer.methods):
+                    found.extend(d for d in node.decorators if code_of(d.decorator).strip() not in HARMLESS_DECORATORS)
+
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
                 name = last_name(func)
