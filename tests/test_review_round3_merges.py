@@ -72,3 +72,57 @@ def test_every_case_has_an_expectation():
 @pytest.mark.parametrize("path", CASES, ids=lambda path: path.stem)
 def test_case(path):
     check_case(path, EXPECTED[path.stem], apart=path.stem[:4] in APART)
+
+
+# -- the reach kept: shapes near the causes above that stay safe ------------------------------------
+
+def _fixes(source: str):
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+    from tests.test_review_reproducers import ALL
+
+    return [(f.code, f.fixable) for f in lint_bytes(source.encode(), "train.py", LintOptions(ALL)).findings]
+
+
+_MERGE = """
+import torch
+{head}
+w = torch.randn(3, requires_grad=True)
+
+
+def step():
+{body}
+    l1 = w.exp().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    l2.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "head, body",
+    [
+        # a variable named `checkpoint`, a function saving one: no activation checkpoint
+        ("", "    checkpoint = {'w': w.detach()}\n    torch.save(checkpoint, 'c.pt')"),
+        ("def save_checkpoint(p):\n    torch.save({}, p)\n", "    save_checkpoint('c.pt')"),
+        # a custom backward reading a module-level constant the file never changes
+        (
+            "SCALE = 0.5\n\nclass Scale(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+            "        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, g):\n        return g * SCALE\n",
+            "",
+        ),
+        # a helper of the file that reads no gradient, called between the passes is elsewhere
+        ("def norm(t):\n    return t.norm()\n", "    print(norm(w.detach()))"),
+        # a function that backpropagates, defined before and called nowhere later
+        ("def other(l):\n    l.backward()\n", ""),
+    ],
+)
+def test_merge_stays_safe(head, body):
+    assert _fixes(_MERGE.format(head=head, body=body or "    pass")) == [("GF003", True)]
+
+
+def test_enable_grad_around_the_passes_stays_safe():
+    source = _MERGE.format(head="", body="    pass").replace(
+        "    l1.backward(retain_graph=True)\n    l2.backward()", "    with torch.enable_grad():\n        l1.backward(retain_graph=True)\n        l2.backward()"
+    )
+    assert _fixes(source) == [("GF003", True)]
