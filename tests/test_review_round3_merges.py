@@ -60,9 +60,10 @@ EXPECTED = {
     "J_16_gf003_main_atexit_registered_before": ("GF003", "`finish` (line 16) may backpropagate later than its line"),
     "J_17_gf003_main_decorator_registers_callback": ("GF003", "`@atexit.register` (line 9) may backpropagate later than its line"),
     "J_18_gf003_main_lambda_callback": ("GF003", "`l1.backward` (line 10) may backpropagate later than its line"),
+    "J_19_gf003_main_callback_through_alias": ("GF003", "`finish` (line 16) may backpropagate later than its line"),
 }
 # Programs that leave callbacks behind (atexit, signal handlers, finalizers, `__del__`).
-APART = {f"J_{n}" for n in range(11, 19)}
+APART = {f"J_{n}" for n in range(11, 20)}
 
 
 def test_every_case_has_an_expectation():

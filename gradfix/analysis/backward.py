@@ -807,6 +807,8 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
     handed on (not a call: an argument, a decorator), or a call inside a lambda, which may be handed
     on unnamed (`atexit.register(lambda: loss.backward())`). (A call in a nested `def` runs where
     the function is called or handed on: those uses are seen.)"""
+    if isinstance(node, cst.Attribute) and node.attr.value == "grad" and last_name(node.value) not in ("autograd", "func"):
+        return False  # `print(w.grad)`: a tensor's gradient read, not `torch.autograd.grad` handed on
     if not isinstance(node, cst.Call):
         return True
     parent = facts.nodes.parents.get(node)
@@ -931,7 +933,7 @@ class Backpropagators:
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
         """The calls in `scope` that may backpropagate (lambda bodies and nested functions
         included), and the references to code of the file that may, handed on as arguments
-        (`opt.step(closure)`: called where it goes)."""
+        (`opt.step(closure)`: called where it goes), decorators of it, or stored or returned."""
         found: List[cst.CSTNode] = []
         outer = self
 
@@ -960,6 +962,27 @@ class Backpropagators:
                     # Handed on to be called elsewhere (review, stop 24): `partial(torch.autograd.backward,
                     # l1)`, `map(torch.Tensor.backward, ls)`, `max(ls, key=torch.Tensor.backward)`.
                     found.append(value)
+
+            # Stored or returned rather than called (`cb = finish`, `handlers["exit"] = finish`,
+            # `[finish]`, `return finish`): whoever reads it may call it, at any time (review, round 3).
+            def _held(self, value: Optional[cst.BaseExpression]) -> None:
+                if isinstance(value, (cst.Name, cst.Attribute)) and outer.suspect(value):
+                    found.append(value)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                self._held(node.value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                self._held(node.value)
+
+            def visit_Element(self, node: cst.Element) -> None:
+                self._held(node.value)
+
+            def visit_DictElement(self, node: cst.DictElement) -> None:
+                self._held(node.value)
+
+            def visit_Return(self, node: cst.Return) -> None:
+                self._held(node.value)
 
         scope.visit(Collect())
         return found
