@@ -767,6 +767,26 @@ def later_use_reasons(
     """
     from gradfix.analysis.fresh import fresh_backward
 
+    uses = facts.backpropagators.uses(scope)
+    for node in uses:
+        at = line(node)
+        if at > after:
+            if classifier is not None and isinstance(node, cst.Call) and fresh_backward(node, after, scope, facts.module, classifier, line):
+                continue
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
+            return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
+    for node in uses:
+        if _runs_later(node, scope, facts):
+            # Handed on (`atexit.register(finish)`, `signal.signal(SIGUSR1, handler)`,
+            # `weakref.finalize(obj, finish)`, `cb = finish`) or in a lambda: called whenever its
+            # taker decides, after the merged backward too, whatever its line (review, round 3).
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            return [Reason(
+                f"`{shown}` (line {line(node)}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
+                f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
+                LATER_BACKWARD,
+            )]
     for method in facts.backpropagators.implicit_methods[:1]:
         # `__del__`, `__exit__`: Python runs them when an object goes or a block is left, not where
         # a line says (`del holder`, the end of the program, a `with` entered before; review, round 3).
@@ -775,24 +795,6 @@ def later_use_reasons(
             f"block left), at a time gradfix does not place: it may use a graph that `retain_graph=True` kept alive",
             LATER_BACKWARD,
         )]
-    for node in facts.backpropagators.uses(scope):
-        at = line(node)
-        if at <= after and _runs_later(node, scope, facts):
-            # Handed on (`atexit.register(finish)`, `signal.signal(SIGUSR1, handler)`,
-            # `weakref.finalize(obj, finish)`) or in a lambda or function defined here: called
-            # whenever its taker decides, after the merged backward too (review, round 3).
-            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
-            return [Reason(
-                f"`{shown}` (line {at}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
-                f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
-                LATER_BACKWARD,
-            )]
-        if at > after:
-            if classifier is not None and isinstance(node, cst.Call) and fresh_backward(node, after, scope, facts.module, classifier, line):
-                continue
-            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
-            what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
-            return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
     return []
 
 

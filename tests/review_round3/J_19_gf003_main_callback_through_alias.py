@@ -19,4 +19,4 @@ if __name__ == "__main__":
     l1.backward(retain_graph=True)
     l2 = (w * w).sum()
     l2.backward()
-    print(w.grad)
+    print("w.grad", w.grad.tolist())
