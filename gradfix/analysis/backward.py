@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import walk_statements
@@ -550,8 +550,8 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
     `g2`: gradient hooks registered in the file (`hook_reasons`) and custom
     autograd Functions whose backward is not proven linear in its gradients and
-    stateless (`functions.function_reasons`), and activation checkpoints that draw random numbers
-    anew when they recompute (`FileFacts.unpreserved_checkpoints`). Shared by every rule whose rewrite
+    stateless (`functions.function_reasons`), and activation checkpoints, which rerun their forward in every pass (`FileFacts.unpreserved_checkpoints`,
+    `FileFacts.checkpoint_uses`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
@@ -562,7 +562,22 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
             f"without the first run's random state: two passes draw two dropout masks, one pass one",
             CUSTOM_FUNCTION,
         ))
+    if not facts.unpreserved_checkpoints:
+        for use in facts.checkpoint_uses[:1]:
+            reasons.append(Reason(
+                f"`{_brief(use)}` (line {facts.line(use)}) is an activation checkpoint: it reruns its forward in every backward "
+                f"pass, and state that forward changes (BatchNorm running statistics, spectral norm's estimate, dropout "
+                f"masks) is changed once per pass, twice in two passes, once in one",
+                CUSTOM_FUNCTION,
+            ))
     return reasons
+
+
+def _brief(node: cst.CSTNode) -> str:
+    """A checkpoint use as a reason names it: `ckpt(...)` for a call, else its code."""
+    if isinstance(node, cst.Call):
+        return f"{code_of(node.func).strip()}(...)"
+    return code_of(node).strip()
 
 
 def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
@@ -649,6 +664,55 @@ def _passing(item: cst.WithItem) -> bool:
     return last_name(entered) in _PASSING_CONTEXTS
 
 
+# What turns gradient recording off, by its last name: `torch.no_grad()`, `torch.inference_mode()`,
+# `torch.set_grad_enabled(False)`, `torch._C._set_grad_enabled(False)`, `torch.autograd.grad_mode.no_grad`.
+GRAD_OFF_NAMES = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "_set_grad_enabled"})
+
+
+def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> List[Reason]:
+    """Why gradient recording may be off where a merge builds the sum of the losses (at `statement`,
+    the last backward call, in `scope`): a backward runs under `torch.no_grad()`, but the merged
+    `(l1 + l2)` built there has no graph and its backward raises (review, round 3). Unsafe: a `with`
+    around it whose context manager turns recording off (`no_grad`, `inference_mode`,
+    `set_grad_enabled`), or is a class or function of the file that mentions one; a decorator of
+    the function that does; a call that sets the grad mode anywhere in the function. Context
+    managers and callers outside the file are not seen."""
+    node: Optional[cst.CSTNode] = statement
+    while node is not None and node is not scope:
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if _may_turn_grad_off(item.item, facts):
+                    return [_grad_mode_reason(f"`with {code_of(item.item).strip()}:`", facts.line(node))]
+        node = facts.nodes.parents.get(node)
+    if isinstance(scope, cst.FunctionDef):
+        for decorator in scope.decorators:
+            if _may_turn_grad_off(decorator.decorator, facts):
+                return [_grad_mode_reason(f"`@{code_of(decorator.decorator).strip()}`", facts.line(decorator))]
+    for call in nodes_within(scope, cst.Call):
+        if last_name(call.func) in GRAD_OFF_NAMES and not isinstance(facts.nodes.parents.get(call), cst.WithItem):
+            return [_grad_mode_reason(f"`{code_of(call.func).strip()}(...)`", facts.line(call))]
+    return []
+
+
+def _grad_mode_reason(what: str, at: int) -> Reason:
+    return Reason(
+        f"{what} (line {at}) may turn gradient recording off where the merged sum of the losses is built: "
+        f"it would have no graph, and its backward raises",
+        BETWEEN,
+    )
+
+
+def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
+    """`expr` (a context manager or decorator) names a grad-mode switch, or a class or function of the
+    file whose code mentions one (a context manager of the file entering `torch.no_grad()`)."""
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = last_name(func)
+    if name in GRAD_OFF_NAMES:
+        return True
+    own = [d for d in walk_statements(facts.module) if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == name]
+    return any(last_name(n) in GRAD_OFF_NAMES for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
+
+
 def _may_catch(statement: cst.CSTNode) -> bool:
     """A `try` with a handler, or a `with` whose context manager may swallow an exception."""
     if isinstance(statement, (cst.Try, cst.TryStar)):
@@ -703,7 +767,8 @@ def later_use_reasons(
     """
     from gradfix.analysis.fresh import fresh_backward
 
-    for node in facts.backpropagators.uses(scope):
+    uses = facts.backpropagators.uses(scope)
+    for node in uses:
         at = line(node)
         if at > after:
             if classifier is not None and isinstance(node, cst.Call) and fresh_backward(node, after, scope, facts.module, classifier, line):
@@ -711,10 +776,49 @@ def later_use_reasons(
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
             what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
             return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
+    for node in uses:
+        if _runs_later(node, scope, facts):
+            # Handed on (`atexit.register(finish)`, `signal.signal(SIGUSR1, handler)`,
+            # `weakref.finalize(obj, finish)`, `cb = finish`) or in a lambda: called whenever its
+            # taker decides, after the merged backward too, whatever its line (review, round 3).
+            shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            return [Reason(
+                f"`{shown}` (line {line(node)}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
+                f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
+                LATER_BACKWARD,
+            )]
+    for method in facts.backpropagators.implicit_methods[:1]:
+        # `__del__`, `__exit__`: Python runs them when an object goes or a block is left, not where
+        # a line says (`del holder`, the end of the program, a `with` entered before; review, round 3).
+        return [Reason(
+            f"`{method.name.value}` (line {line(method)}) may backpropagate when Python runs it (an object collected, a `with` "
+            f"block left), at a time gradfix does not place: it may use a graph that `retain_graph=True` kept alive",
+            LATER_BACKWARD,
+        )]
     return []
 
 
 _SELF = frozenset({"self", "cls"})
+# Methods Python runs without a call by name at a time of its own: when an object is collected, a
+# `with` block entered or left.
+_IMPLICIT_LATER = frozenset({"__del__", "__enter__", "__exit__", "__aenter__", "__aexit__"})
+
+
+def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bool:
+    """Whether a use of backpropagating code in `scope` may run later than its line: a reference
+    handed on (not a call: an argument, a decorator), or a call inside a lambda, which may be handed
+    on unnamed (`atexit.register(lambda: loss.backward())`). (A call in a nested `def` runs where
+    the function is called or handed on: those uses are seen.)"""
+    if isinstance(node, cst.Attribute) and node.attr.value == "grad" and last_name(node.value) not in ("autograd", "func"):
+        return False  # `print(w.grad)`: a tensor's gradient read, not `torch.autograd.grad` handed on
+    if not isinstance(node, cst.Call):
+        return True
+    parent = facts.nodes.parents.get(node)
+    while parent is not None and parent is not scope:
+        if isinstance(parent, cst.Lambda):
+            return True
+        parent = facts.nodes.parents.get(parent)
+    return False
 
 
 class Backpropagators:
@@ -796,6 +900,10 @@ class Backpropagators:
                     if name not in names and any(self.uses(d) for d in defs):
                         names.add(name)
                         changed = True
+        # The methods of `_IMPLICIT_LATER` that may backpropagate (`later_use_reasons`).
+        self.implicit_methods: List[cst.FunctionDef] = [
+            d for name in sorted(_IMPLICIT_LATER & self.methods) for d in methods[name] if self.uses(d)
+        ]
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
@@ -827,11 +935,17 @@ class Backpropagators:
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
         """The calls in `scope` that may backpropagate (lambda bodies and nested functions
         included), and the references to code of the file that may, handed on as arguments
-        (`opt.step(closure)`: called where it goes)."""
+        (`opt.step(closure)`: called where it goes), decorators of it, or stored or returned."""
         found: List[cst.CSTNode] = []
         outer = self
 
         class Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                # `@atexit.register def finish(): loss.backward()`: a decorator is handed the
+                # function (review, round 3).
+                if node is not scope and (node.name.value in outer.functions or node.name.value in outer.methods):
+                    found.extend(d for d in node.decorators if code_of(d.decorator).strip() not in HARMLESS_DECORATORS)
+
             def visit_Call(self, node: cst.Call) -> None:
                 func = node.func
                 name = last_name(func)
@@ -850,6 +964,27 @@ class Backpropagators:
                     # Handed on to be called elsewhere (review, stop 24): `partial(torch.autograd.backward,
                     # l1)`, `map(torch.Tensor.backward, ls)`, `max(ls, key=torch.Tensor.backward)`.
                     found.append(value)
+
+            # Stored or returned rather than called (`cb = finish`, `handlers["exit"] = finish`,
+            # `[finish]`, `return finish`): whoever reads it may call it, at any time (review, round 3).
+            def _held(self, value: Optional[cst.BaseExpression]) -> None:
+                if isinstance(value, (cst.Name, cst.Attribute)) and outer.suspect(value):
+                    found.append(value)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                self._held(node.value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                self._held(node.value)
+
+            def visit_Element(self, node: cst.Element) -> None:
+                self._held(node.value)
+
+            def visit_DictElement(self, node: cst.DictElement) -> None:
+                self._held(node.value)
+
+            def visit_Return(self, node: cst.Return) -> None:
+                self._held(node.value)
 
         scope.visit(Collect())
         return found
@@ -875,6 +1010,7 @@ def merge_reasons(
         names = ", ".join(f"`{u}`" for u in dict.fromkeys(run.updates))
         reasons.append(Reason(f"{names} between the backward calls may modify in place a tensor the retained graph saved", BETWEEN))
     reasons.extend(caught_reasons(calls[0].statement, scope, facts.module, line))
+    reasons.extend(grad_mode_reasons(calls[-1].statement, scope, facts))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))

@@ -33,12 +33,13 @@ is for the callee's own arguments; README "What a safe fix assumes".
 from __future__ import annotations
 
 import functools
+import weakref
 
 from dataclasses import dataclass, field
 from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import PositionProvider, ScopeProvider
 
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, imported_names, inplace_keyword, is_inplace_call, last_name, nodes_within, paths_overlap, read_paths, strip_parens
 from gradfix.analysis.vocabulary import (
@@ -472,10 +473,48 @@ def reads_gradients(node: cst.CSTNode) -> bool:
 def names_bound_to_gradients(node: cst.CSTNode, classifier) -> bool:
     """Whether `node` reads a name bound (anywhere in its scope, as `classifier` resolves it) to a
     value that reads a `.grad` (`reads_gradients`): `g = y.grad` holds the tensor a backward adds
-    into (review, stop 24)."""
-    return any(
-        reads_gradients(value) for name in nodes_within(node, cst.Name) for value in classifier.assigned_values(name) or ()
-    )
+    into (review, stop 24). A parameter counts where a call of the file may bind it to one
+    (`_gradient_parameter`: `step([p.grad for p in ps])`; review, round 3)."""
+    return any(_bound_to_gradients(name, classifier) or _gradient_parameter(name, classifier) for name in nodes_within(node, cst.Name))
+
+
+def _bound_to_gradients(name: cst.Name, classifier) -> bool:
+    return any(reads_gradients(value) for value in classifier.assigned_values(name) or ())
+
+
+def _gradient_parameter(name: cst.Name, classifier) -> bool:
+    """Whether `name` is a parameter of a function that a call of the file may hand a gradient:
+    a call named as the function (`step(...)`, `self.step(...)`), or one that hands it on
+    (`partial(step, ...)`), with an argument that reads a `.grad` or a name bound to one. A
+    lambda's parameter: any call of the file with such an argument. Callers in other files are not
+    seen."""
+    scope = classifier.meta(ScopeProvider, name, None)
+    if scope is None or not any(isinstance(a.node, cst.Param) for a in scope.assignments[name.value]):
+        return False
+    function = getattr(scope, "node", None)
+    callees = _gradient_callees(classifier)
+    if isinstance(function, cst.FunctionDef):
+        return function.name.value in callees
+    return bool(callees)
+
+
+_GRADIENT_CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _gradient_callees(classifier) -> frozenset:
+    """The names called with, or handed on together with, an argument that reads a gradient
+    (`_gradient_parameter`), once per classifier."""
+    found = _GRADIENT_CALLEES.get(classifier)
+    if found is None:
+        names = set()
+        facts = getattr(classifier, "facts", None)
+        for call in nodes_within(facts.module, cst.Call) if facts is not None else ():
+            arguments = [arg.value for arg in call.args]
+            if any(reads_gradients(a) or any(_bound_to_gradients(n, classifier) for n in nodes_within(a, cst.Name)) for a in arguments):
+                names.add(last_name(call.func))
+                names.update(n.value for a in arguments for n in nodes_within(a, cst.Name))
+        found = _GRADIENT_CALLEES[classifier] = frozenset(names)
+    return found
 
 
 def scan_between(

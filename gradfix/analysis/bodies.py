@@ -136,6 +136,12 @@ class BodyChecker(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
         # The attribute name is not a read; only what it is taken from is.
         # (`torch.nn.functional.x` ends in the Name `torch`, checked by import.)
+        if node.attr.value in ("grad", "_grad"):
+            # A gradient slot, which each backward pass adds into: a helper reading it between two
+            # passes reads what a merge moves (`def grad_norm(t): return t.grad.norm()`, like
+            # `W.grad` written inline; review, round 3).
+            self._fail(UNKNOWN, f"reads `{code_of(node).strip()}`, a gradient that a backward pass changes")
+            return False
         if self._is_self(node.value):
             if not self.inline:
                 self._self_read(node)

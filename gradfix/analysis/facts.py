@@ -26,6 +26,11 @@ from gradfix.analysis.statements import class_defs, walk_statements
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
 
 
+# Packages whose checkpoint modules rerun a forward in backward (`torch.utils.checkpoint`,
+# `torch.distributed.algorithms._checkpoint`, `deepspeed.checkpointing`, `fairscale.nn.checkpoint`).
+_CHECKPOINT_PACKAGES = frozenset({"torch", "deepspeed", "fairscale"})
+
+
 class FileFacts:
     def __init__(self, module: cst.Module, nodes: NodeMaps) -> None:
         """`nodes`: the positions, statement spans and parents of the module's nodes
@@ -221,6 +226,52 @@ class FileFacts:
 
         self.module.visit(Find())
         return found
+
+    @cached_property
+    def checkpoint_uses(self) -> List[cst.CSTNode]:
+        """Activation checkpoints however spelled, in the file's order: a call named `checkpoint` or
+        `checkpoint_sequential`, an import from a checkpoint module of torch (or DeepSpeed,
+        FairScale: `from torch.utils.checkpoint import checkpoint as ckpt`, then used under any
+        name, through `functools.partial`), `torch.utils.checkpoint` as an attribute, and anything
+        named `*checkpointing*` (`model.gradient_checkpointing_enable()`,
+        `apply_activation_checkpointing`). A checkpoint reruns its forward in every backward pass:
+        state that forward changes (BatchNorm running statistics, spectral norm's estimate, dropout
+        masks drawn without the first run's random state) is changed once per pass, so two passes
+        and one merged pass leave other state and, from spectral norm on, other gradients (review,
+        round 3). gradfix does not prove the rerun forward stateless: any use counts."""
+        found: List[cst.CSTNode] = []
+
+        def checkpoint_module(dotted: str) -> bool:
+            return dotted.split(".")[0] in _CHECKPOINT_PACKAGES and "checkpoint" in dotted
+
+        class Find(cst.CSTVisitor):
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+                if node.module is None or node.relative:
+                    return
+                module = code_of(node.module).strip()
+                names = [] if isinstance(node.names, cst.ImportStar) else [code_of(alias.name).strip() for alias in node.names]
+                if checkpoint_module(module) or any(checkpoint_module(f"{module}.{name}") for name in names):
+                    found.append(node)
+
+            def visit_Import(self, node: cst.Import) -> None:
+                if any(checkpoint_module(code_of(alias.name).strip()) for alias in node.names):
+                    found.append(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                attr = node.attr.value
+                if "checkpointing" in attr.lower() or (attr == "checkpoint" and last_name(node.value) == "utils"):
+                    found.append(node)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if "checkpointing" in node.value.lower():
+                    found.append(node)
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if last_name(node.func) in ("checkpoint", "checkpoint_sequential"):
+                    found.append(node)
+
+        self.module.visit(Find())
+        return sorted(found, key=self.line)
 
     @cached_property
     def function_reasons(self) -> List[str]:

@@ -40,7 +40,8 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gradfix.analysis.exprs import code_of, strip_parens
+from gradfix.analysis.bindings_index import module_changes
+from gradfix.analysis.exprs import binding_counts, code_of, strip_parens
 from gradfix.analysis.vocabulary import (
     ADDITIVE_METHODS,
     BACKWARD_BUILTINS,
@@ -576,6 +577,50 @@ def nonlinear_backward(func: cst.FunctionDef, qualify: Qualify) -> Optional[Tupl
 
 
 
+def _changed_global(func: cst.FunctionDef, module: cst.Module, qualify: Qualify) -> Optional[Tuple[cst.CSTNode, str]]:
+    """A name from outside that the backward reads and the file may change: bound more than once
+    (`global LAMBDA; LAMBDA = 0.5` in a step), or stored into or handed to a call
+    (`SCHEDULE["lambda"] = 0.5`, `Reverse.scale = 0.5`). The backward reads it when it runs: a change
+    between two passes reaches the second pass only, a merged pass runs before it or after it,
+    once (DANN's gradient reversal coefficient; review, round 3). Imports and builtins are not
+    state; names the backward binds itself are its own."""
+    counts = binding_counts(module)
+    own = set(binding_counts(func.body)) | {p.name.value for p in _all_params(func.params)}
+    for name in _names_read(func.body):
+        value = name.value
+        if value in own or value in BACKWARD_BUILTINS or value in ("None", "True", "False") or qualify(name):
+            continue
+        if counts.get(value, 0) > 1 or module_changes(module, value):
+            return name, f"reads `{value}`, which the file changes (a change between two passes reaches the second pass only)"
+    return None
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    found += [star for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
+    return found
+
+
+def _names_read(node: cst.CSTNode) -> List[cst.Name]:
+    """The names `node` reads: not attribute names (`x.name`) or keywords (`f(name=...)`)."""
+    found: List[cst.Name] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(Collect())
+    return found
+
+
 def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
     """Why merging backward passes is not proven exact in a file that defines a Function whose backward
     is not proven linear in its gradients and stateless (see the module docstring); empty when there is none.
@@ -590,7 +635,7 @@ def function_reasons(module: cst.Module, line: Callable[..., int]) -> List[str]:
             why = f"is bound by `{code_of(node).strip()}`, which gradfix does not follow"
             at = node
         else:
-            found = nonlinear_backward(func, resolve)
+            found = nonlinear_backward(func, resolve) or _changed_global(func, module, resolve)
             if found is None:
                 continue
             at, why = found
