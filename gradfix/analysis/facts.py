@@ -12,7 +12,7 @@ as the helper's nodes, so its classifications differ from the other rules'.)
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
