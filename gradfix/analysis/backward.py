@@ -22,7 +22,7 @@ from gradfix.analysis.loops import function_parameters, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
-from gradfix.analysis.statements import walk_statements
+from gradfix.analysis.statements import may_catch, walk_statements
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, last_name, nodes_within, read_paths, same_expr, strip_parens, string_value
 
 
@@ -611,7 +611,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
         )]
     if not isinstance(scope, cst.FunctionDef):
         return []
-    if not any(_may_catch(statement) for statement in walk_statements(module)):
+    if not any(may_catch(statement) for statement in walk_statements(module)):
         return []  # no `try` or `with` in the file may catch it (a walk of statements only)
     names = {scope.name.value}
     functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
@@ -649,19 +649,6 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
 
 def _calls_one_of(call: cst.Call, names) -> bool:
     return last_name(call.func) in names
-
-
-# Context managers that let every exception through (by the last name of what is entered).
-_PASSING_CONTEXTS = frozenset({
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "autocast", "record_function", "profile",
-    "detect_anomaly", "set_detect_anomaly", "device", "stream", "sdpa_kernel", "open",
-})
-
-
-def _passing(item: cst.WithItem) -> bool:
-    """A `with` item whose context manager is known to let every exception through."""
-    entered = item.item.func if isinstance(item.item, cst.Call) else item.item
-    return last_name(entered) in _PASSING_CONTEXTS
 
 
 # What turns gradient recording off, by its last name: `torch.no_grad()`, `torch.inference_mode()`,
@@ -713,13 +700,6 @@ def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
     return any(last_name(n) in GRAD_OFF_NAMES for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
 
 
-def _may_catch(statement: cst.CSTNode) -> bool:
-    """A `try` with a handler, or a `with` whose context manager may swallow an exception."""
-    if isinstance(statement, (cst.Try, cst.TryStar)):
-        return bool(statement.handlers)
-    return isinstance(statement, cst.With) and not all(_passing(item) for item in statement.items)
-
-
 def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
     """The statements around `node`, inside `scope`, that may catch an exception it raises, outermost
     first: a `try` with a handler (its body only), a `with` whose context manager is not one known
@@ -734,7 +714,7 @@ def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
             if n is node:
                 found.append(list(stack))
                 return False
-            if not _may_catch(n):
+            if not may_catch(n):
                 return True
             # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
             stack.append(n)

@@ -24,18 +24,19 @@ from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Set, T
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, imported_names, is_literal, scope_bindings
+from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, imported_names, is_literal, scope_bindings, strip_parens
 from gradfix.analysis.introspection import names_by_string
+from gradfix.analysis.statements import may_catch
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
-    GRAPH_FREE_CLASS_PACKAGES,
     GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
-    GRAPH_FREE_NN_PACKAGES,
     KEEPS_GRAPH_FREE,
     MODULE_LEAF_METHODS,
+    OPTIMIZER_PACKAGES,
+    OPTIMIZER_PARAMETER_METHODS,
     PYTHON_VALUES,
     STEP_METHODS,
     VALUE_METHODS,
@@ -45,23 +46,30 @@ from gradfix.analysis.vocabulary import (
 _LOOPS = (cst.For, cst.While)
 
 
-def graph_free(value: cst.BaseExpression) -> bool:
-    """A value proven to hold no autograd graph (see the module doc)."""
+def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]] = None) -> bool:
+    """A value proven to hold no autograd graph (see the module doc). `names`, where given, says
+    whether a name read there is proven to hold none (every binding of it is graph-free); without
+    it a name is not proven."""
+    def free(part: cst.BaseExpression) -> bool:
+        return graph_free(part, names)
+
     if is_literal(value) or isinstance(value, cst.FormattedString):
         return True
+    if isinstance(value, cst.Name):
+        return names is not None and names(value.value)
     if isinstance(value, cst.Lambda):
         # Code, but its defaults are values it keeps (`lambda h=h: h`). (What it reads from around
         # it is the scope's: `_add_closure_reads`.)
         params = value.params
-        return all(p.default is None or graph_free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        return all(p.default is None or free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
-        return all(not isinstance(e, cst.StarredElement) and graph_free(e.value) for e in value.elements)
+        return all(not isinstance(e, cst.StarredElement) and free(e.value) for e in value.elements)
     if isinstance(value, cst.Dict):
         # (The keys too: `{h: "feats"}` holds `h`, and `for k in d` hands it out.)
-        return all(isinstance(e, cst.DictElement) and graph_free(e.key) and graph_free(e.value) for e in value.elements)
+        return all(isinstance(e, cst.DictElement) and free(e.key) and free(e.value) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-        return graph_free(value.elt)
+        return free(value.elt)
     if _python_value(value):  # `loss.item()`, `float(loss)`, `loss_a.item() + loss_b.item()`
         return True
     if isinstance(value, cst.Call):
@@ -69,30 +77,53 @@ def graph_free(value: cst.BaseExpression) -> bool:
         text = code_of(func).strip()
         last = text.rsplit(".", 1)[-1]
         if isinstance(func, cst.Name) and func.value in BUILTINS_GRAPH_FREE:
-            return all(graph_free(a.value) for a in value.args)
+            return all(free(a.value) for a in value.args)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False  # `nn.Tanh()(x @ w)`: what an object returns
         if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
             return True
         if last[:1].isupper() and text.startswith(("torch.", "nn.", "optim.")):
-            return _class_graph_free(text, value)
+            return _class_graph_free(text, value, names)
         if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
-            return graph_free(func.value)
+            return free(func.value)
     return False
 
 
-def _class_graph_free(text: str, call: cst.Call) -> bool:
+def _class_graph_free(text: str, call: cst.Call, names: Optional[Callable[[str], bool]]) -> bool:
     """A torch class built (`text` its dotted name): graph-free when the class keeps none of its
-    arguments' graph (`GRAPH_FREE_CLASSES` and the packages beside it), else only when every
-    argument is graph-free: `torch.utils.data.TensorDataset(feats, y)` holds `feats` with its
-    graph, and so does a distribution (`Normal(x @ w, 1.0).loc`) or a loss given a `weight`."""
-    if text in GRAPH_FREE_CLASSES or text.startswith(GRAPH_FREE_CLASS_PACKAGES):
+    arguments' graph (`GRAPH_FREE_CLASSES`: `nn.Parameter(h)` detaches), else only when every
+    argument is graph-free: `nn.Sequential(Holder(h))`, `nn.ParameterList([(h,)])`,
+    `TensorDataset(feats, y)`, a distribution (`Normal(x @ w, 1.0).loc`) or a loss given a `weight`
+    keep what they are given, graph and all. An optimizer's parameters may also be a module's
+    (`torch.optim.Adam(model.parameters(), lr=1e-3)`): leaves, which it keeps as they are; but a
+    param group's other entries and its settings must be graph-free like any argument."""
+    if text in GRAPH_FREE_CLASSES:
         return True
-    for package in GRAPH_FREE_NN_PACKAGES:
-        name = text[len(package):] if text.startswith(package) else ""
-        if name and "." not in name and not name.endswith("Loss"):
-            return True  # `nn.Linear(d, d)`, `torch.nn.Parameter(h)`: a class of `torch.nn` itself
-    return all(not a.star and graph_free(a.value) for a in call.args)
+    optimizer = text.startswith(OPTIMIZER_PACKAGES)
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return False
+        is_params = optimizer and (arg.keyword.value == "params" if arg.keyword is not None else index == 0)
+        if not graph_free(arg.value, names) and not (is_params and _module_parameters(arg.value)):
+            return False
+    return True
+
+
+def _module_parameters(value: cst.BaseExpression) -> bool:
+    """`model.parameters()`, `list(G.parameters()) + list(D.parameters())`: a module's registered
+    parameters, leaves (assumed: a class of the file does not redefine `parameters()`)."""
+    value = strip_parens(value)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _module_parameters(value.left) and _module_parameters(value.right)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in OPTIMIZER_PARAMETER_METHODS
+    return (
+        isinstance(func, cst.Name) and func.value in ("list", "tuple") and len(value.args) == 1
+        and not value.args[0].star and _module_parameters(value.args[0].value)
+    )
 
 
 def _python_value(value: cst.BaseExpression) -> bool:
@@ -174,6 +205,7 @@ def loop_reasons(
     # bound before it.
     entering = params | _declared(scope)
     writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
+    names_free = _names_graph_free(scope, module, entering)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
         # Rebound in the loop and bound before it, or not bound afresh before its reads: one
         # iteration hands its value to the next.
@@ -204,6 +236,9 @@ def loop_reasons(
             if writes is None:
                 writes = _module_writes(module)
             values += writes.get(name, [])
+        if name in outside:
+            # What the function stores into the object (`outs = []; outs.append(h)` before the loop).
+            values += [value for root, value in _scope_stores(scope) if root == name]
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
         if not values and name not in _BUILTINS:
@@ -217,14 +252,14 @@ def loop_reasons(
                 )
             ]
         for value in values:
-            if value is not None and graph_free(value):
+            if value is not None and graph_free(value, names_free):
                 continue
             where = f"line {line(value)}" if value is not None else "outside the loop"
             if stale and name not in outside and name not in entering:
                 return [
                     Reason(
                         f"`{name}` is not bound afresh before every read of it in an iteration (bound on {where} "
-                        f"under a condition or after a read): an iteration may read the value an earlier one built "
+                        f"under a condition, after a read, or in a `try` or a `with` that may stop its body early): an iteration may read the value an earlier one built "
                         f"and backpropagate through its graph again, which the one backward frees",
                         LOOP,
                     )
@@ -239,11 +274,49 @@ def loop_reasons(
     return []
 
 
+def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: AbstractSet[str]) -> Callable[[str], bool]:
+    """Whether a name read in a value bound before the loop (`[w, v]` in `torch.optim.SGD([w, v])`)
+    is proven to hold no graph: every value bound to it or stored into it in `scope` (a name of
+    the module: anywhere in the file) is graph-free, names within them in turn. A parameter, a
+    declared name or a name bound nowhere seen is not proven."""
+    in_scope = _bindings_outside(scope, None)
+    for root, value in _scope_stores(scope):
+        in_scope.setdefault(root, []).append(value)
+    module_values: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
+    visiting: Set[str] = set()
+
+    def free(name: str) -> bool:
+        nonlocal module_values
+        if name in entering or name in visiting:
+            return False
+        values = list(in_scope.get(name, []))
+        if name not in in_scope or scope is module:
+            if module_values is None:
+                module_values = _bindings_outside(module, scope) if scope is not module else {}
+                for root, value in _module_writes(module).items():
+                    module_values.setdefault(root, []).extend(value)
+            values += module_values.get(name, [])
+        if not values:
+            return False
+        visiting.add(name)
+        try:
+            return all(value is not None and graph_free(value, free) for value in values)
+        finally:
+            visiting.discard(name)
+
+    return free
+
+
+def _scope_stores(scope: cst.CSTNode) -> List[tuple]:
+    """`stores_into_objects` over a function's own body (it does not enter function definitions)."""
+    return stores_into_objects(scope.body if isinstance(scope, cst.FunctionDef) else scope)
+
+
 def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
     """The names `loop`'s body binds before every read of them in an iteration, on every path
     through it: definite assignment over `if`/`with` (and the loop's own target), where a nested
-    loop's or a `try`'s bindings count for nothing after it (it may run no iteration, or stop at the
-    first statement). Reads in nested functions are not followed here (`_add_closure_reads`)."""
+    loop's, a `try`'s or a swallowing `with`'s bindings count for nothing after it (it may run no
+    iteration, or stop at any statement: `with contextlib.suppress(E):`, `statements.may_catch`). Reads in nested functions are not followed here (`_add_closure_reads`)."""
     stale: Set[str] = set()
 
     def read(node: cst.CSTNode, bound: Set[str]) -> None:
@@ -288,7 +361,12 @@ def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
                 read(item.item, bound)
                 if item.asname is not None:
                     bound |= set(bound_names(item.asname.name))
-            return block(_statements(statement.body), bound)
+            after = block(_statements(statement.body), bound)
+            if may_catch(statement):
+                # `with contextlib.suppress(E):` may stop its body at any statement and go on
+                # after it: what the body binds may keep an earlier iteration's value.
+                return bound
+            return after
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return bound | {statement.name.value}
         # A nested loop, a `try`, a `match`: checked for reads, their bindings not counted after it.

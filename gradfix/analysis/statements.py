@@ -13,6 +13,9 @@ from typing import Iterator, List
 
 import libcst as cst
 
+from gradfix.analysis.exprs import last_name
+from gradfix.analysis.vocabulary import PASSING_CONTEXTS
+
 # What may hold a statement: statements themselves (an `if` in an `elif` chain is one) and the
 # parts of compound statements that hold blocks.
 _HOLDERS = (
@@ -45,3 +48,18 @@ def walk_statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def class_defs(root: cst.CSTNode) -> Iterator[cst.ClassDef]:
     """Every class statement under `root`, at any depth (in functions and branches too), in source order."""
     return (node for node in walk_statements(root) if isinstance(node, cst.ClassDef))
+
+
+def may_catch(statement: cst.CSTNode) -> bool:
+    """A `try` with a handler, or a `with` whose context manager may swallow an exception
+    (`contextlib.suppress`, any `__exit__` that may return True): code after it may run although
+    its body stopped early."""
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        return bool(statement.handlers)
+    return isinstance(statement, cst.With) and not all(_passing(item) for item in statement.items)
+
+
+def _passing(item: cst.WithItem) -> bool:
+    """A `with` item whose context manager is known to let every exception through."""
+    entered = item.item.func if isinstance(item.item, cst.Call) else item.item
+    return last_name(entered) in PASSING_CONTEXTS

@@ -468,20 +468,24 @@ GRAPH_FREE_FACTORIES = frozenset(
     }
 )
 # torch classes whose constructors keep none of their arguments' graph, whatever the arguments:
-# optimizers and schedulers (`torch.optim.*`: parameters must be leaves, the rest are settings),
-# the classes of `torch.nn` itself (`nn.Linear(d, d)`: settings; `nn.Parameter(h)`, `nn.Buffer(h)`
-# and a ParameterList's items are detached leaves), but not its losses, which keep a `weight`
-# tensor as it is (`nn.CrossEntropyLoss(weight=w)`), and settings objects. Any other torch class
-# (`torch.utils.data.TensorDataset(feats, y)`, `DataLoader(ds)`) may hold what it is given: it is
-# graph-free only when its arguments are (`loops.graph_free`).
-GRAPH_FREE_CLASS_PACKAGES = ("torch.optim.", "optim.")
-GRAPH_FREE_NN_PACKAGES = ("torch.nn.", "nn.")
+# settings objects, and `nn.Parameter(h)` / `nn.Buffer(h)`, which detach what they are given. Any
+# other torch class is graph-free only when its arguments are (`loops.graph_free`): a container
+# keeps its modules and a ParameterList its non-tensor items as they are (`nn.Sequential(Holder(h))`,
+# `nn.ParameterList([(h,)])`), a loss its `weight`, `TensorDataset(feats, y)` its tensors, a
+# distribution its parameters; an optimizer keeps a param group's other entries
+# (`SGD([{"params": [w], "prior": h}])`) and its settings (`lr=`) as they are.
 GRAPH_FREE_CLASSES = frozenset(
     {
         "torch.Generator", "torch.device", "torch.Size", "torch.amp.GradScaler", "torch.cuda.amp.GradScaler",
         "torch.cuda.Event", "torch.cuda.Stream",
+        "torch.nn.Parameter", "nn.Parameter", "torch.nn.parameter.Parameter",
+        "torch.nn.Buffer", "nn.Buffer", "torch.nn.parameter.Buffer",
     }
 )
+# Optimizers, by their dotted prefix: their parameters argument may be a module's parameters
+# (`model.parameters()`), leaves the optimizer keeps as they are (`OPTIMIZER_PARAMETER_METHODS`).
+OPTIMIZER_PACKAGES = ("torch.optim.", "optim.")
+OPTIMIZER_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 # Methods that keep a value graph-free (device moves, casts, `requires_grad_` on a leaf).
 KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
 # Builtins whose result holds a graph only if an argument does.
@@ -519,3 +523,10 @@ STEP_METHODS = frozenset({"step", "zero_grad", "update"})
 # cannot keep a tensor of the graph. (A subset of MODULE_READS, which answers another question:
 # whether a call can change which layers a module runs.)
 MODULE_LEAF_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "train", "eval"})
+
+# Context managers that let every exception through (by the last name of what is entered): a
+# `with` of them stops where its body stops (`statements.may_catch`).
+PASSING_CONTEXTS = frozenset({
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "autocast", "record_function", "profile",
+    "detect_anomaly", "set_detect_anomaly", "device", "stream", "sdpa_kernel", "open", "nullcontext",
+})
