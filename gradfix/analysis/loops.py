@@ -35,8 +35,8 @@ from gradfix.analysis.vocabulary import (
     GRAPH_FREE_FACTORIES,
     KEEPS_GRAPH_FREE,
     MODULE_LEAF_METHODS,
+    MODULE_PARAMETER_METHODS,
     OPTIMIZER_PACKAGES,
-    OPTIMIZER_PARAMETER_METHODS,
     PYTHON_VALUES,
     STEP_METHODS,
     VALUE_METHODS,
@@ -64,7 +64,7 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
         return all(p.default is None or free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
-        return all(not isinstance(e, cst.StarredElement) and free(e.value) for e in value.elements)
+        return all(free(e.value) for e in value.elements)
     if isinstance(value, cst.Dict):
         # (The keys too: `{h: "feats"}` holds `h`, and `for k in d` hands it out.)
         return all(isinstance(e, cst.DictElement) and free(e.key) and free(e.value) for e in value.elements)
@@ -86,6 +86,10 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
             return _class_graph_free(text, value, names)
         if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_GRAPH_FREE:
             return free(func.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in MODULE_PARAMETER_METHODS:
+            # A module's registered parameters: leaves (assumed: no class of the file redefines
+            # `parameters()`).
+            return all(not a.star and free(a.value) for a in value.args)
     return False
 
 
@@ -119,7 +123,7 @@ def _module_parameters(value: cst.BaseExpression) -> bool:
         return False
     func = value.func
     if isinstance(func, cst.Attribute):
-        return func.attr.value in OPTIMIZER_PARAMETER_METHODS
+        return func.attr.value in MODULE_PARAMETER_METHODS
     return (
         isinstance(func, cst.Name) and func.value in ("list", "tuple") and len(value.args) == 1
         and not value.args[0].star and _module_parameters(value.args[0].value)
@@ -305,6 +309,37 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
             visiting.discard(name)
 
     return free
+
+
+def _names_where_bound(value: cst.CSTNode, module: cst.Module, cache: Dict[int, Callable[[str], bool]]) -> Callable[[str], bool]:
+    """`_names_graph_free` for the function of the file that holds `value` (the module where none
+    does): `self.opt = torch.optim.Adam(params, lr=1e-3)` reads `params`, a local of `__init__`."""
+    holder: List[cst.CSTNode] = [module]
+
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: List[cst.CSTNode] = [module]
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is value:
+                holder[0] = self.stack[-1]
+                return False
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                self.stack.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and self.stack[-1] is original_node:
+                self.stack.pop()
+
+    module.visit(Find())
+    scope = holder[0]
+    if isinstance(scope, (cst.Lambda, cst.ClassDef)):
+        return lambda name: False  # a lambda's or a class body's names: not resolved here
+    if id(scope) not in cache:
+        entering = (function_parameters(scope) | _declared(scope)) if isinstance(scope, cst.FunctionDef) else set()
+        cache[id(scope)] = _names_graph_free(scope, module, entering)
+    return cache[id(scope)]
 
 
 def _scope_stores(scope: cst.CSTNode) -> List[tuple]:
@@ -687,9 +722,12 @@ def attribute_graph_reads(function: cst.FunctionDef, module: cst.Module, attribu
     stores = _attribute_stores(module)
     unknown = attribute_names is None  # bound by computed strings
     found = []
+    resolvers: Dict[int, Callable[[str], bool]] = {}
     for name in sorted(read):
         values = stores.get(name)
-        if unknown or (not values and name not in _MODULE_STATE) or any(v is None or not graph_free(v) for v in values or ()):
+        if unknown or (not values and name not in _MODULE_STATE) or any(
+            v is None or not graph_free(v, _names_where_bound(v, module, resolvers)) for v in values or ()
+        ):
             found.append(name)
     return found
 

@@ -483,9 +483,11 @@ GRAPH_FREE_CLASSES = frozenset(
     }
 )
 # Optimizers, by their dotted prefix: their parameters argument may be a module's parameters
-# (`model.parameters()`), leaves the optimizer keeps as they are (`OPTIMIZER_PARAMETER_METHODS`).
+# combined (`list(G.parameters()) + list(D.parameters())`), leaves it keeps as they are.
 OPTIMIZER_PACKAGES = ("torch.optim.", "optim.")
-OPTIMIZER_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
+# Module methods that give its registered parameters: leaves, which hold no graph (assumed: a
+# class of the file does not redefine them). Not `buffers()`: a buffer may be any tensor.
+MODULE_PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 # Methods that keep a value graph-free (device moves, casts, `requires_grad_` on a leaf).
 KEEPS_GRAPH_FREE = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "requires_grad_", "detach", "item", "tolist", "numpy", "clone"})
 # Builtins whose result holds a graph only if an argument does.
