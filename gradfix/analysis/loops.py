@@ -11,10 +11,12 @@ one iteration to the next (`h = cell(x, h)`).
 
 Allowlist: every name the loop reads that is not bound afresh in each
 iteration must be bound only to values proven to hold no graph (`graph_free`:
-numbers, strings, torch factories, `nn`/`optim` constructors, imports,
-functions and classes); otherwise the merge is unsafe and the reason names
-the name and its line. Function parameters and attributes (`self.h`) are not
-proven (they may hold a graph built by the caller or an earlier call).
+numbers, strings, torch factories, `nn`/`optim` constructors given graph-free
+arguments, a module's parameters, imports, functions and classes; a name within
+them proven where every value the function binds or stores into it is);
+otherwise the merge is unsafe and the reason names the name and its line.
+Function parameters and attributes (`self.h`) are not proven (they may hold a
+graph built by the caller or an earlier call).
 """
 
 from __future__ import annotations
@@ -241,8 +243,10 @@ def loop_reasons(
                 writes = _module_writes(module)
             values += writes.get(name, [])
         if name in outside:
-            # What the function stores into the object (`outs = []; outs.append(h)` before the loop).
-            values += [value for root, value in _scope_stores(scope) if root == name]
+            # What the function stores into the object before or after the loop (`outs = [];
+            # outs.append(h)`); the loop's own stores are checked above.
+            in_loop = {id(value) for _, value in stores_into_objects(loop.body)}
+            values += [value for root, value in _scope_stores(scope) if root == name and id(value) not in in_loop]
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
         if not values and name not in _BUILTINS:
@@ -283,16 +287,18 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
     is proven to hold no graph: every value bound to it or stored into it in `scope` (a name of
     the module: anywhere in the file) is graph-free, names within them in turn. A parameter, a
     declared name or a name bound nowhere seen is not proven."""
-    in_scope = _bindings_outside(scope, None)
-    for root, value in _scope_stores(scope):
-        in_scope.setdefault(root, []).append(value)
+    in_scope: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # when first needed
     module_values: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
     visiting: Set[str] = set()
 
     def free(name: str) -> bool:
-        nonlocal module_values
+        nonlocal in_scope, module_values
         if name in entering or name in visiting:
             return False
+        if in_scope is None:
+            in_scope = _bindings_outside(scope, None)
+            for root, value in _scope_stores(scope):
+                in_scope.setdefault(root, []).append(value)
         values = list(in_scope.get(name, []))
         if name not in in_scope or scope is module:
             if module_values is None:
