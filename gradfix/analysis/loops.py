@@ -259,6 +259,18 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+        held = [value for value in values if _mutable_container(value)]
+        if held and _handed_on(scope if name in outside else module, name, loop):
+            # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
+            # another name, unseen by the stores checked here (review, round 4).
+            return [
+                Reason(
+                    f"`{name}` (line {line(held[0])}) is a container the function hands on (to another name or a "
+                    f"call) before the loop reads it: what it holds is not proven free of a graph the next "
+                    f"iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
+            ]
         for value in values:
             if value is not None and graph_free(value, names_free):
                 continue
@@ -315,6 +327,73 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
             visiting.discard(name)
 
     return free
+
+
+def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
+    """A list, dict or set built by a display, a comprehension or `list()`/`dict()`/`set()`: code
+    that holds it under another name may put a graph into it."""
+    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    return isinstance(value, cst.Call) and code_of(value.func).strip() in ("list", "dict", "set", "collections.deque", "deque")
+
+
+def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
+    """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
+    method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
+    `len(outs)` or a `for` loop's iterable: bound to another name, passed to a call, returned, put
+    in a display, a bound method taken (`add = outs.append`), or any read in a function or lambda
+    nested in a function (its stores are not among the function's). What comes after the loop
+    (`return history`) cannot fill it for the loop. Review, round 4: `alias = outs;
+    alias.append(h)` and `fill(outs, h)` put a graph in a list proven from `[]`."""
+    found = [False]
+    done = [False]
+    nested_counts = not isinstance(scope, cst.Module)
+
+    class Reads(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+            self.nested = 0
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            # (libcst calls on_leave also where on_visit declined the children: always pushed.)
+            if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
+                grand = self.parents[-2] if len(self.parents) > 1 else None
+                plain = _plain_use(node, self.parents[-1], grand)
+                found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
+            if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
+                self.nested += 1
+            self.parents.append(node)
+            return not (found[0] or done[0])
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+            if nested_counts and isinstance(original_node, (cst.FunctionDef, cst.Lambda)) and original_node is not scope:
+                self.nested -= 1
+            if original_node is loop:
+                done[0] = True
+
+    scope.visit(Reads())
+    return found[0]
+
+
+def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
+    """A definition's own name (`def outs`, a parameter), not a read."""
+    return isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and getattr(parent, "name", None) is node
+
+
+def _plain_use(node: cst.Name, parent: cst.CSTNode, grand: Optional[cst.CSTNode]) -> bool:
+    if isinstance(parent, cst.Attribute):
+        # A method called on it (`outs.append(h)`), or a name that only shares the spelling (`x.outs`).
+        return parent.attr is node or (isinstance(grand, cst.Call) and grand.func is parent)
+    if isinstance(parent, cst.Subscript):
+        return parent.value is node
+    if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)):
+        return getattr(parent, "target", None) is node or getattr(parent, "iter", None) is node
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
+        return code_of(grand.func).strip() == "len"
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal)):
+        return True  # a definition's name, not a read
+    return False
 
 
 def _names_where_bound(value: cst.CSTNode, module: cst.Module, cache: Dict[int, Callable[[str], bool]]) -> Callable[[str], bool]:
