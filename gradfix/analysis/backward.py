@@ -562,6 +562,18 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
             f"without the first run's random state: two passes draw two dropout masks, one pass one",
             CUSTOM_FUNCTION,
         ))
+    for store in facts.gradient_stores[:1]:
+        reasons.append(Reason(
+            f"line {facts.line(store)} stores a `.grad` tensor (`{_brief(store)}`) where code between the passes may read it: "
+            f"it sees what the first pass added in the original, not in the merged pass",
+            BETWEEN,
+        ))
+    for use in facts.saved_tensor_hooks[:1]:
+        reasons.append(Reason(
+            f"`{code_of(use).strip()}` (line {facts.line(use)}) may install saved-tensor hooks: the unpack hook runs once "
+            f"per backward pass for each saved tensor, twice in two passes, once in one merged pass",
+            CUSTOM_FUNCTION,
+        ))
     if not facts.unpreserved_checkpoints:
         for use in facts.checkpoint_uses[:1]:
             reasons.append(Reason(
@@ -613,15 +625,8 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
         return []
     if not any(_may_catch(statement) for statement in walk_statements(module)):
         return []  # no `try` or `with` in the file may catch it (a walk of statements only)
-    names = {scope.name.value}
+    names, _ = _callers(scope, module)
     functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
-    changed = True
-    while changed:  # the functions that may call it, through any number of calls
-        changed = False
-        for function in functions:
-            if function.name.value not in names and any(_calls_one_of(c, names) for c in nodes_within(function.body, cst.Call)):
-                names.add(function.name.value)
-                changed = True
     calls = {}  # the node naming a call's callee -> the call
     for call in nodes_within(module, cst.Call):
         calls[id(call.func.attr if isinstance(call.func, cst.Attribute) else call.func)] = call
@@ -675,8 +680,11 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
     `(l1 + l2)` built there has no graph and its backward raises (review, round 3). Unsafe: a `with`
     around it whose context manager turns recording off (`no_grad`, `inference_mode`,
     `set_grad_enabled`), or is a class or function of the file that mentions one; a decorator of
-    the function that does; a call that sets the grad mode anywhere in the function. Context
-    managers and callers outside the file are not seen."""
+    the function that does; a switch called as a statement anywhere in the file (module level
+    too: `torch.set_grad_enabled(False)` holds until it is switched back, wherever that is); such
+    a `with` or decorator around a call of the function or of a function of the file that calls it
+    (to a fixed point, by name), or, where it is handed on by name, anywhere in the file (review,
+    round 4). Context managers and callers outside the file are not seen."""
     node: Optional[cst.CSTNode] = statement
     while node is not None and node is not scope:
         if isinstance(node, cst.With):
@@ -688,10 +696,75 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
         for decorator in scope.decorators:
             if _may_turn_grad_off(decorator.decorator, facts):
                 return [_grad_mode_reason(f"`@{code_of(decorator.decorator).strip()}`", facts.line(decorator))]
-    for call in nodes_within(scope, cst.Call):
-        if last_name(call.func) in GRAD_OFF_NAMES and not isinstance(facts.nodes.parents.get(call), cst.WithItem):
+    switches = _grad_off_names(facts)
+    for call in nodes_within(facts.module, cst.Call):
+        if last_name(call.func) in switches and not isinstance(facts.nodes.parents.get(call), (cst.WithItem, cst.Decorator)):
+            if last_name(call.func) == "set_grad_enabled" and _only_true(call):
+                continue  # `torch.set_grad_enabled(True)`: recording on
             return [_grad_mode_reason(f"`{code_of(call.func).strip()}(...)`", facts.line(call))]
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    names, handed_on = _callers(scope, facts.module)
+    for site in nodes_within(facts.module, (cst.With, cst.FunctionDef)):
+        entered = site.items if isinstance(site, cst.With) else site.decorators
+        off = [e for e in entered if _may_turn_grad_off(e.item if isinstance(e, cst.WithItem) else e.decorator, facts)]
+        if not off:
+            continue
+        body = site.body if isinstance(site, cst.With) else site
+        if handed_on is not None or any(_calls_one_of(c, names) for c in nodes_within(body, cst.Call)):
+            shown = f"with {code_of(off[0].item).strip()}:" if isinstance(site, cst.With) else f"@{code_of(off[0].decorator).strip()}"
+            where = f"handed on by name (line {facts.line(handed_on)})" if handed_on is not None else "called"
+            return [_grad_mode_reason(f"`{scope.name.value}` is {where} in the file, and `{shown}`", facts.line(off[0]))]
     return []
+
+
+def _only_true(call: cst.Call) -> bool:
+    return len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
+
+
+def _grad_off_names(facts: "FileFacts") -> FrozenSet[str]:
+    """`GRAD_OFF_NAMES` and the names the file binds to one (`ng = torch.no_grad`, `from torch
+    import no_grad as ng`), to a fixed point; by name, anywhere in the file (an overestimate). Once per file."""
+    known = facts.__dict__.get("_grad_off_names")
+    if known is not None:
+        return known
+    names = set(GRAD_OFF_NAMES)
+    for node in nodes_within(facts.module, cst.ImportAlias):
+        if node.asname is not None and isinstance(node.asname.name, cst.Name) and last_name(node.name) in names:
+            names.add(node.asname.name.value)
+    assigns = list(nodes_within(facts.module, cst.Assign))
+    changed = True
+    while changed:
+        changed = False
+        for assign in assigns:
+            if any(last_name(n) in names for n in (*nodes_within(assign.value, cst.Name), *nodes_within(assign.value, cst.Attribute))):
+                for target in assign.targets:
+                    if isinstance(target.target, cst.Name) and target.target.value not in names:
+                        names.add(target.target.value)
+                        changed = True
+    facts.__dict__["_grad_off_names"] = frozenset(names)
+    return facts.__dict__["_grad_off_names"]
+
+
+def _callers(scope: cst.FunctionDef, module: cst.Module) -> Tuple[set, Optional[cst.Name]]:
+    """The names of `scope` and of the functions of the file that may call it, through any number
+    of calls (by name: an overestimate), and the first reference to one of them that is no call
+    (handed on: it may be called anywhere), or None."""
+    names = {scope.name.value}
+    functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
+    changed = True
+    while changed:  # the functions that may call it, through any number of calls
+        changed = False
+        for function in functions:
+            if function.name.value not in names and any(_calls_one_of(c, names) for c in nodes_within(function.body, cst.Call)):
+                names.add(function.name.value)
+                changed = True
+    called = {id(c.func.attr if isinstance(c.func, cst.Attribute) else c.func) for c in nodes_within(module, cst.Call)}
+    own = {id(function.name) for function in functions}
+    for node in nodes_within(module, cst.Name):
+        if node.value in names and id(node) not in own and id(node) not in called:
+            return names, node
+    return names, None
 
 
 def _grad_mode_reason(what: str, at: int) -> Reason:
@@ -707,10 +780,11 @@ def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
     file whose code mentions one (a context manager of the file entering `torch.no_grad()`)."""
     func = expr.func if isinstance(expr, cst.Call) else expr
     name = last_name(func)
-    if name in GRAD_OFF_NAMES:
+    switches = _grad_off_names(facts)
+    if name in switches:
         return True
     own = [d for d in walk_statements(facts.module) if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == name]
-    return any(last_name(n) in GRAD_OFF_NAMES for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
+    return any(last_name(n) in switches for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
 
 
 def _may_catch(statement: cst.CSTNode) -> bool:
