@@ -872,10 +872,11 @@ def later_use_reasons(
     return []
 
 
-_SELF = frozenset({"self", "cls"})
-# Methods Python runs without a call by name at a time of its own: when an object is collected, a
-# `with` block entered or left.
-_IMPLICIT_LATER = frozenset({"__del__", "__enter__", "__exit__", "__aenter__", "__aexit__"})
+def _implicit(name: str) -> bool:
+    """A special method (`__del__`, `__exit__`, `__call__`, `__repr__`, `__iter__`, ...): Python runs
+    it without a call by its name (an object collected, a `with` block left, `fin()`, `print(fin)`,
+    `for g in fin`), at a time gradfix does not place (review, round 4)."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bool:
@@ -887,6 +888,8 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
         return False  # `print(w.grad)`: a tensor's gradient read, not `torch.autograd.grad` handed on
     if not isinstance(node, cst.Call):
         return True
+    if last_name(node.func) in facts.backpropagators.generators:
+        return True  # a generator's body runs at `next(g)`, `g.close()`, its collection: not at its call
     parent = facts.nodes.parents.get(node)
     while parent is not None and parent is not scope:
         if isinstance(parent, cst.Lambda):
@@ -899,17 +902,15 @@ class Backpropagators:
     """The code of a file that may backpropagate when called: its functions and methods whose body
     calls a BACKPROP_NAMES callee or, to a fixed point, another of them.
 
-    A call `g(...)` may reach the file's functions named `g`; `self.m(...)` and `obj.m(...)`, where
-    `obj` is bound somewhere in the file to an instance of a class of the file (`obj = Trainer()`,
-    `self.extra = Extra()`), its methods named `m`. By name, not by resolution: every function of
-    that name counts (an overestimate, never an omission). Other receivers (`opt.step()`, a
-    parameter's method) are code outside the file.
+    A call `g(...)` may reach the file's functions named `g`; `x.m(...)`, on any receiver, its
+    methods named `m` (an instance may come from anywhere: a factory, a list, the class itself).
+    By name, not by resolution: every function of that name counts (an overestimate, never an
+    omission; `opt.step()` counts where a class of the file has a backpropagating `step`).
     """
 
     def __init__(self, module: cst.CSTNode) -> None:
         functions: Dict[str, List[cst.FunctionDef]] = {}
         methods: Dict[str, List[cst.FunctionDef]] = {}
-        classes: set = set()
         assigns: List[cst.Assign] = []
 
         class Collect(cst.CSTVisitor):
@@ -918,7 +919,6 @@ class Backpropagators:
                 self.in_class: List[bool] = [False]
 
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                classes.add(node.name.value)
                 self.in_class.append(True)
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -957,13 +957,6 @@ class Backpropagators:
                             aliases.add(target.target.value)
                             changed = True
         self.aliases = frozenset(aliases)
-        # What holds an instance of a class of the file, by its source text (`extra`, `self.extra`).
-        self.instances = frozenset(
-            code_of(target.target).strip()
-            for node in assigns
-            if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name) and node.value.func.value in classes
-            for target in node.targets
-        )
         self.functions: set = set()
         self.methods: set = set()
         changed = True
@@ -974,10 +967,20 @@ class Backpropagators:
                     if name not in names and any(self.uses(d) for d in defs):
                         names.add(name)
                         changed = True
-        # The methods of `_IMPLICIT_LATER` that may backpropagate (`later_use_reasons`).
+        # The special methods that may backpropagate (`later_use_reasons`).
         self.implicit_methods: List[cst.FunctionDef] = [
-            d for name in sorted(_IMPLICIT_LATER & self.methods) for d in methods[name] if self.uses(d)
+            d for name in sorted(self.methods) if _implicit(name) for d in methods[name] if self.uses(d)
         ]
+        # Generator (and coroutine) functions and methods that may backpropagate: their body runs
+        # when the generator is advanced or closed, later than their call (review, round 4).
+        self.generators = frozenset(
+            d.name.value
+            for table in (functions, methods)
+            for defs in table.values()
+            for d in defs
+            if (d.name.value in self.functions or d.name.value in self.methods)
+            and (d.asynchronous is not None or nodes_within(d.body, (cst.Yield,)))
+        )
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
@@ -1002,8 +1005,10 @@ class Backpropagators:
         if isinstance(node, cst.Name):
             return node.value in self.functions or node.value in self.aliases
         if isinstance(node, cst.Attribute):
-            owner = code_of(node.value).strip()
-            return node.attr.value in self.methods and (owner in _SELF or owner in self.instances)
+            # On any receiver: an instance may come from a factory, a list, the class itself
+            # (`make().finish()`, `fins[0].finish()`, `Fin.finish()`; review, round 4). By name: an
+            # overestimate for other objects' methods of that name.
+            return node.attr.value in self.methods
         return False
 
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
