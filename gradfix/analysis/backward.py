@@ -856,17 +856,26 @@ def later_use_reasons(
             # `weakref.finalize(obj, finish)`, `cb = finish`) or in a lambda: called whenever its
             # taker decides, after the merged backward too, whatever its line (review, round 3).
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            if isinstance(node, cst.Call) and last_name(node.func) in facts.backpropagators.generators:
+                return [Reason(
+                    f"`{shown}` (line {line(node)}) is a generator that may backpropagate: its body runs at `next()`, "
+                    f"`close()` or its collection, after the merged backward too, and may use a graph that "
+                    f"`retain_graph=True` kept alive",
+                    LATER_BACKWARD,
+                )]
             return [Reason(
                 f"`{shown}` (line {line(node)}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
                 f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
                 LATER_BACKWARD,
             )]
     for method in facts.backpropagators.implicit_methods[:1]:
-        # `__del__`, `__exit__`: Python runs them when an object goes or a block is left, not where
-        # a line says (`del holder`, the end of the program, a `with` entered before; review, round 3).
+        # `__del__`, `__exit__`, `__call__`, `__repr__`: Python runs them when an object goes, a block
+        # is left, an instance is called, printed or iterated, not where a line names them (review,
+        # rounds 3 and 4).
         return [Reason(
             f"`{method.name.value}` (line {line(method)}) may backpropagate when Python runs it (an object collected, a `with` "
-            f"block left), at a time gradfix does not place: it may use a graph that `retain_graph=True` kept alive",
+            f"block left, an instance called, printed or iterated), at a time gradfix does not place: it may use a graph "
+            f"that `retain_graph=True` kept alive",
             LATER_BACKWARD,
         )]
     return []
