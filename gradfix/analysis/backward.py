@@ -868,7 +868,8 @@ def later_use_reasons(
                 f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
                 LATER_BACKWARD,
             )]
-    for method in facts.backpropagators.implicit_methods[:1]:
+    # The function's own runs again are its callers' to check (`t(h)` twice: GF005's callers).
+    for method in [m for m in facts.backpropagators.implicit_methods if m is not scope][:1]:
         # `__del__`, `__exit__`, `__call__`, `__repr__`: Python runs them when an object goes, a block
         # is left, an instance is called, printed or iterated, not where a line names them (review,
         # rounds 3 and 4).
