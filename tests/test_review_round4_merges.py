@@ -17,9 +17,13 @@ Causes:
 """
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
-from tests.test_review_reproducers import check_case
+from gradfix.analysis.between import gradient_stores, holds_gradient
+from gradfix.engine import lint_bytes
+from gradfix.options import LintOptions
+from tests.test_review_reproducers import ALL, check_case
 
 CASES = sorted((Path(__file__).parent / "review_round4").glob("M_*.py"))
 
@@ -58,12 +62,7 @@ def test_case(path):
 
 # -- focused checks of the helpers whose behaviour changed ----------------------------------
 
-import libcst as cst  # noqa: E402
 
-from gradfix.analysis.between import gradient_stores, holds_gradient  # noqa: E402
-from gradfix.engine import lint_bytes  # noqa: E402
-from gradfix.options import LintOptions  # noqa: E402
-from tests.test_review_reproducers import ALL  # noqa: E402
 
 
 def _stores(source):
