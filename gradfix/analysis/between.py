@@ -541,9 +541,10 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
         (tuple(t.target for t in node.targets), node.value) for node in nodes_within(module, cst.Assign)
     ] + [
         ((node.target,), node.value) for node in nodes_within(module, cst.AnnAssign) if node.value is not None
-    ] + [
-        ((node.target,), node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))
     ]
+    loops = [((node.target,), node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))]
+    bindings += loops
+    iterated = {id(value) for _, value in loops}
     changed = True
     while changed:  # names bound to a gradient, by name, to a fixed point
         changed = False
@@ -557,7 +558,7 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
     for targets, value in bindings:
         # Only `g = w.grad` into a local name is `names_bound_to_gradients`' to follow; a loop's
         # or an unpacking's targets are kept here too (a loop target is not proven followed).
-        plain = all(isinstance(t, cst.Name) and t.value not in shared for t in targets) and not _loop_target(value, module)
+        plain = all(isinstance(t, cst.Name) and t.value not in shared for t in targets) and id(value) not in iterated
         if not plain and holds_gradient(value, bound):
             found.append(value)
     for node in nodes_within(module, (cst.Return, cst.Yield)):
@@ -573,11 +574,6 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
         if kept and any(holds_gradient(arg.value, bound) for arg in call.args):
             found.append(call)
     return found
-
-
-def _loop_target(value: cst.BaseExpression, module: cst.Module) -> bool:
-    """Whether `value` is a loop's iterable (`for g in grads:`): its target names are bound by it."""
-    return any(node.iter is value for node in nodes_within(module, (cst.For, cst.CompFor)))
 
 
 def holds_gradient(expr: cst.BaseExpression, bound: AbstractSet[str] = frozenset()) -> bool:
