@@ -292,7 +292,7 @@ class FileFacts:
     @cached_property
     def saved_tensor_hooks(self) -> List[cst.CSTNode]:
         """Saved-tensor hooks however spelled, in the file's order: any name, attribute or string
-        that mentions `saved_tensors` (`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, a
+        that mentions `saved_tensors` and `hook` (`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, a
         subclass of it, `register_saved_tensors_hooks`, `_register_saved_tensors_default_hooks`)
         and `save_on_cpu`. The unpack hook runs once per backward pass for each saved tensor it
         gives back: two passes run it twice, one merged pass once (a random decompression, a
@@ -300,7 +300,8 @@ class FileFacts:
         found: List[cst.CSTNode] = []
 
         def mentions(text: Optional[str]) -> bool:
-            return text is not None and ("saved_tensors" in text or "save_on_cpu" in text)
+            # Not `ctx.saved_tensors` (a custom Function's saved tensors): a hook's words only.
+            return text is not None and (("saved_tensors" in text and "hook" in text) or "save_on_cpu" in text)
 
         class Find(cst.CSTVisitor):
             def visit_Name(self, node: cst.Name) -> None:
