@@ -562,6 +562,18 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
             f"without the first run's random state: two passes draw two dropout masks, one pass one",
             CUSTOM_FUNCTION,
         ))
+    for store in facts.gradient_stores[:1]:
+        reasons.append(Reason(
+            f"line {facts.line(store)} stores a `.grad` tensor (`{_brief(store)}`) where code between the passes may read it: "
+            f"it sees what the first pass added in the original, not in the merged pass",
+            BETWEEN,
+        ))
+    for use in facts.saved_tensor_hooks[:1]:
+        reasons.append(Reason(
+            f"`{code_of(use).strip()}` (line {facts.line(use)}) may install saved-tensor hooks: the unpack hook runs once "
+            f"per backward pass for each saved tensor, twice in two passes, once in one merged pass",
+            CUSTOM_FUNCTION,
+        ))
     if not facts.unpreserved_checkpoints:
         for use in facts.checkpoint_uses[:1]:
             reasons.append(Reason(
@@ -613,15 +625,8 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
         return []
     if not any(may_catch(statement) for statement in walk_statements(module)):
         return []  # no `try` or `with` in the file may catch it (a walk of statements only)
-    names = {scope.name.value}
+    names, _ = _callers(scope, module)
     functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
-    changed = True
-    while changed:  # the functions that may call it, through any number of calls
-        changed = False
-        for function in functions:
-            if function.name.value not in names and any(_calls_one_of(c, names) for c in nodes_within(function.body, cst.Call)):
-                names.add(function.name.value)
-                changed = True
     calls = {}  # the node naming a call's callee -> the call
     for call in nodes_within(module, cst.Call):
         calls[id(call.func.attr if isinstance(call.func, cst.Attribute) else call.func)] = call
@@ -662,8 +667,11 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
     `(l1 + l2)` built there has no graph and its backward raises (review, round 3). Unsafe: a `with`
     around it whose context manager turns recording off (`no_grad`, `inference_mode`,
     `set_grad_enabled`), or is a class or function of the file that mentions one; a decorator of
-    the function that does; a call that sets the grad mode anywhere in the function. Context
-    managers and callers outside the file are not seen."""
+    the function that does; a switch called as a statement anywhere in the file (module level
+    too: `torch.set_grad_enabled(False)` holds until it is switched back, wherever that is); such
+    a `with` or decorator around a call of the function or of a function of the file that calls it
+    (to a fixed point, by name), or, where it is handed on by name, anywhere in the file (review,
+    round 4). Context managers and callers outside the file are not seen."""
     node: Optional[cst.CSTNode] = statement
     while node is not None and node is not scope:
         if isinstance(node, cst.With):
@@ -675,10 +683,75 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
         for decorator in scope.decorators:
             if _may_turn_grad_off(decorator.decorator, facts):
                 return [_grad_mode_reason(f"`@{code_of(decorator.decorator).strip()}`", facts.line(decorator))]
-    for call in nodes_within(scope, cst.Call):
-        if last_name(call.func) in GRAD_OFF_NAMES and not isinstance(facts.nodes.parents.get(call), cst.WithItem):
+    switches = _grad_off_names(facts)
+    for call in nodes_within(facts.module, cst.Call):
+        if last_name(call.func) in switches and not isinstance(facts.nodes.parents.get(call), (cst.WithItem, cst.Decorator)):
+            if last_name(call.func) == "set_grad_enabled" and _only_true(call):
+                continue  # `torch.set_grad_enabled(True)`: recording on
             return [_grad_mode_reason(f"`{code_of(call.func).strip()}(...)`", facts.line(call))]
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    names, handed_on = _callers(scope, facts.module)
+    for site in nodes_within(facts.module, (cst.With, cst.FunctionDef)):
+        entered = site.items if isinstance(site, cst.With) else site.decorators
+        off = [e for e in entered if _may_turn_grad_off(e.item if isinstance(e, cst.WithItem) else e.decorator, facts)]
+        if not off:
+            continue
+        body = site.body if isinstance(site, cst.With) else site
+        if handed_on is not None or any(_calls_one_of(c, names) for c in nodes_within(body, cst.Call)):
+            shown = f"with {code_of(off[0].item).strip()}:" if isinstance(site, cst.With) else f"@{code_of(off[0].decorator).strip()}"
+            where = f"handed on by name (line {facts.line(handed_on)})" if handed_on is not None else "called"
+            return [_grad_mode_reason(f"`{scope.name.value}` is {where} in the file, and `{shown}`", facts.line(off[0]))]
     return []
+
+
+def _only_true(call: cst.Call) -> bool:
+    return len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True"
+
+
+def _grad_off_names(facts: "FileFacts") -> FrozenSet[str]:
+    """`GRAD_OFF_NAMES` and the names the file binds to one (`ng = torch.no_grad`, `from torch
+    import no_grad as ng`), to a fixed point; by name, anywhere in the file (an overestimate). Once per file."""
+    known = facts.__dict__.get("_grad_off_names")
+    if known is not None:
+        return known
+    names = set(GRAD_OFF_NAMES)
+    for node in nodes_within(facts.module, cst.ImportAlias):
+        if node.asname is not None and isinstance(node.asname.name, cst.Name) and last_name(node.name) in names:
+            names.add(node.asname.name.value)
+    assigns = list(nodes_within(facts.module, cst.Assign))
+    changed = True
+    while changed:
+        changed = False
+        for assign in assigns:
+            if any(last_name(n) in names for n in (*nodes_within(assign.value, cst.Name), *nodes_within(assign.value, cst.Attribute))):
+                for target in assign.targets:
+                    if isinstance(target.target, cst.Name) and target.target.value not in names:
+                        names.add(target.target.value)
+                        changed = True
+    facts.__dict__["_grad_off_names"] = frozenset(names)
+    return facts.__dict__["_grad_off_names"]
+
+
+def _callers(scope: cst.FunctionDef, module: cst.Module) -> Tuple[set, Optional[cst.Name]]:
+    """The names of `scope` and of the functions of the file that may call it, through any number
+    of calls (by name: an overestimate), and the first reference to one of them that is no call
+    (handed on: it may be called anywhere), or None."""
+    names = {scope.name.value}
+    functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
+    changed = True
+    while changed:  # the functions that may call it, through any number of calls
+        changed = False
+        for function in functions:
+            if function.name.value not in names and any(_calls_one_of(c, names) for c in nodes_within(function.body, cst.Call)):
+                names.add(function.name.value)
+                changed = True
+    called = {id(c.func.attr if isinstance(c.func, cst.Attribute) else c.func) for c in nodes_within(module, cst.Call)}
+    own = {id(function.name) for function in functions}
+    for node in nodes_within(module, cst.Name):
+        if node.value in names and id(node) not in own and id(node) not in called:
+            return names, node
+    return names, None
 
 
 def _grad_mode_reason(what: str, at: int) -> Reason:
@@ -694,10 +767,11 @@ def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
     file whose code mentions one (a context manager of the file entering `torch.no_grad()`)."""
     func = expr.func if isinstance(expr, cst.Call) else expr
     name = last_name(func)
-    if name in GRAD_OFF_NAMES:
+    switches = _grad_off_names(facts)
+    if name in switches:
         return True
     own = [d for d in walk_statements(facts.module) if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == name]
-    return any(last_name(n) in GRAD_OFF_NAMES for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
+    return any(last_name(n) in switches for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
 
 
 def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
@@ -762,26 +836,37 @@ def later_use_reasons(
             # `weakref.finalize(obj, finish)`, `cb = finish`) or in a lambda: called whenever its
             # taker decides, after the merged backward too, whatever its line (review, round 3).
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+            if isinstance(node, cst.Call) and last_name(node.func) in facts.backpropagators.generators:
+                return [Reason(
+                    f"`{shown}` (line {line(node)}) is a generator that may backpropagate: its body runs at `next()`, "
+                    f"`close()` or its collection, after the merged backward too, and may use a graph that "
+                    f"`retain_graph=True` kept alive",
+                    LATER_BACKWARD,
+                )]
             return [Reason(
                 f"`{shown}` (line {line(node)}) may backpropagate later than its line: handed on (a callback, a decorator) or in a "
                 f"lambda, it may run after the merged backward and use a graph that `retain_graph=True` kept alive",
                 LATER_BACKWARD,
             )]
-    for method in facts.backpropagators.implicit_methods[:1]:
-        # `__del__`, `__exit__`: Python runs them when an object goes or a block is left, not where
-        # a line says (`del holder`, the end of the program, a `with` entered before; review, round 3).
+    # The function's own runs again are its callers' to check (`t(h)` twice: GF005's callers).
+    for method in [m for m in facts.backpropagators.implicit_methods if m is not scope][:1]:
+        # `__del__`, `__exit__`, `__call__`, `__repr__`: Python runs them when an object goes, a block
+        # is left, an instance is called, printed or iterated, not where a line names them (review,
+        # rounds 3 and 4).
         return [Reason(
             f"`{method.name.value}` (line {line(method)}) may backpropagate when Python runs it (an object collected, a `with` "
-            f"block left), at a time gradfix does not place: it may use a graph that `retain_graph=True` kept alive",
+            f"block left, an instance called, printed or iterated), at a time gradfix does not place: it may use a graph "
+            f"that `retain_graph=True` kept alive",
             LATER_BACKWARD,
         )]
     return []
 
 
-_SELF = frozenset({"self", "cls"})
-# Methods Python runs without a call by name at a time of its own: when an object is collected, a
-# `with` block entered or left.
-_IMPLICIT_LATER = frozenset({"__del__", "__enter__", "__exit__", "__aenter__", "__aexit__"})
+def _implicit(name: str) -> bool:
+    """A special method (`__del__`, `__exit__`, `__call__`, `__repr__`, `__iter__`, ...): Python runs
+    it without a call by its name (an object collected, a `with` block left, `fin()`, `print(fin)`,
+    `for g in fin`), at a time gradfix does not place (review, round 4)."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bool:
@@ -793,6 +878,8 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
         return False  # `print(w.grad)`: a tensor's gradient read, not `torch.autograd.grad` handed on
     if not isinstance(node, cst.Call):
         return True
+    if last_name(node.func) in facts.backpropagators.generators:
+        return True  # a generator's body runs at `next(g)`, `g.close()`, its collection: not at its call
     parent = facts.nodes.parents.get(node)
     while parent is not None and parent is not scope:
         if isinstance(parent, cst.Lambda):
@@ -805,17 +892,15 @@ class Backpropagators:
     """The code of a file that may backpropagate when called: its functions and methods whose body
     calls a BACKPROP_NAMES callee or, to a fixed point, another of them.
 
-    A call `g(...)` may reach the file's functions named `g`; `self.m(...)` and `obj.m(...)`, where
-    `obj` is bound somewhere in the file to an instance of a class of the file (`obj = Trainer()`,
-    `self.extra = Extra()`), its methods named `m`. By name, not by resolution: every function of
-    that name counts (an overestimate, never an omission). Other receivers (`opt.step()`, a
-    parameter's method) are code outside the file.
+    A call `g(...)` may reach the file's functions named `g`; `x.m(...)`, on any receiver, its
+    methods named `m` (an instance may come from anywhere: a factory, a list, the class itself).
+    By name, not by resolution: every function of that name counts (an overestimate, never an
+    omission; `opt.step()` counts where a class of the file has a backpropagating `step`).
     """
 
     def __init__(self, module: cst.CSTNode) -> None:
         functions: Dict[str, List[cst.FunctionDef]] = {}
         methods: Dict[str, List[cst.FunctionDef]] = {}
-        classes: set = set()
         assigns: List[cst.Assign] = []
 
         class Collect(cst.CSTVisitor):
@@ -824,7 +909,6 @@ class Backpropagators:
                 self.in_class: List[bool] = [False]
 
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                classes.add(node.name.value)
                 self.in_class.append(True)
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -863,13 +947,6 @@ class Backpropagators:
                             aliases.add(target.target.value)
                             changed = True
         self.aliases = frozenset(aliases)
-        # What holds an instance of a class of the file, by its source text (`extra`, `self.extra`).
-        self.instances = frozenset(
-            code_of(target.target).strip()
-            for node in assigns
-            if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name) and node.value.func.value in classes
-            for target in node.targets
-        )
         self.functions: set = set()
         self.methods: set = set()
         changed = True
@@ -880,10 +957,20 @@ class Backpropagators:
                     if name not in names and any(self.uses(d) for d in defs):
                         names.add(name)
                         changed = True
-        # The methods of `_IMPLICIT_LATER` that may backpropagate (`later_use_reasons`).
+        # The special methods that may backpropagate (`later_use_reasons`).
         self.implicit_methods: List[cst.FunctionDef] = [
-            d for name in sorted(_IMPLICIT_LATER & self.methods) for d in methods[name] if self.uses(d)
+            d for name in sorted(self.methods) if _implicit(name) for d in methods[name] if self.uses(d)
         ]
+        # Generator (and coroutine) functions and methods that may backpropagate: their body runs
+        # when the generator is advanced or closed, later than their call (review, round 4).
+        self.generators = frozenset(
+            d.name.value
+            for table in (functions, methods)
+            for defs in table.values()
+            for d in defs
+            if (d.name.value in self.functions or d.name.value in self.methods)
+            and (d.asynchronous is not None or nodes_within(d.body, (cst.Yield,)))
+        )
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
@@ -908,8 +995,10 @@ class Backpropagators:
         if isinstance(node, cst.Name):
             return node.value in self.functions or node.value in self.aliases
         if isinstance(node, cst.Attribute):
-            owner = code_of(node.value).strip()
-            return node.attr.value in self.methods and (owner in _SELF or owner in self.instances)
+            # On any receiver: an instance may come from a factory, a list, the class itself
+            # (`make().finish()`, `fins[0].finish()`, `Fin.finish()`; review, round 4). By name: an
+            # overestimate for other objects' methods of that name.
+            return node.attr.value in self.methods
         return False
 
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:

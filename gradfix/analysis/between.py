@@ -57,6 +57,8 @@ from gradfix.analysis.vocabulary import (
     INPLACE_KEYWORDS,
     MODULE_MUTATORS,
     MUTATING_METHODS,
+    PURE_FUNCTIONS,
+    PURE_TENSOR_METHODS,
     VALUE_FUNCTIONS,
     VALUE_METHODS,
     VIEW_METHODS,
@@ -515,6 +517,108 @@ def _gradient_callees(classifier) -> frozenset:
                 names.update(n.value for a in arguments for n in nodes_within(a, cst.Name))
         found = _GRADIENT_CALLEES[classifier] = frozenset(names)
     return found
+
+
+# Attributes of a tensor that are the tensor or a view of it (`p.grad.data`, `p.grad.T`).
+_SAME_STORAGE_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
+# Calls that keep none of their arguments: builtins giving a new value, `torch` functions
+# computing a new tensor, tensor methods reading their arguments (`x.add(p.grad)`; not `add`,
+# which on a set keeps its argument), in-place arithmetic copying values in.
+_KEEPS_NO_ARGUMENT = FRESH_FUNCTIONS | VALUE_FUNCTIONS
+_NO_ARGUMENT_KEPT_METHODS = (PURE_TENSOR_METHODS - {"add"}) | {"copy_", "add_", "sub_", "mul_", "div_", "lerp_", "addcmul_", "addcdiv_"}
+
+
+def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
+    """Where the file keeps a `.grad` tensor itself (`holds_gradient`) anywhere but in a plain local
+    name: into a subscript or an attribute (`G["w"] = w.grad`, `box.g = w.grad`), a name declared
+    `global`/`nonlocal`, a tuple of targets, a `return`/`yield`, or as an argument of a call not
+    known to keep none (`G.update(w=w.grad)`, `keep(w.grad)`). Code between two backward passes
+    may read it there and see what the first pass added, which a merge moves (review, round 4);
+    `names_bound_to_gradients` sees plain names only. In the file's order; an overestimate."""
+    bound: set = set()
+    shared = {n.name.value for node in nodes_within(module, (cst.Global, cst.Nonlocal)) for n in node.names}
+    bindings = [  # (targets, value) of assignments and loops, the names a value binds
+        (tuple(t.target for t in node.targets), node.value) for node in nodes_within(module, cst.Assign)
+    ] + [
+        ((node.target,), node.value) for node in nodes_within(module, cst.AnnAssign) if node.value is not None
+    ]
+    loops = [((node.target,), node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))]
+    bindings += loops
+    iterated = {id(value) for _, value in loops}
+    changed = True
+    while changed:  # names bound to a gradient, by name, to a fixed point
+        changed = False
+        for targets, value in bindings:
+            if holds_gradient(value, bound):
+                for name in (n.value for t in targets for n in nodes_within(t, cst.Name)):
+                    if name not in bound:
+                        bound.add(name)
+                        changed = True
+    found: List[cst.CSTNode] = []
+    for targets, value in bindings:
+        # Only `g = w.grad` into a local name is `names_bound_to_gradients`' to follow; a loop's
+        # or an unpacking's targets are kept here too (a loop target is not proven followed).
+        plain = all(isinstance(t, cst.Name) and t.value not in shared for t in targets) and id(value) not in iterated
+        if not plain and holds_gradient(value, bound):
+            found.append(value)
+    for node in nodes_within(module, (cst.Return, cst.Yield)):
+        if node.value is not None and holds_gradient(node.value, bound):
+            found.append(node)
+    for call in nodes_within(module, cst.Call):
+        func = call.func
+        kept = not (
+            last_name(func) in _KEEPS_NO_ARGUMENT and isinstance(func, cst.Name)
+            or code_of(func).strip().replace("F.", "torch.nn.functional.") in PURE_FUNCTIONS
+            or isinstance(func, cst.Attribute) and func.attr.value in _NO_ARGUMENT_KEPT_METHODS
+        )
+        if kept and any(holds_gradient(arg.value, bound) for arg in call.args):
+            found.append(call)
+    return found
+
+
+def holds_gradient(expr: cst.BaseExpression, bound: AbstractSet[str] = frozenset()) -> bool:
+    """Whether `expr`'s value may be a `.grad` tensor, a view of one or a container holding one:
+    `w.grad`, `w.grad.data`, `w.grad.detach()`, `w.grad[0]`, `[p.grad for p in ps]`, a name in
+    `bound`. A value computed from one (`p.grad.norm()`, `p.grad.clone()`, `p.grad * 2`) is a new
+    tensor: no."""
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in ("grad", "_grad"):
+            return last_name(expr.value) not in ("autograd", "func")  # not `torch.autograd.grad`
+        return expr.attr.value in _SAME_STORAGE_ATTRIBUTES and holds_gradient(expr.value, bound)
+    if isinstance(expr, cst.Name):
+        return expr.value in bound
+    if isinstance(expr, cst.Subscript):
+        return holds_gradient(expr.value, bound)
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in FRESH_METHODS:
+                return False
+            # A method that may return its receiver or a view of it (`to`, `detach`, `view`), or
+            # one of its arguments (`d.get(k, p.grad)`).
+            return holds_gradient(func.value, bound) or (
+                func.attr.value not in PURE_TENSOR_METHODS and any(holds_gradient(a.value, bound) for a in expr.args)
+            )
+        if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
+            return False
+        return any(holds_gradient(a.value, bound) for a in expr.args)
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return any(holds_gradient(e.value, bound) for e in expr.elements)
+    if isinstance(expr, cst.Dict):
+        return any(holds_gradient(e.value, bound) for e in expr.elements if isinstance(e, cst.DictElement)) or any(
+            isinstance(e, cst.StarredDictElement) and holds_gradient(e.value, bound) for e in expr.elements
+        )
+    if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return holds_gradient(expr.elt, bound)
+    if isinstance(expr, cst.DictComp):
+        return holds_gradient(expr.value, bound)
+    if isinstance(expr, cst.IfExp):
+        return holds_gradient(expr.body, bound) or holds_gradient(expr.orelse, bound)
+    if isinstance(expr, cst.BooleanOperation):
+        return holds_gradient(expr.left, bound) or holds_gradient(expr.right, bound)
+    if isinstance(expr, cst.NamedExpr):
+        return holds_gradient(expr.value, bound)
+    return False
 
 
 def scan_between(

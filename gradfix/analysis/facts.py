@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
+from gradfix.analysis.between import gradient_stores
 from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.introspection import bound_attribute_names
@@ -258,8 +259,17 @@ class FileFacts:
                     found.append(node)
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
+                # On any receiver (`ckpt.checkpoint`, where `ckpt = importlib.import_module(...)`;
+                # review, round 4): an overestimate for other objects' `checkpoint` attributes.
                 attr = node.attr.value
-                if "checkpointing" in attr.lower() or (attr == "checkpoint" and last_name(node.value) == "utils"):
+                if "checkpointing" in attr.lower() or attr in ("checkpoint", "checkpoint_sequential"):
+                    found.append(node)
+
+            def visit_SimpleString(self, node: cst.SimpleString) -> None:
+                # A checkpoint module named by a string (`importlib.import_module("torch.utils.checkpoint")`,
+                # `sys.modules[...]`; review, round 4).
+                text = string_value(node)
+                if text is not None and (checkpoint_module(text) or "utils.checkpoint" in text or "checkpointing" in text):
                     found.append(node)
 
             def visit_Name(self, node: cst.Name) -> None:
@@ -268,6 +278,38 @@ class FileFacts:
 
             def visit_Call(self, node: cst.Call) -> None:
                 if last_name(node.func) in ("checkpoint", "checkpoint_sequential"):
+                    found.append(node)
+
+        self.module.visit(Find())
+        return sorted(found, key=self.line)
+
+    @cached_property
+    def gradient_stores(self) -> List[cst.CSTNode]:
+        """Where the file keeps a `.grad` tensor elsewhere than in a plain local name
+        (`between.gradient_stores`)."""
+        return gradient_stores(self.module) if "grad" in self.code else []
+
+    @cached_property
+    def saved_tensor_hooks(self) -> List[cst.CSTNode]:
+        """Saved-tensor hooks however spelled, in the file's order: any name, attribute or string
+        that mentions `saved_tensors` and `hook` (`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, a
+        subclass of it, `register_saved_tensors_hooks`, `_register_saved_tensors_default_hooks`)
+        and `save_on_cpu`. The unpack hook runs once per backward pass for each saved tensor it
+        gives back: two passes run it twice, one merged pass once (a random decompression, a
+        counter; review, round 4). By its words, an overestimate: no hook is proven harmless."""
+        found: List[cst.CSTNode] = []
+
+        def mentions(text: Optional[str]) -> bool:
+            # Not `ctx.saved_tensors` (a custom Function's saved tensors): a hook's words only.
+            return text is not None and (("saved_tensors" in text and "hook" in text) or "save_on_cpu" in text)
+
+        class Find(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                if mentions(node.value):
+                    found.append(node)
+
+            def visit_SimpleString(self, node: cst.SimpleString) -> None:
+                if mentions(string_value(node)):
                     found.append(node)
 
         self.module.visit(Find())

@@ -19,6 +19,7 @@ from gradfix.analysis.backward import (
     caught_reasons,
     file_merge_reasons,
     held,
+    grad_mode_reasons,
     later_use_reasons,
     old_keyword_note,
     old_keyword_reasons,
@@ -152,6 +153,7 @@ class Visitor(BlockVisitor):
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.facts, self.classifier))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(caught_reasons(first.statement, self.scopes[-1], self.scopes[0], self.line))
+        reasons.extend(grad_mode_reasons(second.statement, self.scopes[-1], self.facts))
         reasons.extend(file_merge_reasons(self.facts))
         reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
         reasons.extend(accelerate_reasons([first.backward, second.backward]))
