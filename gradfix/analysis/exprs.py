@@ -43,6 +43,21 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+# Expressions that need their parentheses to stand as one argument of a call:
+# `grad_scale((W, 2), c)` is not `grad_scale(W, 2, c)`, and a generator or a
+# `yield` next to another argument is a syntax error without them.
+_NEEDS_PARENS_AS_ARG = (cst.Tuple, cst.GeneratorExp, cst.Yield, cst.NamedExpr)
+
+
+def as_argument(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` to be written as one argument among others: without its parentheses where that keeps its meaning."""
+    if isinstance(node, _NEEDS_PARENS_AS_ARG):
+        if getattr(node, "lpar", None) or (isinstance(node, cst.Tuple) and not node.elements):
+            return node
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return strip_parens(node)
+
+
 def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """`X` if `node` is a stop-gradient spelling of `X`, else None.
 

@@ -1,0 +1,62 @@
+"""Wrong safe fixes a fourth review found and executed (reviewer K, `tests/review_round4/O_*`).
+
+Causes:
+- GF001 callees that read their argument's type or text (`isinstance(b, nn.Parameter)`,
+  `b.__class__`, a `match` with class patterns, an f-string or `%`-format of it): `.detach()`
+  turns a Parameter into a plain tensor and changes the text, so the callee is not pure.
+- GF001 methods of a class built by machinery the file does not spell as a `class` statement
+  (`type("Name", bases, ns)`, a store into `globals()`).
+- GF001 rewrites of a shared argument: a tuple display lost its parentheses
+  (`grad_scale(W, 2, 0.0)`); `torch.finfo(...)`/`torch.iinfo(...)` were taken for values
+  `grad_scale` takes.
+- GF004 carriers read by `.numpy()` through another expression (`s_loss.view(1).numpy()`,
+  `(s_loss + 0).numpy()`) or whose `requires_grad` is printed.
+- GF004 `sum` rebound by means other than a binding (`globals()['sum'] = ...`, `setattr` on the
+  module, the builtins' `__dict__`, `exec`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_review_reproducers import check_case
+
+CASES = sorted((Path(__file__).parent / "review_round4").glob("O_*.py"))
+# None: no finding; (code, text of the unsafe reason); or (code, None): a safe fix, executed exact.
+EXPECTED = {
+    "O_08_gf001_shared_tuple_display_loses_parens": ("GF001", None),
+    "O_09_gf001_shared_finfo_grad_scale_crash": ("GF001", "`FI`, passed to both evaluations, becomes `grad_scale(FI, 0.0)`"),
+}
+
+
+def test_every_case_has_an_expectation():
+    assert {p.stem for p in CASES} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_case(path):
+    check_case(path, EXPECTED[path.stem])
+
+
+def test_shared_tuple_display_keeps_its_parentheses():
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+    from gradfix.rules import select
+
+    path = Path(__file__).parent / "review_round4" / "O_08_gf001_shared_tuple_display_loses_parens.py"
+    fixed = lint_bytes(path.read_bytes(), "train.py", LintOptions(tuple(r.CODE for r in select(["ALL"])), fix=True)).fixed
+    assert b"critic((grad_scale((W, 2), 0.0)), grad_scale(x, -1.0), y)" in fixed
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [("(W, 2)", "(W, 2)"), ("((W, 2))", "((W, 2))"), ("(x)", "x"), ("(x for x in y)", "(x for x in y)"), ("(a + b)", "a + b")],
+)
+def test_as_argument(source, expected):
+    import libcst as cst
+
+    from gradfix.analysis.exprs import as_argument, code_of
+
+    assert code_of(as_argument(cst.parse_expression(source))) == expected
