@@ -316,7 +316,7 @@ class Visitor(BlockVisitor):
             reasons.add(
                 f"the file binds {names}, which gradfix reads as the builtin{'s' if len(shadowed) > 1 else ''}"
                 if shadowed
-                else "the file may rebind builtins (a star import, `__builtins__`, or a write to the `builtins` module), which gradfix reads by their names"
+                else "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module), which gradfix reads by their names"
             )
         if len(clauses) == 2 and first.comprehension is not second.comprehension:
             # Two comprehensions, each evaluating its clause: an attribute may be read as two values
