@@ -32,6 +32,9 @@ EXPECTED = {
     "O_14_gf004_sum_bound_through_setattr_module": ("GF004", "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module)"),
     "O_15_gf004_builtins_dict_imported": ("GF004", "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module)"),
     "O_16_gf004_sum_bound_by_exec": ("GF004", "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module)"),
+    "O_10_gf004_numpy_on_view_of_carrier": ("GF004", "`s_loss.view(1).numpy()` (line 27) raises where `s_loss` requires grad"),
+    "O_11_gf004_numpy_on_sum_of_carrier": ("GF004", "`(s_loss + 0).numpy()` (line 27) raises where `s_loss` requires grad"),
+    "O_12_gf004_printed_requires_grad_of_carrier": ("GF004", "`s_loss.requires_grad` (line 27) reads whether `s_loss` requires grad"),
 }
 
 
