@@ -35,6 +35,11 @@ EXPECTED = {
     "O_10_gf004_numpy_on_view_of_carrier": ("GF004", "`s_loss.view(1).numpy()` (line 27) raises where `s_loss` requires grad"),
     "O_11_gf004_numpy_on_sum_of_carrier": ("GF004", "`(s_loss + 0).numpy()` (line 27) raises where `s_loss` requires grad"),
     "O_12_gf004_printed_requires_grad_of_carrier": ("GF004", "`s_loss.requires_grad` (line 27) reads whether `s_loss` requires grad"),
+    "O_01_gf001_callee_isinstance_parameter": ("GF001", "reads `isinstance(b, torch.nn.Parameter)` (line 10), which differs between a detached argument"),
+    "O_02_gf001_callee_class_is_tensor": ("GF001", "reads `b.__class__` (line 10), which differs between a detached argument"),
+    "O_03_gf001_callee_match_class_pattern": ("GF001", "reads `case torch.nn.Parameter()` (line 11), which differs between a detached argument"),
+    "O_04_gf001_callee_fstring_repr_branch": ("GF001", "reads `{b!r}` (line 10), which differs between a detached argument"),
+    "O_05_gf001_callee_percent_format_branch": ("GF001", "reads `\"%r\" % (b,)` (line 10), which differs between a detached argument"),
 }
 
 
