@@ -40,6 +40,8 @@ EXPECTED = {
     "O_03_gf001_callee_match_class_pattern": ("GF001", "reads `case torch.nn.Parameter()` (line 11), which differs between a detached argument"),
     "O_04_gf001_callee_fstring_repr_branch": ("GF001", "reads `{b!r}` (line 10), which differs between a detached argument"),
     "O_05_gf001_callee_percent_format_branch": ("GF001", "reads `\"%r\" % (b,)` (line 10), which differs between a detached argument"),
+    "O_06_gf001_class_built_by_type_call": ("GF001", "may be overridden by a class built at run time: `type(...)` (line 25) may derive from `Base`"),
+    "O_07_gf001_class_rebound_through_globals": ("GF001", "may be overridden by a class built at run time: `type(...)` (line 24)"),
 }
 
 
@@ -76,3 +78,19 @@ def test_as_argument(source, expected):
     from gradfix.analysis.exprs import as_argument, code_of
 
     assert code_of(as_argument(cst.parse_expression(source))) == expected
+
+
+def test_class_rebound_through_globals_without_type_call():
+    """`globals()["Aligner"] = Sub` with a `class` statement: the store is no binding gradfix sees."""
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+    from gradfix.rules import select
+
+    path = Path(__file__).parent / "review_round4" / "O_07_gf001_class_rebound_through_globals.py"
+    source = path.read_text().replace(
+        'globals()["Aligner"] = type("Aligner", (Aligner,), {"crit": with_input_noise(Aligner.crit)})',
+        'class _Noisy(Aligner):\n    pass\n_Noisy.crit = with_input_noise(Aligner.crit)\nglobals()["Aligner"] = _Noisy',
+    )
+    assert "globals()" in source and "type(" not in source.split("def with_input_noise")[1]
+    findings = lint_bytes(source.encode(), "train.py", LintOptions(tuple(r.CODE for r in select(["ALL"])))).findings
+    assert [(f.code, f.fixable) for f in findings] == [("GF001", False)]

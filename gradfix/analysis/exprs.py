@@ -776,9 +776,9 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
     only `builtins.name` loads are proven harmless. Any scope, lambdas included.
 
     Also the forms that bind a global of the file without a binding statement, which would shadow
-    the builtin as well (`_dynamic_globals`): `globals()['sum'] = f`, `exec('sum = f')`,
+    the builtin as well (`dynamic_global`): `globals()['sum'] = f`, `exec('sum = f')`,
     `setattr(sys.modules[__name__], 'sum', f)`, `from builtins import __dict__`."""
-    if _dynamic_globals(tree):
+    if dynamic_global(tree) is not None:
         return True
     aliases: Set[str] = set()
     names: List[cst.Name] = []
@@ -844,8 +844,9 @@ _ATTRIBUTE_BUILTINS = frozenset({"setattr", "delattr", "vars"})
 _NAMESPACE_ATTRIBUTES = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "__builtins__", "import_module"})
 
 
-def _dynamic_globals(tree: cst.CSTNode) -> bool:
-    """Whether `tree` may bind a module global (or a builtin) by a form that is no binding statement.
+def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The first node of `tree` that may bind a module global (or a builtin) by a form that is no
+    binding statement, or None.
     Allowlist by shape, conservative: any use of a name in `_NAMESPACE_BUILTINS` (a call or an alias);
     `setattr`/`delattr`/`vars` unless the object is a name the file binds by no import, an attribute of one
     (`self.model`) or `self`; `sys.modules`, `import_module`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`), `__dict__` of
@@ -860,35 +861,35 @@ def _dynamic_globals(tree: cst.CSTNode) -> bool:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip().split(".")[0])
                 if code_of(alias.name).strip() == "__main__":
-                    return True
+                    return node
         elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
             module = code_of(node.module).strip() if node.module is not None else ""
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip())
                 if module in ("builtins", "__main__") and code_of(alias.name).strip().startswith("_"):
-                    return True
+                    return node
         elif isinstance(node, cst.Attribute):
             not_names.add(id(node.attr))
             attr = node.attr.value
             if attr in _NAMESPACE_ATTRIBUTES:
-                return True
+                return node
             if attr == "__dict__" and not (isinstance(node.value, cst.Name) and node.value.value in ("self", "cls")):
-                return True
+                return node
             if attr == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
-                return True
+                return node
         elif isinstance(node, cst.Arg) and node.keyword is not None:
             not_names.add(id(node.keyword))
     for node in nodes:
         if isinstance(node, cst.Name) and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS:
-            return True
+            return node
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _ATTRIBUTE_BUILTINS:
             root = node.args[0].value if node.args and not node.args[0].star else None
             while isinstance(root, cst.Attribute):
                 root = root.value
             if not (isinstance(root, cst.Name) and (root.value == "self" or root.value not in imported)):
-                return True
-    return False
+                return node
+    return None
 
 
 def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
