@@ -81,7 +81,7 @@ def test_as_argument(source, expected):
 
 
 def test_class_rebound_through_globals_without_type_call():
-    """`globals()["Aligner"] = Sub` with a `class` statement: the store is no binding gradfix sees."""
+    """`globals()["Aligner"] = make_noisy(Aligner)`: the store is no binding gradfix sees."""
     from gradfix.engine import lint_bytes
     from gradfix.options import LintOptions
     from gradfix.rules import select
@@ -89,8 +89,9 @@ def test_class_rebound_through_globals_without_type_call():
     path = Path(__file__).parent / "review_round4" / "O_07_gf001_class_rebound_through_globals.py"
     source = path.read_text().replace(
         'globals()["Aligner"] = type("Aligner", (Aligner,), {"crit": with_input_noise(Aligner.crit)})',
-        'class _Noisy(Aligner):\n    pass\n_Noisy.crit = with_input_noise(Aligner.crit)\nglobals()["Aligner"] = _Noisy',
+        'from helpers import make_noisy\nglobals()["Aligner"] = make_noisy(Aligner)',
     )
     assert "globals()" in source and "type(" not in source.split("def with_input_noise")[1]
     findings = lint_bytes(source.encode(), "train.py", LintOptions(tuple(r.CODE for r in select(["ALL"])))).findings
     assert [(f.code, f.fixable) for f in findings] == [("GF001", False)]
+    assert "may be rebound by `globals` (line 25)" in findings[0].fix.unsafe_reason
