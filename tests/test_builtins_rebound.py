@@ -23,6 +23,21 @@ from gradfix.analysis.exprs import may_change_builtins
         "from numpy import *\n",
         "import sys\nsys.modules['builtins'].sum = f\n",
         "import importlib\nimportlib.import_module('builtins').len = f\n",
+        # review round 4 (O_13-O_16): a global of the file bound without a binding statement
+        "globals()['sum'] = f\n",
+        "globals().update(sum=f)\n",
+        "g = globals\ng()['sum'] = f\n",
+        "vars()['sum'] = f\n",
+        "import sys\nsetattr(sys.modules[__name__], 'sum', f)\n",
+        "import sys\nvars(sys.modules[__name__])['sum'] = f\n",
+        "import inspect\ninspect.currentframe().f_globals['sum'] = f\n",
+        "f.__globals__['sum'] = g\n",
+        "from builtins import __dict__ as d\nd['sum'] = f\n",
+        "import __main__\n__main__.sum = f\n",
+        "import train\nsetattr(train, 'sum', f)\n",
+        "exec('sum = f')\n",
+        "eval('(sum := f)')\n",
+        "import importlib\nm = importlib.import_module(__name__)\nm.sum = f\n",
     ],
 )
 def test_may_change_builtins(src):
@@ -36,6 +51,8 @@ def test_may_change_builtins(src):
         "from builtins import sum as total\nx = total([1])\n",
         "import torch\nx = torch.zeros(())\nbuiltins = 3\n",
         "x = sum([1, 2])\n",
+        "model.eval()\nsetattr(self.model, 'w', w)\nprint(vars(args))\n",
+        "def f(self):\n    setattr(self, 'w', 1)\n    return self.__dict__\n",
     ],
 )
 def test_reads_leave_builtins(src):

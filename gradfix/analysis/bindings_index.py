@@ -18,7 +18,7 @@ from typing import Callable, Dict, Optional, Set
 
 import libcst as cst
 
-from gradfix.analysis.exprs import code_of, strip_parens
+from gradfix.analysis.exprs import code_of, dynamic_global, strip_parens
 from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES
 
 
@@ -94,6 +94,8 @@ class Bindings(cst.CSTVisitor):
     def __init__(self) -> None:
         self.classes: list = []
         self.bindings: list = []
+        # Calls that build a class at run time (`type("A", (Base,), ns)`, `types.new_class`).
+        self.class_makers: list = []
         # The enclosing classes and functions: (node, the class whose method it is, if its `self` is that class's instance).
         self._stack: list = []
 
@@ -172,6 +174,10 @@ class Bindings(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if (isinstance(func, cst.Name) and func.value == "type" and len(node.args) != 1) or (
+            isinstance(func, cst.Attribute) and func.attr.value == "new_class"
+        ):
+            self.class_makers.append(node)
         args = [a for a in node.args if a.keyword is None and not a.star]
         obj: Optional[cst.CSTNode] = None
         name: Optional[cst.CSTNode] = None
@@ -220,9 +226,11 @@ def _literal_key(subscript: cst.Subscript) -> Optional[str]:
 class ModuleIndex:
     """The classes of a module, how they derive from each other (by name), and its attribute stores."""
 
-    def __init__(self, classes: list, bindings: list) -> None:
+    def __init__(self, classes: list, bindings: list, class_makers: Optional[list] = None, dynamic_global: Optional[cst.CSTNode] = None) -> None:
         self.classes = classes
         self.bindings = bindings
+        self.class_makers = class_makers or []
+        self.dynamic_global = dynamic_global  # `exprs.dynamic_global`
         self.names = {c.name.value for c in classes}
         self.bases_of: Dict[str, Set[str]] = {}
         for c in classes:
@@ -273,7 +281,7 @@ def index_module(module: cst.Module) -> ModuleIndex:
     """The classes and attribute stores of `module` (`ModuleIndex`)."""
     collector = Bindings()
     module.visit(collector)
-    return ModuleIndex(collector.classes, collector.bindings)
+    return ModuleIndex(collector.classes, collector.bindings, collector.class_makers, dynamic_global(module))
 
 
 def class_machinery(index: ModuleIndex, cls: cst.ClassDef, line: Callable[[cst.CSTNode], str], known: Callable[[cst.BaseExpression], bool]) -> Optional[str]:
@@ -287,7 +295,24 @@ def class_machinery(index: ModuleIndex, cls: cst.ClassDef, line: Callable[[cst.C
     its instance is assigned in. None of it shows as a binding of the member, so any of them on a related class
     (`ModuleIndex.related`) makes every member of `cls` unproven, unless `known(expr)` proves the
     decorator or metaclass harmless (`dataclass`, `ABCMeta`: callees.py). Class keywords other
-    than `metaclass` go to some `__init_subclass__`, so they count too."""
+    than `metaclass` go to some `__init_subclass__`, so they count too.
+
+    A class the file builds at run time (`type("A", (Base,), ns)`) is no `class` statement the index
+    sees: it may derive from `cls` and override a member, and a global rebound by a form that is no
+    binding (`globals()["A"] = ...`, `exprs.dynamic_global`) may put it in the place of `cls`: either makes
+    every class's members unproven."""
+    if index.class_makers:
+        maker = index.class_makers[0]
+        return (
+            f"may be overridden by a class built at run time: `{code_of(maker.func).strip()}(...)` ({line(maker)}) "
+            f"may derive from `{cls.name.value}` and override it, and gradfix does not follow it"
+        )
+    if index.dynamic_global is not None:
+        shown = code_of(index.dynamic_global).strip().splitlines()[0]
+        return (
+            f"may be rebound by `{shown}` ({line(index.dynamic_global)}), which may bind a global of the file "
+            f"without a binding gradfix sees"
+        )
     related = index.related(cls.name.value)
     for other in index.classes:
         other_name = other.name.value

@@ -17,11 +17,15 @@ import libcst as cst
 
 from gradfix.analysis.bindings_index import class_members, mentions, target_names
 from gradfix.analysis.callee_kinds import PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call
+from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call, strip_parens
 from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
 
 if TYPE_CHECKING:
     from gradfix.analysis.callees import CalleeClassifier
+
+
+# Builtins that read an argument's type: a detached Parameter is a plain tensor (`isinstance(b, nn.Parameter)`).
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "type"})
 
 
 class BodyChecker(cst.CSTVisitor):
@@ -147,14 +151,32 @@ class BodyChecker(cst.CSTVisitor):
                 self._self_read(node)
             return False
         self._random_value(node)
-        if node.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
-            self._fail(
-                UNKNOWN,
-                f"reads `{code_of(node).strip()}` ({self.c.where(node)}), which differs between a detached argument "
-                f"and the `grad_scale(...)` the rewrite passes instead",
-            )
+        if node.attr.value in AUTOGRAD_STATE_ATTRIBUTES or node.attr.value == "__class__":
+            self._reads_state(node)
         node.value.visit(self)
         return False
+
+    def _reads_state(self, node: cst.CSTNode, text: str = "") -> None:
+        """`node` reads what a detached argument and the rewrite's `grad_scale(...)` do not share: its
+        autograd state (`b.requires_grad`), its type (`isinstance(b, nn.Parameter)`, `b.__class__`,
+        a `match` class pattern: `.detach()` turns a Parameter into a plain tensor) or its text
+        (`f"{b!r}"`, `"%r" % (b,)`: `grad_fn=` and `Parameter containing:` appear in it)."""
+        self._fail(
+            UNKNOWN,
+            f"reads `{text or code_of(node).strip()}` ({self.c.where(node)}), which differs between a detached argument "
+            f"and the `grad_scale(...)` the rewrite passes instead",
+        )
+
+    def visit_MatchClass(self, node: cst.MatchClass) -> None:
+        self._reads_state(node, f"case {code_of(node).strip()}")
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self._reads_state(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        # `"%r" % (b,)`: a string formatted with its operands (a number's `%` has no string there).
+        if isinstance(node.operator, cst.Modulo) and isinstance(strip_parens(node.left), (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            self._reads_state(node)
 
     def _random_value(self, node: cst.BaseExpression) -> None:
         """A random torch function taken as a value (`noise=torch.randn_like`, `drop = F.dropout`):
@@ -254,6 +276,9 @@ class BodyChecker(cst.CSTVisitor):
                 self._fail(UNKNOWN, f"calls `.{method}()`, which is not a known pure tensor method")
             return True
         if names and all(n.startswith("builtins.") for n in names):
+            if isinstance(func, cst.Name) and func.value in _TYPE_TESTS:
+                self._reads_state(node)
+                return False
             if isinstance(func, cst.Name) and func.value in CALLEE_BUILTINS:
                 key = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == "key"), None)
                 if key is not None:

@@ -43,6 +43,21 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+# Expressions that need their parentheses to stand as one argument of a call:
+# `grad_scale((W, 2), c)` is not `grad_scale(W, 2, c)`, and a generator or a
+# `yield` next to another argument is a syntax error without them.
+_NEEDS_PARENS_AS_ARG = (cst.Tuple, cst.GeneratorExp, cst.Yield, cst.NamedExpr)
+
+
+def as_argument(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` to be written as one argument among others: without its parentheses where that keeps its meaning."""
+    if isinstance(node, _NEEDS_PARENS_AS_ARG):
+        if getattr(node, "lpar", None) or (isinstance(node, cst.Tuple) and not node.elements):
+            return node
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return strip_parens(node)
+
+
 def detach_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
     """`X` if `node` is a stop-gradient spelling of `X`, else None.
 
@@ -758,7 +773,13 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
     module (`import builtins as b`) used other than by reading one of its attributes (`builtins.sum
     = f`, `setattr(builtins, ...)`, `del builtins.len`, `vars(builtins)`, `m = builtins`), or named by a
     string (`sys.modules["builtins"]`). Allowlist:
-    only `builtins.name` loads are proven harmless. Any scope, lambdas included."""
+    only `builtins.name` loads are proven harmless. Any scope, lambdas included.
+
+    Also the forms that bind a global of the file without a binding statement, which would shadow
+    the builtin as well (`dynamic_global`): `globals()['sum'] = f`, `exec('sum = f')`,
+    `setattr(sys.modules[__name__], 'sum', f)`, `from builtins import __dict__`."""
+    if dynamic_global(tree) is not None:
+        return True
     aliases: Set[str] = set()
     names: List[cst.Name] = []
     harmless: Set[int] = set()  # the `builtins` of `builtins.name` loads, and of the imports
@@ -809,6 +830,66 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and id(node) not in targets:
             harmless.add(id(node.value))
     return any(n.value in aliases and id(n) not in harmless for n in names)
+
+
+# Builtins that reach a namespace as a dict or run code that binds names in it: `globals()['sum'] = f`,
+# `locals()` and `vars()` at module level, `exec('sum = f')`, `eval('(sum := f)')`, `__import__(__name__)`.
+_NAMESPACE_BUILTINS = frozenset({"globals", "locals", "exec", "eval", "__import__"})
+# Builtins that write or expose an object's attributes: harmless on an object, not on a module
+# (`setattr(sys.modules[__name__], 'sum', f)`, `vars(mod)['sum'] = f`).
+_ATTRIBUTE_BUILTINS = frozenset({"setattr", "delattr", "vars"})
+# Attributes that expose a namespace as a dict: a frame's (`currentframe().f_globals`), a function's
+# (`f.__globals__`), a module's (`mod.__dict__`).
+# And a module reached by its name (`importlib.import_module(__name__)`).
+_NAMESPACE_ATTRIBUTES = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "__builtins__", "import_module"})
+
+
+def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The first node of `tree` that may bind a module global (or a builtin) by a form that is no
+    binding statement, or None.
+    Allowlist by shape, conservative: any use of a name in `_NAMESPACE_BUILTINS` (a call or an alias);
+    `setattr`/`delattr`/`vars` unless the object is a name the file binds by no import, an attribute of one
+    (`self.model`) or `self`; `sys.modules`, `import_module`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`), `__dict__` of
+    anything but `self` or `cls`; an import of `__main__`, or from `builtins` of a name with a leading
+    underscore (`from builtins import __dict__`)."""
+    nodes = all_nodes(tree)
+    imported: Set[str] = set()
+    not_names: Set[int] = set()  # `Name` nodes that read no variable: attribute names, keywords
+    for node in nodes:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                imported.add(code_of(bound).strip().split(".")[0])
+                if code_of(alias.name).strip() == "__main__":
+                    return node
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            module = code_of(node.module).strip() if node.module is not None else ""
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                imported.add(code_of(bound).strip())
+                if module in ("builtins", "__main__") and code_of(alias.name).strip().startswith("_"):
+                    return node
+        elif isinstance(node, cst.Attribute):
+            not_names.add(id(node.attr))
+            attr = node.attr.value
+            if attr in _NAMESPACE_ATTRIBUTES:
+                return node
+            if attr == "__dict__" and not (isinstance(node.value, cst.Name) and node.value.value in ("self", "cls")):
+                return node
+            if attr == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
+                return node
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            not_names.add(id(node.keyword))
+    for node in nodes:
+        if isinstance(node, cst.Name) and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS:
+            return node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _ATTRIBUTE_BUILTINS:
+            root = node.args[0].value if node.args and not node.args[0].star else None
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not (isinstance(root, cst.Name) and (root.value == "self" or root.value not in imported)):
+                return node
+    return None
 
 
 def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:

@@ -51,7 +51,11 @@ from gradfix.analysis.vocabulary import (
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 # torch functions that return a tensor (or a number, a tuple of tensors): values `grad_scale` takes.
-TENSOR_FUNCTIONS = PURE_FUNCTIONS | ZERO_FACTORIES | DETERMINISTIC_TENSOR_FUNCTIONS | RANDOM_FUNCTIONS
+# torch functions whose result `grad_scale` refuses (a TypeError): `torch.finfo(...)` and
+# `torch.iinfo(...)` are objects, neither tensors, numbers nor sequences of them.
+_UNSCALABLE_RESULTS = frozenset({"torch.finfo", "torch.iinfo"})
+# torch functions whose result `grad_scale` takes (a tensor, a number, a dtype or device, a Size).
+TENSOR_FUNCTIONS = (PURE_FUNCTIONS | ZERO_FACTORIES | DETERMINISTIC_TENSOR_FUNCTIONS | RANDOM_FUNCTIONS) - _UNSCALABLE_RESULTS
 
 
 @dataclass

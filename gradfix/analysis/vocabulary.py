@@ -427,7 +427,8 @@ CONST_METHODS = PURE_TENSOR_METHODS | frozenset({"new_zeros", "new_ones", "new_f
 # a plain value: constructors and tests. A backward may call them on values that do not involve a
 # gradient; a torch function not listed may draw random numbers (`torch.rand_like(x)` draws a new
 # mask at each backward call: `m1*g1 + m2*g2` in the original, `m*(g1 + g2)` after a merge) or keep
-# state, so it is not a constant there. Their results are values `grad_scale` takes (merge.py).
+# state, so it is not a constant there. Their results, but those of `finfo` and `iinfo`, are values
+# `grad_scale` takes (merge.TENSOR_FUNCTIONS).
 DETERMINISTIC_TENSOR_FUNCTIONS = frozenset(
     f"torch.{n}" for n in (
         "ones", "ones_like", "full", "full_like", "tensor", "as_tensor", "arange", "linspace", "eye",

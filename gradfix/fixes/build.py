@@ -16,7 +16,7 @@ import libcst as cst
 
 from gradfix.analysis.backward import OLD_RETAIN, BackwardCall, backward_call
 from gradfix.analysis.callee_kinds import MODULE
-from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, code_of, is_literal, strip_parens
+from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, as_argument, code_of, is_literal, strip_parens
 from gradfix.analysis.linear import Coef
 from gradfix.analysis.merge import PairMatch
 
@@ -56,7 +56,7 @@ def merged_call(
             new = cst.Call(
                 func=cst.Name(grad_scale_name),
                 args=[
-                    cst.Arg(strip_parens(operand), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(as_argument(operand), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                     cst.Arg(cst.parse_expression(coef.render())),
                 ],
             )

@@ -33,7 +33,7 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -316,7 +316,7 @@ class Visitor(BlockVisitor):
             reasons.add(
                 f"the file binds {names}, which gradfix reads as the builtin{'s' if len(shadowed) > 1 else ''}"
                 if shadowed
-                else "the file may rebind builtins (a star import, `__builtins__`, or a write to the `builtins` module), which gradfix reads by their names"
+                else "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module), which gradfix reads by their names"
             )
         if len(clauses) == 2 and first.comprehension is not second.comprehension:
             # Two comprehensions, each evaluating its clause: an attribute may be read as two values
@@ -699,10 +699,12 @@ class Visitor(BlockVisitor):
                 if id(access.node) not in expansion.consumed and not any(contains_node(r, access.node) for r in receivers)
             )
             others = self.unshadowed(name, block, run.calls[-1].index, others)
-            numpy = next((node for node in sorted(others, key=self._position_key) if self._grad_sensitive_read(node)), None)
-            if numpy is not None:
+            others = sorted(others, key=self._position_key)
+            sensitive = next(((node, text) for node in others for text in [self._grad_sensitive_read(node)] if text), None)
+            if sensitive is not None:
+                node, text = sensitive
                 reasons.add(
-                    f"`{name}.numpy()` (line {self.line(numpy)}) raises where `{name}` requires grad: after the rewrite it carries "
+                    f"{text[0]} (line {self.line(node)}) {text[1]} `{name}` requires grad: after the rewrite it carries "
                     f"the other term's gradient, and may require grad where it did not"
                 )
                 continue
@@ -711,12 +713,26 @@ class Visitor(BlockVisitor):
                 reasons.add(read)
         return reasons
 
-    def _grad_sensitive_read(self, node: cst.CSTNode) -> bool:
-        """`name.numpy()`: a value read (`read_as_value`) whose outcome depends on whether the tensor
-        requires grad (it raises where it does). The rewrite makes the carrier require grad wherever
-        the other operand does, even where its own live operand did not (a frozen source)."""
+    def _grad_sensitive_read(self, node: cst.CSTNode) -> Optional[Tuple[str, str]]:
+        """The text and the verb of a read of `node` whose outcome depends on whether the tensor requires grad, or None:
+        its autograd state (`name.requires_grad`, `.grad_fn`, `.is_leaf`), or a `.numpy()` (it raises
+        where the tensor requires grad) anywhere in the statement that reads it, since a value derived
+        from it requires grad as it does (`name.view(1).numpy()`, `(name + 0).numpy()`). The rewrite makes
+        the carrier require grad wherever the other operand does, even where its own live operand did
+        not (a frozen source)."""
         parent = self.get_metadata(ParentNodeProvider, node, None)
-        return isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in REQUIRES_GRAD_SENSITIVE
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
+            return f"`{code_of(parent).strip()}`", "reads whether"
+        # The expression that holds the read, up to its statement (a compound statement's header
+        # expression, not its body).
+        top: cst.CSTNode = node
+        while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
+            top, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
+        root = parent if isinstance(parent, cst.BaseSmallStatement) else top
+        for found in all_nodes(root):
+            if isinstance(found, cst.Attribute) and found.attr.value in REQUIRES_GRAD_SENSITIVE:
+                return f"`{code_of(found).strip()}()`", "raises where"
+        return None
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """An in-place `+=` on a name carrying the terms, where another name may hold the same object

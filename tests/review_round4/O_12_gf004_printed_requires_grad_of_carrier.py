@@ -1,0 +1,36 @@
+# GF004 safe fix, wrong printed value: print(not s_loss.requires_grad) prints True in the original and False after the rewrite (the carrier now requires grad). The same read in an if/ifexp/dict is flagged unsafe; as a print argument it is taken as a value read.
+# GF004 safe fix: `.numpy()` is read as a value, but the fix makes `s_loss` require grad where it did
+# not (`series` comes from a frozen, constant source): the rewrite raises RuntimeError.
+import torch
+
+torch.manual_seed(0)
+C = torch.randn(5, 4, 4)  # frozen teacher maps (no grad)
+V = torch.randn(5, 4, 4, requires_grad=True)
+W = torch.randn(5, 4, 4, requires_grad=True)
+k = 3.0
+
+
+def kl(p, q):
+    res = p * (torch.log(p + 0.0001) - torch.log(q + 0.0001))
+    return torch.mean(torch.sum(res, dim=-1), dim=-1)
+
+
+def step():
+    series = [torch.softmax(C[i], -1) for i in range(5)]
+    prior = [torch.softmax(V[i], -1) for i in range(5)]
+    rec = (W ** 2).mean()
+    s_loss = 0.0
+    p_loss = 0.0
+    for u in range(len(series)):
+        s_loss += torch.mean(kl(series[u], prior[u].detach()))
+        p_loss += torch.mean(kl(series[u].detach(), prior[u]))
+    print("teacher frozen:", not s_loss.requires_grad)
+    loss1 = rec - k * s_loss
+    loss2 = rec + k * p_loss
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+    print("loss", loss1.item(), loss2.item())
+
+
+step()
+print("V.grad norm", V.grad.norm().item())
