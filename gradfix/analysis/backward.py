@@ -888,6 +888,10 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
     return False
 
 
+# Constructors of torch objects whose methods run no code of the file by name (`_torch_attribute`).
+_TORCH_CONSTRUCTORS = ("torch.optim.", "optim.", "torch.nn.", "nn.", "torch.amp.", "torch.cuda.amp.")
+
+
 class Backpropagators:
     """The code of a file that may backpropagate when called: its functions and methods whose body
     calls a BACKPROP_NAMES callee or, to a fixed point, another of them.
@@ -923,6 +927,21 @@ class Backpropagators:
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
+                for target in node.targets:
+                    if isinstance(target.target, cst.Attribute):
+                        attribute_values.setdefault(target.target.attr.value, []).append(node.value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if isinstance(node.target, cst.Attribute):
+                    attribute_values.setdefault(node.target.attr.value, []).append(node.value)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                if isinstance(node.target, cst.Attribute):
+                    attribute_values.setdefault(node.target.attr.value, []).append(None)
+
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value in ("setattr", "vars", "__dict__"):
+                    dynamic.append(node)
 
             def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
                 # `from torch.autograd import grad as agrad`: `agrad(...)` backpropagates.
@@ -933,7 +952,13 @@ class Backpropagators:
                                 aliases.add(alias.asname.name.value)
 
         aliases: set = set()
+        # What the file stores into attributes, by attribute name (None: an augmented store), and
+        # whether it may store attributes by a computed name (`setattr`, `vars`, `__dict__`).
+        attribute_values: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+        dynamic: List[cst.CSTNode] = []
         module.visit(Collect())
+        self._attribute_values = attribute_values
+        self._dynamic = bool(dynamic)
         # Names bound to a way to backpropagate, called later by that name (review, stop 24):
         # `bw = l1.backward`, `g = torch.autograd.grad`, `again = lambda: l1.backward()`,
         # `step = partial(l1.backward)`. By name, anywhere in the file (an overestimate).
@@ -997,9 +1022,26 @@ class Backpropagators:
         if isinstance(node, cst.Attribute):
             # On any receiver: an instance may come from a factory, a list, the class itself
             # (`make().finish()`, `fins[0].finish()`, `Fin.finish()`; review, round 4). By name: an
-            # overestimate for other objects' methods of that name.
-            return node.attr.value in self.methods
+            # overestimate for other objects' methods of that name, except on `self.opt` where the
+            # file stores only torch objects into `opt` (`self.opt.step()` in a trainer whose own
+            # `step` backpropagates).
+            return node.attr.value in self.methods and not self._torch_attribute(node.value)
         return False
+
+    def _torch_attribute(self, receiver: cst.BaseExpression) -> bool:
+        """`self.X` where every store into an attribute `X` in the file is an assignment of a call of
+        a torch optimizer, module or scaler constructor (`torch.optim.SGD(...)`, `nn.Linear(...)`),
+        and the file stores no attribute by a computed name: torch's objects call no method of the
+        file by its name (a closure or hook handed to them is a use of its own, `uses`)."""
+        if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
+            return False
+        values = self._attribute_values.get(receiver.attr.value)
+        if self._dynamic or not values:
+            return False
+        return all(
+            isinstance(value, cst.Call) and code_of(value.func).strip().startswith(_TORCH_CONSTRUCTORS)
+            for value in values
+        )
 
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
         """The calls in `scope` that may backpropagate (lambda bodies and nested functions
