@@ -475,7 +475,9 @@ BOUND_ELSEWHERE = {
     "type_of_instance_patched": ("", "type(trainer).kl = lambda self, p, q: (p @ W).sum()\n", False, False, "(`type(trainer).kl = ...`)"),
     "setattr_any_name": ("", "for name in ['k']:\n    setattr(trainer, name, W.sum())\n", True, False, "`setattr(trainer, name, ...)`"),
     "setattr_on_self_in_class": ("", "", True, False, "`setattr(self, key, ...)`"),
-    "instance_dict": ("", "trainer.__dict__['kl'] = lambda p, q: (p @ W).sum()\n", False, False, "trainer.__dict__['kl'] = ..."),
+    # (since stop 25 the first reason is the `__dict__` read itself: a global or attribute bound
+    # without a binding statement, `exprs.dynamic_global`)
+    "instance_dict": ("", "trainer.__dict__['kl'] = lambda p, q: (p @ W).sum()\n", False, False, "may be rebound by `trainer.__dict__` (line 29)"),
     "deleted_on_instance": ("", "del trainer.k\n", True, False, "`del trainer.k`"),
 }
 
