@@ -23,7 +23,7 @@ from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, last_name, nodes_within, read_paths, same_expr, strip_parens, string_value
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
 
 
 @dataclass
@@ -888,8 +888,45 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
     return False
 
 
-# Constructors of torch objects whose methods run no code of the file by name (`_torch_attribute`).
-_TORCH_CONSTRUCTORS = ("torch.optim.", "optim.", "torch.nn.", "nn.", "torch.amp.", "torch.cuda.amp.")
+# Constructors of torch objects whose methods run no code of the file by name (`_torch_attribute`),
+# by the module path their dotted name resolves to through the file's imports of torch.
+_TORCH_CONSTRUCTORS = ("torch.optim.", "torch.nn.", "torch.amp.", "torch.cuda.amp.")
+
+
+def _store_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    """The targets a statement or clause stores into, by any form: assignment (tuple, list and star
+    targets included), augmented and annotated assignment, `for` and comprehension targets, `with
+    ... as`, `del`."""
+    if isinstance(node, cst.AssignTarget):
+        roots = [node.target]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)):
+        roots = [node.target]
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        roots = [node.asname.name]
+    else:
+        return []
+    found: List[cst.BaseExpression] = []
+    while roots:
+        target = roots.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            roots.extend(element.value for element in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            roots.append(target.value)
+        else:
+            found.append(target)
+    return found
+
+
+def _chain(node: cst.BaseExpression) -> Optional[List[str]]:
+    """`a.b.c` as `["a", "b", "c"]`; None for anything but a dotted chain of names."""
+    parts: List[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return parts[::-1]
 
 
 class Backpropagators:
@@ -927,23 +964,47 @@ class Backpropagators:
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
-                for target in node.targets:
-                    if isinstance(target.target, cst.Attribute):
-                        attribute_values.setdefault(target.target.attr.value, []).append(node.value)
 
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if isinstance(node.target, cst.Attribute):
-                    attribute_values.setdefault(node.target.attr.value, []).append(node.value)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                if isinstance(node.target, cst.Attribute):
-                    attribute_values.setdefault(node.target.attr.value, []).append(None)
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                # Every store into an attribute, by any form (review, round 5: `self.opt, n = Fin(), 0`,
+                # `for self.opt in ...`, `with ... as self.opt`); only `x.X = value` alone, or
+                # annotated, records its value (None: any other form).
+                for target in _store_targets(node):
+                    if isinstance(target, cst.Attribute):
+                        plain = isinstance(node, cst.AnnAssign) and node.value is not None
+                        if isinstance(node, cst.AssignTarget):
+                            parent = assign_of.get(id(node))
+                            plain = parent is not None and len(parent.targets) == 1 and parent.targets[0].target is target
+                        value = (assign_of[id(node)].value if isinstance(node, cst.AssignTarget) else node.value) if plain else None  # type: ignore[attr-defined]
+                        attribute_values.setdefault(target.attr.value, []).append(value)
+                        attribute_stores.append(target)
+                if isinstance(node, cst.Assign):
+                    for target in node.targets:
+                        assign_of[id(target)] = node
+                return super().on_visit(node)
 
             def visit_Name(self, node: cst.Name) -> None:
-                if node.value in ("setattr", "vars", "__dict__"):
+                if node.value in ("setattr", "vars", "__dict__", "__setattr__"):
                     dynamic.append(node)
 
+            def visit_Import(self, node: cst.Import) -> None:
+                for alias in node.names:
+                    path = code_of(alias.name).strip()
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        bound, module_path = alias.asname.name.value, path
+                    else:
+                        bound = module_path = path.split(".")[0]
+                    if module_path == "torch" or module_path.startswith("torch."):
+                        torch_imports.setdefault(bound, []).append(module_path)
+
             def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+                if node.module is not None and not isinstance(node.names, cst.ImportStar) and node.relative == ():
+                    path = code_of(node.module).strip()
+                    if path == "torch" or path.startswith("torch."):
+                        for alias in node.names:
+                            bound_node = alias.asname.name if alias.asname is not None else alias.name
+                            if isinstance(bound_node, cst.Name) and isinstance(alias.name, cst.Name):
+                                torch_imports.setdefault(bound_node.value, []).append(f"{path}.{alias.name.value}")
                 # `from torch.autograd import grad as agrad`: `agrad(...)` backpropagates.
                 if not isinstance(node.names, cst.ImportStar):
                     for alias in node.names:
@@ -952,13 +1013,24 @@ class Backpropagators:
                                 aliases.add(alias.asname.name.value)
 
         aliases: set = set()
-        # What the file stores into attributes, by attribute name (None: an augmented store), and
-        # whether it may store attributes by a computed name (`setattr`, `vars`, `__dict__`).
+        # What the file stores into attributes, by attribute name (None: a store other than
+        # `x.X = value`), every attribute store target, the names the file binds by an import of
+        # torch (and the module path each import gives), and whether it may store attributes or
+        # bind names by a computed name (`setattr`, `vars`, `__dict__`, `globals()`, ...).
         attribute_values: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+        attribute_stores: List[cst.Attribute] = []
+        assign_of: Dict[int, cst.Assign] = {}
+        torch_imports: Dict[str, List[str]] = {}
         dynamic: List[cst.CSTNode] = []
         module.visit(Collect())
         self._attribute_values = attribute_values
-        self._dynamic = bool(dynamic)
+        self._attribute_stores = attribute_stores
+        self._torch_imports = torch_imports
+        self._counts = binding_counts(module)
+        self._class_names: set = set()
+        for node in nodes_within(module, cst.ClassDef):
+            self._class_names |= scope_bindings(node.body)
+        self._dynamic = bool(dynamic) or (isinstance(module, cst.Module) and names_by_string(module))
         # Names bound to a way to backpropagate, called later by that name (review, stop 24):
         # `bw = l1.backward`, `g = torch.autograd.grad`, `again = lambda: l1.backward()`,
         # `step = partial(l1.backward)`. By name, anywhere in the file (an overestimate).
@@ -1025,23 +1097,44 @@ class Backpropagators:
             # overestimate for other objects' methods of that name, except on `self.opt` where the
             # file stores only torch objects into `opt` (`self.opt.step()` in a trainer whose own
             # `step` backpropagates).
-            return node.attr.value in self.methods and not self._torch_attribute(node.value)
+            return node.attr.value in self.methods and not self._torch_attribute(node.value, node.attr.value)
         return False
 
-    def _torch_attribute(self, receiver: cst.BaseExpression) -> bool:
-        """`self.X` where every store into an attribute `X` in the file is an assignment of a call of
-        a torch optimizer, module or scaler constructor (`torch.optim.SGD(...)`, `nn.Linear(...)`),
-        and the file stores no attribute by a computed name: torch's objects call no method of the
-        file by its name (a closure or hook handed to them is a use of its own, `uses`)."""
+    def _torch_attribute(self, receiver: cst.BaseExpression, method: str) -> bool:
+        """`self.X` where every store into an attribute `X` in the file is `x.X = C(...)` (alone, or
+        annotated) with `C` a torch optimizer, module or scaler constructor (`torch.optim.SGD`,
+        `nn.Linear`) reached through a name the file binds only by an import of torch; no class of
+        the file binds `X` in its body (a class attribute, a method, a property); the file stores no
+        attribute of a name bound by an import of torch (`torch.optim.SGD = Mine`), named as a part of
+        `C` (`o.SGD = Mine`) or named `method` (`SGD.step = f`, `self.opt.step = f`), and stores no
+        attribute and binds no name by a computed name: then torch's object calls no method of the
+        file by its name (a closure or hook handed to it is a use of its own, `uses`; review, round 5:
+        a class of the file named `nn`, a subclass patched into `torch.optim`)."""
         if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
             return False
-        values = self._attribute_values.get(receiver.attr.value)
-        if self._dynamic or not values:
+        name = receiver.attr.value
+        values = self._attribute_values.get(name)
+        if self._dynamic or not values or name in self._class_names:
             return False
-        return all(
-            isinstance(value, cst.Call) and code_of(value.func).strip().startswith(_TORCH_CONSTRUCTORS)
-            for value in values
-        )
+        parts: set = set()
+        for value in values:
+            chain = _chain(value.func) if isinstance(value, cst.Call) else None
+            if chain is None or not self._torch_root(chain[0]):
+                return False
+            path = ".".join([self._torch_imports[chain[0]][0], *chain[1:]])
+            if not path.startswith(_TORCH_CONSTRUCTORS):
+                return False
+            parts.update(chain[1:])
+        for target in self._attribute_stores:
+            chain = _chain(target.value)
+            if target.attr.value in parts or target.attr.value == method or (chain is not None and self._torch_root(chain[0])):
+                return False
+        return True
+
+    def _torch_root(self, name: str) -> bool:
+        """`name` is bound in the file only by imports of torch, all to one module path."""
+        paths = self._torch_imports.get(name, [])
+        return bool(paths) and len(set(paths)) == 1 and self._counts.get(name, 0) == len(paths)
 
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
         """The calls in `scope` that may backpropagate (lambda bodies and nested functions
