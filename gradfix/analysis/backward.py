@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
+from gradfix.analysis.exprs import access_path, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
 
 
 @dataclass
@@ -859,7 +859,137 @@ def later_use_reasons(
             f"that `retain_graph=True` kept alive",
             LATER_BACKWARD,
         )]
+    if isinstance(scope, cst.Module):
+        # Module-level code: a method a base class runs by another name (`probe(loss)` running
+        # `Probe.forward`) may run after the point (in a function, `outside_backward_reasons` and
+        # GF005's own proof that nothing keeps the graph see it; review, round 5).
+        for method in facts.backpropagators.based_methods[:1]:
+            return [Reason(
+                f"`{method.name.value}` (line {line(method)}) of a class with a base may backpropagate when the base's code runs "
+                f"it (`nn.Module.__call__` runs `forward`), at a time gradfix does not place: it may use a graph that "
+                f"`retain_graph=True` kept alive",
+                LATER_BACKWARD,
+            )]
     return []
+
+
+def outside_backward_reasons(scope: cst.CSTNode, facts: "FileFacts", classifier, calls: Sequence[BackwardCall]) -> List[Reason]:
+    """Why code of the file outside the function holding a merge (`scope`) may backpropagate through
+    the graph the original's `retain_graph=True` kept alive and the merged backward frees (review,
+    round 5). A way to backpropagate (`backward()`, `grad()`, an alias of one, one handed on)
+    anywhere in the file but `scope` runs where gradfix does not place it, after the merge too: in
+    a caller's later code (`l = step(); l.backward()`), as a hook or callback torch calls
+    (`register_step_pre_hook`, `register_forward_hook`), in a module's `forward` run by `model(x)`.
+    It reaches the graph only where a tensor of it leaves the function (`_graph_leaves`): where
+    nothing may, code outside backpropagates through graphs of its own (a GAN's `d_step` and
+    `g_step`). The function's arguments are taken as data (as GF005 takes them): a graph the caller
+    built and only the earlier losses reach is not seen. Module-level code (the scope a module) has
+    nothing outside it: its later code is `later_use_reasons`'."""
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    for node in facts.backpropagators.direct_sites:
+        parent: Optional[cst.CSTNode] = node
+        while parent is not None and parent is not scope:
+            parent = facts.nodes.parents.get(parent)
+        if parent is not None:
+            continue
+        leaves = _graph_leaves(scope, facts, classifier, calls)
+        if leaves is None:
+            return []
+        shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
+        shown = f"{shown}()" if isinstance(node, cst.Call) else shown
+        return [Reason(
+            f"{leaves}, and `{shown}` (line {facts.line(node)}) backpropagates outside `{scope.name.value}`: it may run after "
+            f"the merged backward (a caller's later code, a hook or callback, a module's `forward`) and go through the graph "
+            f"that `retain_graph=True` kept alive",
+            LATER_BACKWARD,
+        )]
+    return []
+
+
+def _value_like(node: Optional[cst.BaseExpression]) -> bool:
+    """An expression whose result carries no graph: a literal, an f-string, `.item()`, `float(...)`,
+    and tuples or lists of those (GF005's `_value`)."""
+    if node is None or is_literal(node) or isinstance(node, cst.FormattedString):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
+            return True
+        if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
+            return True
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_value_like(e.value) for e in node.elements)
+    return False
+
+
+def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls: Sequence[BackwardCall]) -> Optional[str]:
+    """How a tensor of the graph built in `scope` may leave it (a phrase naming the line), or None:
+    a `return` of a tensor, a `yield`, a store into an attribute or an item, `global`/`nonlocal`, a
+    nested function, lambda or class (a closure), or a call not proven to keep nothing (every call
+    but optimizer and scaler calls, backward calls, `model.train()`-like calls with plain values,
+    torch optimizers built, and `between.harmless_call`'s; a container's `append` of a tensor, a
+    module of the file or a function handed a tensor keep it). GF005's `_escape` and
+    `_first_keeping` in one pass (an overestimate: `return loss` is a leave even where the caller
+    only prints it)."""
+    from gradfix.analysis.between import harmless_call
+
+    line = facts.line
+    scalers = [c.scaler for c in calls if c.scaler is not None]
+    for node in _walk(scope.body):
+        if isinstance(node, cst.Return) and not _value_like(node.value):
+            return f"`return {code_of(node.value).strip()}` (line {line(node)}) may hand a tensor of the graph to the caller"  # type: ignore[union-attr]
+        if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
+            return f"`{code_of(node).strip()[:40]}` (line {line(node)}) may let a tensor of the graph outlive the call"
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return f"a nested function, lambda or class (line {line(node)}) may keep a tensor of the graph"
+        value = getattr(node, "value", None) if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) else None
+        for target in _store_targets(node):
+            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and _value_like(value)):
+                return f"`{code_of(target).strip()}` (line {line(target)}) keeps a value that may carry the graph beyond the call"
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for inner in _store_targets(target):
+                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not _value_like(node.value):
+                        return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
+        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call):
+            return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
+    return None
+
+
+def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """Every node within `node`, in order (nested functions and lambdas included)."""
+    found: List[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            found.append(n)
+            return True
+
+    node.visit(Walk())
+    return found
+
+
+def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call) -> bool:
+    """A call in the function holding a merge that cannot keep a tensor for later (`_graph_leaves`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method in STEP_METHODS and not call.args:
+            return True
+        if method in MODULE_LEAF_METHODS and all(_value_like(a.value) for a in call.args):
+            return True
+        if method in BACKPROP_NAMES and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
+            return True  # `loss.backward(retain_graph=True)`: it leaves gradients, no graph
+        if method in ("step", "scale", "unscale_", "update") and any(same_expr(func.value, s) for s in scalers) and len(call.args) <= 1:
+            return True  # `scaler.scale(loss)`, `scaler.step(opt)`, `scaler.update()`
+        if method in MUTATING_METHODS and not all(_value_like(a.value) for a in call.args):
+            return False
+    if classifier is not None:
+        qualified = classifier.qualified(func)
+        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
+            return True
+    return harmless_call(call, classifier)
 
 
 def _implicit(name: str) -> bool:
@@ -951,6 +1081,8 @@ class Backpropagators:
 
             def visit_ClassDef(self, node: cst.ClassDef) -> None:
                 self.in_class.append(True)
+                if any(not (isinstance(b.value, cst.Name) and b.value.value == "object") for b in node.bases if b.keyword is None) or node.keywords:
+                    based.update(id(s) for s in node.body.body if isinstance(s, cst.FunctionDef))
 
             def leave_ClassDef(self, node: cst.ClassDef) -> None:
                 self.in_class.pop()
@@ -1013,6 +1145,7 @@ class Backpropagators:
                                 aliases.add(alias.asname.name.value)
 
         aliases: set = set()
+        based: set = set()  # ids of the methods defined in a class with a base (`class Net(nn.Module)`)
         # What the file stores into attributes, by attribute name (None: a store other than
         # `x.X = value`), every attribute store target, the names the file binds by an import of
         # torch (and the module path each import gives), and whether it may store attributes or
@@ -1044,6 +1177,9 @@ class Backpropagators:
                             aliases.add(target.target.value)
                             changed = True
         self.aliases = frozenset(aliases)
+        self._module = module
+        self._direct: Optional[List[cst.CSTNode]] = None
+        self._parent_map: Optional[Dict[cst.CSTNode, cst.CSTNode]] = None
         self.functions: set = set()
         self.methods: set = set()
         changed = True
@@ -1057,6 +1193,12 @@ class Backpropagators:
         # The special methods that may backpropagate (`later_use_reasons`).
         self.implicit_methods: List[cst.FunctionDef] = [
             d for name in sorted(self.methods) if _implicit(name) for d in methods[name] if self.uses(d)
+        ]
+        # The methods of a class with a base that may backpropagate: the base's code may call them
+        # by another name (`nn.Module.__call__` runs `forward`, a base's template method its hooks;
+        # review, round 5: `probe(loss)` running a `forward` that backpropagates).
+        self.based_methods: List[cst.FunctionDef] = [
+            d for name in sorted(self.methods) if not _implicit(name) for d in methods[name] if id(d) in based and self.uses(d)
         ]
         # Generator (and coroutine) functions and methods that may backpropagate: their body runs
         # when the generator is advanced or closed, later than their call (review, round 4).
@@ -1097,6 +1239,10 @@ class Backpropagators:
             # overestimate for other objects' methods of that name, except on `self.opt` where the
             # file stores only torch objects into `opt` (`self.opt.step()` in a trainer whose own
             # `step` backpropagates).
+            # A name bound to a way to backpropagate counts as a method too (`again =
+            # staticmethod(torch.Tensor.backward)` in a class body, called `self.again(l1)`; review, round 5).
+            if node.attr.value in self.aliases:
+                return True
             return node.attr.value in self.methods and not self._torch_attribute(node.value, node.attr.value)
         return False
 
@@ -1135,6 +1281,55 @@ class Backpropagators:
         """`name` is bound in the file only by imports of torch, all to one module path."""
         paths = self._torch_imports.get(name, [])
         return bool(paths) and len(set(paths)) == 1 and self._counts.get(name, 0) == len(paths)
+
+    @property
+    def direct_sites(self) -> List[cst.CSTNode]:
+        """The places in the file that backpropagate themselves, not by calling code of the file
+        (whose body is a place of its own): a call of a BACKPROP_NAMES callee or an alias of one,
+        `getattr(l, "backward")(...)`, and a way to backpropagate handed on or stored
+        (`partial(torch.autograd.backward, l)`, `bw = l.backward`); a tensor's `.grad` read is none.
+        Once per file (`outside_backward_reasons`)."""
+        if self._direct is None:
+            sites: List[cst.CSTNode] = []
+            for node in self.uses(self._module):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    if last_name(func) in BACKPROP_NAMES or (isinstance(func, cst.Name) and func.value in self.aliases) or last_name(func) in ATTRIBUTE_GETTERS:
+                        sites.append(node)
+                elif self._bound_to_names(node):
+                    continue  # `bw = l.backward`, `again = staticmethod(torch.Tensor.backward)`: its calls are sites
+                elif isinstance(node, cst.Attribute):
+                    if node.attr.value in BACKPROP_NAMES and not (node.attr.value == "grad" and last_name(node.value) not in ("autograd", "func")):
+                        sites.append(node)
+                elif isinstance(node, cst.Name) and node.value in self.aliases:
+                    sites.append(node)
+            self._direct = sites
+        return self._direct
+
+    def _bound_to_names(self, node: cst.CSTNode) -> bool:
+        """`node` (a reference) is in the value of an assignment to plain names only, which are
+        aliases (`self.aliases`): whoever calls it calls it by one of them."""
+        parents = self._parents()
+        parent = parents.get(node)
+        while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Lambda)):
+            parent = parents.get(parent)
+        return isinstance(parent, cst.Assign) and all(
+            isinstance(t.target, cst.Name) and t.target.value in self.aliases for t in parent.targets
+        )
+
+    def _parents(self) -> Dict[cst.CSTNode, cst.CSTNode]:
+        if self._parent_map is None:
+            parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+
+            class Walk(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    for child in node.children:
+                        parents[child] = node
+                    return True
+
+            self._module.visit(Walk())
+            self._parent_map = parents
+        return self._parent_map
 
     def uses(self, scope: cst.CSTNode) -> List[cst.CSTNode]:
         """The calls in `scope` that may backpropagate (lambda bodies and nested functions
@@ -1217,6 +1412,7 @@ def merge_reasons(
     reasons.extend(grad_mode_reasons(calls[-1].statement, scope, facts))
     if not calls[-1].retains_graph:
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
+        reasons.extend(outside_backward_reasons(scope, facts, classifier, calls))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
     reasons.extend(file_merge_reasons(facts))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))

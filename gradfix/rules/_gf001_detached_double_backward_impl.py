@@ -21,6 +21,7 @@ from gradfix.analysis.backward import (
     held,
     grad_mode_reasons,
     later_use_reasons,
+    outside_backward_reasons,
     old_keyword_note,
     old_keyword_reasons,
     spelling_reasons,
@@ -151,6 +152,7 @@ class Visitor(BlockVisitor):
         if not second.retains_graph:
             # The one backward frees the graph the first call kept alive.
             reasons.extend(later_use_reasons(self.line(second.statement, end=True), self.scopes[-1], self.line, self.facts, self.classifier))
+            reasons.extend(outside_backward_reasons(self.scopes[-1], self.facts, self.classifier, [first.backward, second.backward]))
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(caught_reasons(first.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(grad_mode_reasons(second.statement, self.scopes[-1], self.facts))
