@@ -10,6 +10,10 @@ Causes:
 - Module-level code: a `forward` that backpropagates, run by `probe(loss)` (a method of a class with
   a base, `Backpropagators.based_methods`).
 - A name bound to a way to backpropagate in a class body, called as a method (`self.again(l1)`).
+- Grad mode: a switch handed on (`map(torch.set_grad_enabled, [False])`) or named by a string
+  (`getattr(torch, "set_grad_enabled")`); a switch inside a lambda in no name (an optimizer hook);
+  a caller of the function inside a lambda (bound to a name, a default argument, an item) called
+  under `with torch.no_grad():` (`_lazy_call`; lambda bodies were skipped by `nodes_within`).
 """
 from pathlib import Path
 
@@ -37,12 +41,21 @@ EXPECTED = {
     "Q_11_gf005_main_module_forward": None,
     "Q_12_gf003_main_module_forward": ("GF003", "`forward` (line 10) of a class with a base may backpropagate"),
     "Q_13_gf003_class_alias_called_as_method": ("GF003", "a later `self.again()` (line 17)"),
+    "Q_14_gf003_switch_handed_to_map": ("GF003", "`torch.set_grad_enabled`, handed on or named by a string, (line 17)"),
+    "Q_15_gf003_switch_by_getattr_string": ("GF003", "`'set_grad_enabled'`, handed on or named by a string, (line 17)"),
+    "Q_16_gf003_caller_lambda_under_no_grad": ("GF003", "`step` is handed on by name (line 6) in the file, and `with torch.no_grad():` (line 18)"),
+    "Q_17_gf003_default_lambda_under_no_grad": ("GF003", "`step` is handed on by name (line 6) in the file, and `with torch.no_grad():` (line 19)"),
+    "Q_18_gf003_lambda_in_list_under_no_grad": ("GF003", "`step` is handed on by name (line 17) in the file, and `with torch.no_grad():` (line 18)"),
+    "Q_19_gf003_hook_lambda_switches_grad_off": ("GF003", "`torch.set_grad_enabled(...)` (line 7)"),
 }
 
 # Programs that leave process state behind (torch patched): run in a process of their own.
 APART = {
     "Q_02_gf003_subclass_patched_into_torch_optim",
     "Q_05_gf003_torch_step_patched",
+    "Q_14_gf003_switch_handed_to_map",  # gradient recording left off
+    "Q_15_gf003_switch_by_getattr_string",
+    "Q_19_gf003_hook_lambda_switches_grad_off",
 }
 
 
@@ -195,3 +208,38 @@ if __name__ == "__main__":
     based = source.replace("class Probe:", "class Probe(torch.nn.Module):")
     findings = lint_bytes(based.encode(), "train.py", LintOptions(ALL)).findings
     assert [(f.code, f.fix.safe) for f in findings] == [("GF003", False)]
+
+
+_GRAD = """import torch
+w = torch.randn(3, requires_grad=True)
+{extra}
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    l2.backward()
+"""
+
+
+def _grad_reason(extra):
+    findings = lint_bytes(_GRAD.format(extra=extra).encode(), "train.py", LintOptions(ALL)).findings
+    assert [f.code for f in findings] == ["GF003"]
+    return findings[0].fix.unsafe_reason or None
+
+
+def test_grad_mode_switches_placed_and_not():
+    # Placed: entered, decorating, an alias by name, recording switched on.
+    assert _grad_reason("def ev():\n    with torch.no_grad():\n        print(w)\n") is None
+    assert _grad_reason("@torch.no_grad()\ndef ev():\n    print(w)\n") is None
+    assert _grad_reason("from torch import no_grad\ncb = [lambda: torch.set_grad_enabled(True)]\n") is None
+    # Not placed.
+    for extra in (
+        "hooks = [torch.no_grad]",
+        "import functools\nf = [functools.partial(torch.set_grad_enabled, False)]",
+        "def ev(enter=torch.no_grad().__enter__):\n    enter()",
+        "x = getattr(torch, 'inference_mode')",
+        "g = (step() for _ in range(1))\nwith torch.no_grad():\n    next(g)",
+        "def gen():\n    yield step()\nwith torch.no_grad():\n    next(gen())",
+    ):
+        assert "may turn gradient recording off" in (_grad_reason(extra) or ""), extra

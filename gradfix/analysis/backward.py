@@ -649,6 +649,14 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
                 f"the first backward (out of memory, a bad batch) leaves the original's first-pass gradients, the merged pass none",
                 BETWEEN,
             )]
+    lazy = _lazy_call(scope, module, names, functions)
+    if lazy is not None:
+        return [Reason(
+            f"`{code_of(lazy).strip()}` (line {line(lazy)}) runs later than its line (a lambda, a generator): gradfix does not "
+            f"follow where, maybe where an exception after the first backward is caught (the original keeps the first "
+            f"pass's gradients, the merged pass none)",
+            BETWEEN,
+        )]
     return []
 
 
@@ -684,11 +692,16 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
             if _may_turn_grad_off(decorator.decorator, facts):
                 return [_grad_mode_reason(f"`@{code_of(decorator.decorator).strip()}`", facts.line(decorator))]
     switches = _grad_off_names(facts)
-    for call in nodes_within(facts.module, cst.Call):
+    # Lambda bodies included: `register_step_pre_hook(lambda *a: torch.set_grad_enabled(False))`
+    # switches where the lambda is called (review, round 5).
+    for call in _all_within(facts.module, cst.Call):
         if last_name(call.func) in switches and not isinstance(facts.nodes.parents.get(call), (cst.WithItem, cst.Decorator)):
             if last_name(call.func) == "set_grad_enabled" and _only_true(call):
                 continue  # `torch.set_grad_enabled(True)`: recording on
             return [_grad_mode_reason(f"`{code_of(call.func).strip()}(...)`", facts.line(call))]
+    unplaced = _unplaced_switch(facts, switches)
+    if unplaced is not None:
+        return [_grad_mode_reason(f"`{code_of(unplaced).strip()}`, handed on or named by a string,", facts.line(unplaced))]
     if not isinstance(scope, cst.FunctionDef):
         return []
     names, handed_on = _callers(scope, facts.module)
@@ -703,6 +716,45 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
             where = f"handed on by name (line {facts.line(handed_on)})" if handed_on is not None else "called"
             return [_grad_mode_reason(f"`{scope.name.value}` is {where} in the file, and `{shown}`", facts.line(off[0]))]
     return []
+
+
+def _unplaced_switch(facts: "FileFacts", switches: FrozenSet[str]) -> Optional[cst.CSTNode]:
+    """A grad-mode switch the file names where gradfix does not place its effect (review, round 5):
+    handed on rather than called, entered or bound to a name (`map(torch.set_grad_enabled,
+    [False])`, `partial(torch.set_grad_enabled, False)` passed on, `[torch.no_grad]`), or named by a
+    string (`getattr(torch, "set_grad_enabled")(False)`). Placed: the callee of a call (judged
+    as a call), a `with` item or decorator, the value of an assignment to names (an alias, judged
+    by its name: `_grad_off_names`), an import."""
+    parents = facts.nodes.parents
+    for node in _all_within(facts.module, cst.SimpleString):
+        if string_value(node) in GRAD_OFF_NAMES:
+            return node
+    for node in (*_all_within(facts.module, cst.Attribute), *_all_within(facts.module, cst.Name)):
+        if last_name(node) not in switches:
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
+            if parent.attr is node or last_name(parent) in switches:
+                continue  # a part of a longer name (`torch.no_grad`'s `no_grad`), judged as that name
+            return node  # `torch.no_grad.__enter__`, `torch.set_grad_enabled.__call__`
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, (cst.WithItem, cst.Decorator, cst.ImportAlias, cst.AsName, cst.FunctionDef, cst.ClassDef, cst.Param)):
+            continue
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Assign) and all(isinstance(t.target, cst.Name) for t in parent.targets)):
+            continue
+        if isinstance(parent, (cst.ImportFrom, cst.Import)) or isinstance(parent, cst.Attribute) is False and _in_import(node, parents):
+            continue
+        return node
+    return None
+
+
+def _in_import(node: cst.CSTNode, parents) -> bool:
+    while node is not None:
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            return True
+        node = parents.get(node)
+    return False
 
 
 def _only_true(call: cst.Call) -> bool:
@@ -751,7 +803,27 @@ def _callers(scope: cst.FunctionDef, module: cst.Module) -> Tuple[set, Optional[
     for node in nodes_within(module, cst.Name):
         if node.value in names and id(node) not in own and id(node) not in called:
             return names, node
-    return names, None
+    return names, _lazy_call(scope, module, names, functions)
+
+
+def _lazy_call(scope: cst.FunctionDef, module: cst.Module, names: set, functions) -> Optional[cst.CSTNode]:
+    """A call of one of `names` that runs later than where it stands, or None: in a lambda (bound to a
+    name, a default argument, an item: `run = lambda: step()`, `def run(f=lambda: step())`), in a
+    generator expression, or a generator function among them (its body runs at `next()`); where it
+    runs, a `with torch.no_grad():` or a `try` may stand (review, round 5)."""
+    for lazy in _all_within(module, (cst.Lambda, cst.GeneratorExp)):
+        for call in _all_within(lazy, cst.Call):
+            if _calls_one_of(call, names):
+                return call
+    for function in functions:
+        if function is not scope and function.name.value in names and nodes_within(function.body, (cst.Yield,)):
+            return function.name
+        if function.name.value in names:
+            continue
+        for call in _all_within(function.params, cst.Call):
+            if _calls_one_of(call, names):
+                return call  # a default argument's call runs where the function is defined
+    return None
 
 
 def _grad_mode_reason(what: str, at: int) -> Reason:
@@ -955,6 +1027,11 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
         if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call):
             return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
     return None
+
+
+def _all_within(node: cst.CSTNode, kind) -> list:
+    """`nodes_within`, lambda bodies included."""
+    return [n for n in _walk(node) if isinstance(n, kind)]
 
 
 def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:

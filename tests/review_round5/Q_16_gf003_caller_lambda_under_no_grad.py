@@ -1,0 +1,20 @@
+# GF003 safe merge wrong: `run = lambda: step()` called under `with torch.no_grad():`; the merged sum has no graph.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+run = lambda: step()
+
+
+def step():
+    with torch.enable_grad():
+        l1 = (w * 2).tanh().sum()
+        l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    l2.backward()
+
+
+if __name__ == "__main__":
+    with torch.no_grad():
+        run()
+    print(w.grad.tolist())
