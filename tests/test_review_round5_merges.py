@@ -14,6 +14,8 @@ Causes:
   (`getattr(torch, "set_grad_enabled")`); a switch inside a lambda in no name (an optimizer hook);
   a caller of the function inside a lambda (bound to a name, a default argument, an item) called
   under `with torch.no_grad():` (`_lazy_call`; lambda bodies were skipped by `nodes_within`).
+- A `.grad` tensor kept by other spellings: `G += [w.grad]`, `getattr(w, "grad")`,
+  `attrgetter("grad")(w)`, a torch function's view (`torch.narrow(w.grad, ...)`).
 """
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import libcst as cst
 import pytest
 
 from gradfix.analysis.backward import Backpropagators
+from gradfix.analysis.between import gradient_stores, holds_gradient
 from gradfix.engine import lint_bytes
 from gradfix.options import LintOptions
 from tests.test_review_reproducers import ALL, check_case
@@ -47,6 +50,10 @@ EXPECTED = {
     "Q_17_gf003_default_lambda_under_no_grad": ("GF003", "`step` is handed on by name (line 6) in the file, and `with torch.no_grad():` (line 19)"),
     "Q_18_gf003_lambda_in_list_under_no_grad": ("GF003", "`step` is handed on by name (line 17) in the file, and `with torch.no_grad():` (line 18)"),
     "Q_19_gf003_hook_lambda_switches_grad_off": ("GF003", "`torch.set_grad_enabled(...)` (line 7)"),
+    "Q_20_gf003_grad_kept_by_augmented_assignment": ("GF003", "line 13 stores a `.grad` tensor (`[w.grad]`)"),
+    "Q_21_gf003_grad_kept_through_getattr": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
+    "Q_22_gf003_grad_kept_through_attrgetter": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
+    "Q_23_gf003_grad_view_by_torch_function": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
 }
 
 # Programs that leave process state behind (torch patched): run in a process of their own.
@@ -243,3 +250,16 @@ def test_grad_mode_switches_placed_and_not():
         "def gen():\n    yield step()\nwith torch.no_grad():\n    next(gen())",
     ):
         assert "may turn gradient recording off" in (_grad_reason(extra) or ""), extra
+
+
+def test_holds_gradient_other_spellings():
+    held = ["getattr(w, 'grad')", "operator.attrgetter('grad')(w)", "w.__getattribute__('_grad')", "torch.narrow(w.grad, 0, 0, 2)",
+            "torch.Tensor.view(w.grad, -1)", "torch.select(w.grad, 0, 1)"]
+    fresh = ["getattr(w, 'shape')", "torch.add(w.grad, 1)", "w.grad.norm()", "x.mul(w.grad)"]
+    assert [e for e in held if not holds_gradient(cst.parse_expression(e))] == []
+    assert [e for e in fresh if holds_gradient(cst.parse_expression(e))] == []
+
+
+def test_gradient_stores_augmented_assignment():
+    module = cst.parse_module("G = []\nG += [w.grad]\nn = 0\nn += float(w.grad.sum())\n")
+    assert [module.code_for_node(n) for n in gradient_stores(module)] == ["[w.grad]"]

@@ -544,7 +544,11 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
     ]
     loops = [((node.target,), node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))]
     bindings += loops
-    iterated = {id(value) for _, value in loops}
+    # `G += [w.grad]` adds in place to what `G` holds, a list or a tensor another name may hold
+    # (review, round 5): never a plain binding.
+    augmented = [((node.target,), node.value) for node in nodes_within(module, cst.AugAssign)]
+    bindings += augmented
+    iterated = {id(value) for _, value in loops + augmented}
     changed = True
     while changed:  # names bound to a gradient, by name, to a fixed point
         changed = False
@@ -576,6 +580,18 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
     return found
 
 
+# Receivers of a torch function called by its module (`torch.narrow(t, ...)`): the tensor is an argument.
+_FUNCTION_NAMESPACES = frozenset({"torch", "Tensor", "functional", "F", "linalg", "fft", "special"})
+
+
+def _names_grad(call: cst.Call) -> bool:
+    """`getattr(x, "grad")`, `attrgetter("grad")`, `x.__getattribute__("grad")`, `methodcaller("grad")`."""
+    name = last_name(call.func)
+    if name not in ("getattr", "attrgetter", "methodcaller", "__getattribute__"):
+        return False
+    return any(isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in ("grad", "_grad") for a in call.args)
+
+
 def holds_gradient(expr: cst.BaseExpression, bound: AbstractSet[str] = frozenset()) -> bool:
     """Whether `expr`'s value may be a `.grad` tensor, a view of one or a container holding one:
     `w.grad`, `w.grad.data`, `w.grad.detach()`, `w.grad[0]`, `[p.grad for p in ps]`, a name in
@@ -591,13 +607,19 @@ def holds_gradient(expr: cst.BaseExpression, bound: AbstractSet[str] = frozenset
         return holds_gradient(expr.value, bound)
     if isinstance(expr, cst.Call):
         func = expr.func
+        if _names_grad(expr) or (isinstance(func, cst.Call) and _names_grad(func)):
+            # `getattr(w, "grad")`, `operator.attrgetter("grad")(w)`: `.grad` by its name as a string
+            # (review, round 5).
+            return True
         if isinstance(func, cst.Attribute):
             if func.attr.value in FRESH_METHODS:
                 return False
             # A method that may return its receiver or a view of it (`to`, `detach`, `view`), or
-            # one of its arguments (`d.get(k, p.grad)`).
+            # one of its arguments (`d.get(k, p.grad)`); a torch function's view of an argument
+            # (`torch.narrow(w.grad, 0, 0, 2)`, `torch.Tensor.view(w.grad, -1)`; review, round 5).
+            function_form = last_name(func.value) in _FUNCTION_NAMESPACES
             return holds_gradient(func.value, bound) or (
-                func.attr.value not in PURE_TENSOR_METHODS and any(holds_gradient(a.value, bound) for a in expr.args)
+                (function_form or func.attr.value not in PURE_TENSOR_METHODS) and any(holds_gradient(a.value, bound) for a in expr.args)
             )
         if isinstance(func, cst.Name) and func.value in FRESH_FUNCTIONS:
             return False
