@@ -16,13 +16,14 @@ Causes:
   under `with torch.no_grad():` (`_lazy_call`; lambda bodies were skipped by `nodes_within`).
 - A `.grad` tensor kept by other spellings: `G += [w.grad]`, `getattr(w, "grad")`,
   `attrgetter("grad")(w)`, a torch function's view (`torch.narrow(w.grad, ...)`).
+- A gradient hook registered by a computed method name (`getattr(h, "register_" + "hook")(fn)`).
 """
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
-from gradfix.analysis.backward import Backpropagators
+from gradfix.analysis.backward import Backpropagators, computed_method_calls
 from gradfix.analysis.between import gradient_stores, holds_gradient
 from gradfix.engine import lint_bytes
 from gradfix.options import LintOptions
@@ -54,6 +55,7 @@ EXPECTED = {
     "Q_21_gf003_grad_kept_through_getattr": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
     "Q_22_gf003_grad_kept_through_attrgetter": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
     "Q_23_gf003_grad_view_by_torch_function": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
+    "Q_24_gf003_hook_by_computed_name": ("GF003", "`getattr(h, 'register_' + 'hook')` (line 15) calls a method by a computed name"),
 }
 
 # Programs that leave process state behind (torch patched): run in a process of their own.
@@ -263,3 +265,18 @@ def test_holds_gradient_other_spellings():
 def test_gradient_stores_augmented_assignment():
     module = cst.parse_module("G = []\nG += [w.grad]\nn = 0\nn += float(w.grad.sum())\n")
     assert [module.code_for_node(n) for n in gradient_stores(module)] == ["[w.grad]"]
+
+
+def test_computed_method_calls():
+    source = """getattr(h, 'register_' + 'hook')(f)
+getattr(self, f'layer{i}')(x)
+getattr(args, k)
+g = getattr(m, name)
+operator.methodcaller(n)
+getattr(h, f'register_{k}')(f)
+getattr(h, 'lr')
+"""
+    module = cst.parse_module(source)
+    assert [module.code_for_node(c) for c in computed_method_calls(module)] == [
+        "getattr(h, 'register_' + 'hook')", "getattr(m, name)", "operator.methodcaller(n)", "getattr(h, f'register_{k}')",
+    ]

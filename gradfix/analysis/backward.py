@@ -446,6 +446,55 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
+def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
+    """Calls that may call a method whose name the code computes, in the file's order (review, round
+    5: `getattr(h, "register_" + "hook")(fn)`): `getattr(x, name)` called at once or bound to a name,
+    `methodcaller(name)`, `attrgetter(name)` where `name` is not a string literal and may spell
+    `register_...` (an f-string or a sum whose first part is a literal only where that literal is a
+    prefix or an extension of `register_`; anything else: a name, a call)."""
+    found: List[cst.Call] = []
+    parents: Dict[int, cst.CSTNode] = {}
+    for node in _walk(module):
+        for child in node.children:
+            parents[id(child)] = node
+    for call in _all_within(module, cst.Call):
+        name = last_name(call.func)
+        if name not in ("getattr", "methodcaller", "attrgetter"):
+            continue
+        position = 1 if name == "getattr" else 0
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            found.append(call)
+            continue
+        if len(positional) <= position:
+            continue
+        if not _may_spell_register(positional[position].value):
+            continue
+        parent = parents.get(id(call))
+        if name != "getattr" or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
+            found.append(call)
+    return found
+
+
+def _may_spell_register(expr: cst.BaseExpression) -> bool:
+    """Whether a computed attribute name may be `register_...` (`_walk` of its first literal part)."""
+    if isinstance(expr, cst.SimpleString):
+        return False  # a literal: `facts.gradient_hooks` reads it
+    first: Optional[str] = None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = expr.left
+        while isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add):
+            left = left.left
+        first = string_value(left) if isinstance(left, cst.SimpleString) else None
+    elif isinstance(expr, cst.ConcatenatedString) and isinstance(expr.left, cst.SimpleString):
+        first = string_value(expr.left)
+    elif isinstance(expr, cst.FormattedString) and expr.parts and isinstance(expr.parts[0], cst.FormattedStringText):
+        first = expr.parts[0].value
+    if first is None:
+        return True
+    return "register_".startswith(first) or first.startswith("register_")
+
+
 def hook_reasons(facts: "FileFacts") -> List[Reason]:
     """Why merging backward passes is not proven exact in a file that registers a gradient hook.
 
@@ -457,6 +506,14 @@ def hook_reasons(facts: "FileFacts") -> List[Reason]:
     """
     hooks = facts.gradient_hooks
     if not hooks:
+        computed = computed_method_calls(facts.module)
+        if computed:
+            return [Reason(
+                f"`{code_of(computed[0]).strip()}` (line {facts.line(computed[0])}) calls a method by a computed name: it may "
+                f"register a gradient hook, which runs once per backward pass: one backward instead of two is exact only if "
+                f"every hook is linear and stateless",
+                HOOK,
+            )]
         return []
     hook = hooks[0]
     # A name as a string (`getattr(w, "register_hook")`) is shown as written, not as a call.
