@@ -17,6 +17,7 @@ Causes:
 - A `.grad` tensor kept by other spellings: `G += [w.grad]`, `getattr(w, "grad")`,
   `attrgetter("grad")(w)`, a torch function's view (`torch.narrow(w.grad, ...)`).
 - A gradient hook registered by a computed method name (`getattr(h, "register_" + "hook")(fn)`).
+- A property of the file that backpropagates, run where its attribute is read (`fin.again`).
 """
 from pathlib import Path
 
@@ -56,6 +57,8 @@ EXPECTED = {
     "Q_22_gf003_grad_kept_through_attrgetter": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
     "Q_23_gf003_grad_view_by_torch_function": ("GF003", "line 12 stores a `.grad` tensor (`G.append(...)`)"),
     "Q_24_gf003_hook_by_computed_name": ("GF003", "`getattr(h, 'register_' + 'hook')` (line 15) calls a method by a computed name"),
+    "Q_25_gf005_main_property_read_backprops": None,
+    "Q_26_gf005_main_property_in_if_backprops": None,
 }
 
 # Programs that leave process state behind (torch patched): run in a process of their own.

@@ -981,10 +981,10 @@ def later_use_reasons(
     for method in [m for m in facts.backpropagators.implicit_methods if m is not scope][:1]:
         # `__del__`, `__exit__`, `__call__`, `__repr__`: Python runs them when an object goes, a block
         # is left, an instance is called, printed or iterated, not where a line names them (review,
-        # rounds 3 and 4).
+        # rounds 3 and 4); a property where its attribute is read (round 5).
         return [Reason(
             f"`{method.name.value}` (line {line(method)}) may backpropagate when Python runs it (an object collected, a `with` "
-            f"block left, an instance called, printed or iterated), at a time gradfix does not place: it may use a graph "
+            f"block left, an instance called, printed or iterated, a property read), at a time gradfix does not place: it may use a graph "
             f"that `retain_graph=True` kept alive",
             LATER_BACKWARD,
         )]
@@ -1124,6 +1124,11 @@ def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call) -> bool:
         if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
             return True
     return harmless_call(call, classifier)
+
+
+def _property(function: cst.FunctionDef) -> bool:
+    """A method made a property or one of its accessors (`@property`, `@x.setter`, `@cached_property`)."""
+    return any(last_name(d.decorator).endswith("property") or last_name(d.decorator) in ("setter", "getter", "deleter") for d in function.decorators)
 
 
 def _implicit(name: str) -> bool:
@@ -1325,8 +1330,10 @@ class Backpropagators:
                         names.add(name)
                         changed = True
         # The special methods that may backpropagate (`later_use_reasons`).
+        # With them, a property of the file that may backpropagate: it runs where its attribute is read
+        # (`fin.again`, `if fin.again:`, `f"{fin.again}"`), which names no call (review, round 5).
         self.implicit_methods: List[cst.FunctionDef] = [
-            d for name in sorted(self.methods) if _implicit(name) for d in methods[name] if self.uses(d)
+            d for name in sorted(self.methods) for d in methods[name] if (_implicit(name) or _property(d)) and self.uses(d)
         ]
         # The methods of a class with a base that may backpropagate: the base's code may call them
         # by another name (`nn.Module.__call__` runs `forward`, a base's template method its hooks;

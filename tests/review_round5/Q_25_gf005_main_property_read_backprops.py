@@ -1,0 +1,21 @@
+# GF005 safe fix wrong: a property of the file backpropagates the loss again where `fin.again` is read (no call by name).
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+class Fin:
+    @property
+    def again(self):
+        loss.backward()
+        return True
+
+
+if __name__ == "__main__":
+    fin = Fin()
+    loss = (w * 2).tanh().sum()
+    loss.backward(retain_graph=True)
+    print(w.grad.tolist())
+    fin.again
+    print(w.grad.tolist())
