@@ -59,11 +59,16 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
         return True
     if isinstance(value, cst.Name):
         return names is not None and names(value.value)
-    if isinstance(value, cst.Lambda):
-        # Code, but its defaults are values it keeps (`lambda h=h: h`). (What it reads from around
-        # it is the scope's: `_add_closure_reads`.)
-        params = value.params
-        return all(p.default is None or free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        # Code, but it keeps its defaults (`lambda h=h: h`) and reads what it closes over at each
+        # call (`lambda: h`): a function kept in a list, a dict, an attribute or a torch object
+        # (`LambdaLR(opt, lambda e: h)`) and called in a loop hands the loop that graph (review,
+        # round 5). A `def` or `class` of the file (`_bindings_outside` binds its name to its
+        # node) is proven only where names are resolved; without `names` its reads are followed
+        # where it is called by name (`_add_closure_reads`, `module_graph_reads`).
+        if not isinstance(value, cst.Lambda) and names is None:
+            return True
+        return all(name in _BUILTINS or (names is not None and names(name)) for name in free_reads(value))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
         return all(free(e.value) for e in value.elements)
@@ -184,6 +189,12 @@ def loop_reasons(
                 )
             ]
     outside = _bindings_outside(scope, loop)
+    if scope is not module:
+        # What the function's nested functions put into its names (`nonlocal h; h = ...`,
+        # `def fill(): outs.append(h)`, `cur.add_(h)`): values bound before or in the loop.
+        for root, value in nested_writes(scope):
+            if root in outside:
+                outside[root].append(value)
     inside = _bindings_outside(loop.body, None)
     # A name the body binds is new in each iteration only if bound before any read of it on every
     # path (`_fresh_in_each_iteration`): bound under an `if` (`if step % k == 0: feats = ...`) or
@@ -305,11 +316,13 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
 
     def free(name: str) -> bool:
         nonlocal in_scope, module_values
-        if name in entering or name in visiting:
+        if name in entering:
             return False
+        if name in visiting:
+            return True  # (a cycle, `def f(): return f(...)`: what enters it is checked where it enters)
         if in_scope is None:
             in_scope = _bindings_outside(scope, None)
-            for root, value in _scope_stores(scope):
+            for root, value in [*_scope_stores(scope), *nested_writes(scope)]:
                 in_scope.setdefault(root, []).append(value)
         values = list(in_scope.get(name, []))
         if name not in in_scope or scope is module:
@@ -1087,16 +1100,27 @@ def _storage_root(node: cst.BaseExpression) -> Optional[str]:
 
 def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
     """(root name, stored value) for every store into an object in `body`, in source order:
-    `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`."""
+    `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`; what an
+    object registers or is set (`m.register_buffer("b", v)`, `m.register_forward_hook(fn)`,
+    `setattr(m, "b", v)`); a function handed to any method (`x.on(lambda: h)`), which the object
+    may keep and call later."""
     found: List[tuple] = []
 
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in COLLECTING_METHODS:
+            if isinstance(func, cst.Attribute) and (func.attr.value in COLLECTING_METHODS or _registers(func.attr.value)):
                 name = _root(func.value)
                 if name is not None:
                     found.extend((name, arg.value) for arg in node.args)
+            elif isinstance(func, cst.Attribute):
+                name = _root(func.value)
+                if name is not None:
+                    found.extend((name, arg.value) for arg in node.args if isinstance(strip_parens(arg.value), cst.Lambda))
+            elif isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3:
+                name = _root(node.args[0].value)
+                if name is not None:
+                    found.append((name, node.args[2].value))
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
@@ -1188,7 +1212,7 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
             if node is inner:
                 return False
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
-                out.setdefault(node.name.value, []).append(cst.Lambda(params=cst.Parameters(), body=cst.Integer("0")))
+                out.setdefault(node.name.value, []).append(node)  # code: `graph_free` follows its free reads
                 return False
             return super().on_visit(node)
 
@@ -1341,3 +1365,178 @@ def _self_attributes_read(body: cst.CSTNode) -> bool:
 
     body.visit(Walk())
     return found[0]
+
+
+def free_reads(node: cst.CSTNode) -> List[str]:
+    """The names a `lambda`, `def` or `class` reads from around it, in order of first read: what its
+    code (nested functions, lambdas and comprehensions included) reads and does not bind itself,
+    its parameters' defaults, its decorators and bases (evaluated where it is defined). A name
+    declared `global` or `nonlocal` is read from around it too."""
+    found: Dict[str, None] = {}
+
+    def outer(expression: Optional[cst.CSTNode]) -> None:
+        if expression is not None:
+            for name in _scoped_free(expression, set()):
+                found.setdefault(name, None)
+
+    if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+        params = node.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        for param in every:
+            outer(param.default)
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                outer(decorator.decorator)
+        for name in _scoped_free(node, set()):
+            found.setdefault(name, None)
+    elif isinstance(node, cst.ClassDef):
+        for decorator in node.decorators:
+            outer(decorator.decorator)
+        for base in (*node.bases, *node.keywords):
+            outer(base.value)
+        for name in _scoped_free(node.body, set()):
+            found.setdefault(name, None)
+    else:
+        outer(node)
+    return list(found)
+
+
+def _scoped_free(node: cst.CSTNode, bound: Set[str]) -> List[str]:
+    """The names `node` reads that no scope within it (nor `bound`) binds; a function, lambda or
+    comprehension at `node` is its own scope (its parameters or targets, and what it binds; a
+    class body's bindings are not seen by its methods)."""
+    if isinstance(node, cst.Lambda):
+        params = node.params
+        own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        own |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        return [n for n in _scoped_free(node.body, set()) if n not in own | bound]
+    if isinstance(node, cst.FunctionDef):
+        own = function_parameters(node) | (_nested_names(node.body) - _declared(node))
+        return [n for n in _scoped_free(node.body, set()) if n not in own | bound]
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        targets: Set[str] = set()
+        comp: Optional[cst.CompFor] = node.for_in
+        while comp is not None:
+            targets |= set(bound_names(comp.target))
+            comp = comp.inner_for_in
+        inner: List[str] = []
+        for child in node.children:
+            inner.extend(_scoped_free(child, set()))
+        return [n for n in inner if n not in targets | bound]
+    if isinstance(node, cst.ClassDef):
+        here, nested = _reads_split(node.body)
+        own = _nested_names(node.body)
+        return [n for n in here if n not in own | bound] + [n for n in nested if n not in bound]
+    here, nested = _reads_split(node)
+    return [n for n in here + nested if n not in bound]
+
+
+def _reads_split(node: cst.CSTNode) -> Tuple[List[str], List[str]]:
+    """(names `node` reads in its own scope, free names of the scopes nested in it)."""
+    here: List[str] = []
+    nested: List[str] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            if inner is not node and isinstance(inner, (cst.Lambda, cst.FunctionDef)):
+                params = inner.params
+                for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    if param.default is not None:
+                        param.default.visit(self)
+                if isinstance(inner, cst.FunctionDef):
+                    for decorator in inner.decorators:
+                        decorator.decorator.visit(self)
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if inner is not node and isinstance(inner, cst.ClassDef):
+                for base in (*inner.bases, *inner.keywords):
+                    base.value.visit(self)
+                for decorator in inner.decorators:
+                    decorator.decorator.visit(self)
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if inner is not node and isinstance(inner, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if isinstance(inner, cst.Name):
+                here.append(inner.value)
+            if isinstance(inner, cst.Attribute):
+                inner.value.visit(self)
+                return False
+            if isinstance(inner, cst.Arg):
+                inner.value.visit(self)
+                return False
+            return True
+
+    node.visit(Walk())
+    return here, nested
+
+
+def _nested_names(body: cst.CSTNode) -> Set[str]:
+    """Names a function body binds that `binding_counts` may not count: `def`/`class` names,
+    imports, `with ... as`, `except ... as`, `for` targets."""
+    names: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                names.add(node.name.value)
+                return False
+            if isinstance(node, cst.Lambda):
+                return False
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                return False
+            if isinstance(node, cst.ImportAlias):
+                alias = node.asname.name if node.asname is not None else node.name
+                names.add(code_of(alias).strip().split(".")[0])
+            if isinstance(node, (cst.For,)):
+                names.update(bound_names(node.target))
+            if isinstance(node, cst.AsName):
+                names.update(bound_names(node.name))
+            if isinstance(node, cst.AssignTarget):
+                names.update(bound_names(node.target))
+            if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+                names.update(bound_names(node.target))
+            return True
+
+    body.visit(Walk())
+    return names
+
+
+# Methods that keep what they are given in their object: `register_buffer`, `register_forward_hook`,
+# `register_hook`, `add_module`, `add_param_group`, `__setattr__`.
+_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__"})
+
+
+def _registers(method: str) -> bool:
+    return method.startswith("register_") or method in _REGISTERING
+
+
+def nested_writes(scope: cst.CSTNode) -> List[tuple]:
+    """(name, value) for what the functions and lambdas nested in `scope` (at any depth) put into
+    the names they read from around them: bindings under `nonlocal`, stores into what a name
+    holds (`outs.append(h)`, `box.h = h`) and in-place updates (`cur.add_(h)`, value None)."""
+    found: List[tuple] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is not scope and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                if isinstance(node, cst.FunctionDef):
+                    own = function_parameters(node) | (_nested_names(node.body) - _declared(node))
+                    declared = _declared(node)
+                    for name, values in _bindings_outside(node, None).items():
+                        if name in declared:
+                            found.extend((name, value) for value in values)
+                    body: cst.CSTNode = node.body
+                else:
+                    params = node.params
+                    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+                    body = node.body
+                for root, value in [*stores_into_objects(body), *_inplace_updates(body)]:
+                    if root not in own:
+                        found.append((root, value))
+            return True
+
+    scope.visit(Walk())
+    return found
