@@ -199,7 +199,7 @@ def loop_reasons(
     # A name the body binds is new in each iteration only if bound before any read of it on every
     # path (`_fresh_in_each_iteration`): bound under an `if` (`if step % k == 0: feats = ...`) or
     # after a read (`h_prev = h` at the end), it hands one iteration's value to the next.
-    fresh = _fresh_in_each_iteration(loop)
+    fresh = _fresh_in_each_iteration(loop, module)
     _add_closure_reads(reads, scope, module)
     # A container or object from before the loop that the loop stores values into (`outs.append(out)`,
     # `cache[k] = h`) hands them to the next iteration.
@@ -285,6 +285,8 @@ def loop_reasons(
         for value in values:
             if value is not None and graph_free(value, names_free):
                 continue
+            if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) and all(n in reads for n in free_reads(value)):
+                continue  # a function the loop reads by name: what it reads is among the loop's reads, checked on their own
             where = f"line {line(value)}" if value is not None else "outside the loop"
             if stale and name not in outside and name not in entering:
                 return [
@@ -445,7 +447,7 @@ def _scope_stores(scope: cst.CSTNode) -> List[tuple]:
     return stores_into_objects(scope.body if isinstance(scope, cst.FunctionDef) else scope)
 
 
-def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
+def _fresh_in_each_iteration(loop: cst.CSTNode, module: cst.Module) -> Set[str]:
     """The names `loop`'s body binds before every read of them in an iteration, on every path
     through it: definite assignment over `if`/`with` (and the loop's own target), where a nested
     loop's, a `try`'s or a swallowing `with`'s bindings count for nothing after it (it may run no
@@ -495,7 +497,7 @@ def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
                 if item.asname is not None:
                     bound |= set(bound_names(item.asname.name))
             after = block(_statements(statement.body), bound)
-            if may_catch(statement):
+            if may_catch(statement, module):
                 # `with contextlib.suppress(E):` may stop its body at any statement and go on
                 # after it: what the body binds may keep an earlier iteration's value.
                 return bound
