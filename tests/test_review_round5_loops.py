@@ -10,6 +10,9 @@ Causes:
 - What an object registers or is set: `m.register_buffer("b", h)`, `m.register_forward_hook(fn)`,
   `setattr(m, "b", h)`, and a lambda handed to any method, are stores into `m`
   (`loops.stores_into_objects`, R_05..R_08).
+- A forward hook registered in the file (on a module or globally: `register_module_forward_hook`)
+  runs at each module call of any loop and its result replaces the output: its function must be
+  proven graph-free where it is registered (`loops.forward_hook_reasons`, R_05, R_06, R_16).
 - What nested functions put into the function's names (`nonlocal cur; cur = h`, `cur.add_(h)`,
   `outs.append(h)`) is among those names' values (`loops.nested_writes`, R_09).
 - A `with` lets exceptions through by a name only where the name resolves to torch's,
@@ -32,8 +35,8 @@ EXPECTED = {
     "R_02_gf003_loop_def_in_list": ("GF003", "`fns` (line 14) is built before the loop"),
     "R_03_gf003_loop_def_alias": ("GF003", "`f` (line 14) is built before the loop"),
     "R_04_gf003_loop_lambdalr_closes_over_graph": ("GF003", "`sched` (line 13) is built before the loop"),
-    "R_05_gf003_loop_forward_hook_lambda": ("GF003", "`lin` (line 13) is built before the loop"),
-    "R_06_gf003_loop_forward_hook_def": ("GF003", "`lin` (line 15) is built before the loop"),
+    "R_05_gf003_loop_forward_hook_lambda": ("GF003", "the forward hook registered at line 13 (`lambda m, i, o: o + h`)"),
+    "R_06_gf003_loop_forward_hook_def": ("GF003", "the forward hook registered at line 15 (`hook`)"),
     "R_07_gf003_loop_register_buffer_graph": ("GF003", "`m` (line 13) is built before the loop"),
     "R_08_gf003_loop_setattr_graph": ("GF003", "`m` (line 13) is built before the loop"),
     "R_09_gf003_loop_nonlocal_write_before_loop": ("GF003", "`cur` (line 15) is built before the loop"),
@@ -43,6 +46,7 @@ EXPECTED = {
     "R_13_gf003_loop_lambda_stored_as_attribute": ("GF003", "`fns` (line 13) is built before the loop"),
     "R_14_gf005_loop_lambda_in_list": None,
     "R_15_gf003_loop_pure_lambdas_keep_safe_fix": ("GF003", None),
+    "R_16_gf003_loop_global_forward_hook": ("GF003", "the forward hook registered at line 12"),
 }
 
 

@@ -215,6 +215,9 @@ def loop_reasons(
                 LOOP,
             )
         ]
+    hooks = forward_hook_reasons(module, line)
+    if hooks:
+        return hooks
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
     params = function_parameters(scope)
     # Names whose value before the loop comes from elsewhere: a parameter (`def f(h)`), a name the
@@ -1542,3 +1545,37 @@ def nested_writes(scope: cst.CSTNode) -> List[tuple]:
 
     scope.visit(Walk())
     return found
+
+
+def forward_hook_reasons(module: cst.Module, line: Callable[..., int]) -> List[Reason]:
+    """A forward hook registered in the file (`m.register_forward_hook(fn)`, the global
+    `register_module_forward_hook(fn)`) runs at each module call of the loop, and what it returns
+    replaces the module's output: where it reads (or is) a value not proven graph-free where it is
+    registered (`lambda m, i, o: o + h`, `h` built before the loop), the next iteration may
+    backpropagate through that graph again. A registration that is no call of the name
+    (`getattr(m, "register_forward_hook")`, `reg = m.register_forward_hook`) is not followed."""
+    from gradfix.analysis.exprs import name_references, nodes_within
+    from gradfix.analysis.vocabulary import names_forward_hook
+
+    refs = name_references(module, names_forward_hook, strings=True)
+    if not refs:
+        return []
+    calls = {id(call.func): call for call in nodes_within(module, cst.Call)}
+    resolvers: Dict[int, Callable[[str], bool]] = {}
+    for ref in refs:
+        call = calls.get(id(ref))
+        if call is None:
+            return [Reason(
+                f"`{code_of(ref).strip()}` (line {line(ref)}) registers a forward hook gradfix does not follow: it runs at "
+                f"each module call in the loop and may hand it a graph built before it, which the one backward frees",
+                LOOP,
+            )]
+        for arg in call.args:
+            if arg.star or not graph_free(arg.value, _names_where_bound(arg.value, module, resolvers)):
+                return [Reason(
+                    f"the forward hook registered at line {line(call)} (`{code_of(arg.value).strip()}`) is not proven to "
+                    f"read only graph-free values: it runs at each module call in the loop and may hand it a graph "
+                    f"built before it, which the one backward frees",
+                    LOOP,
+                )]
+    return []
