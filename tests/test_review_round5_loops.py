@@ -15,6 +15,12 @@ Causes:
   proven graph-free where it is registered (`loops.forward_hook_reasons`, R_05, R_06, R_16).
 - What nested functions put into the function's names (`nonlocal cur; cur = h`, `cur.add_(h)`,
   `outs.append(h)`) is among those names' values (`loops.nested_writes`, R_09).
+- A torch object (`nn.Module()`, `nn.Linear(...)`, an optimizer) handed before the loop to code
+  that may store into it (`object.__setattr__(m, "b", h)`, `vars(m)["b"] = h`, `d =
+  getattr(m, "__dict__")`, `register_parametrization(lin, "bias", Holder(h))`, a helper
+  `put(m, h)`) is not proven graph-free, as a container so handed was in round 4
+  (`loops._handed_on`, R_17..R_21); handing it to `print`, or to a torch callable given nothing
+  else that may hold a graph (`nn.init.xavier_uniform_(model.weight)`), keeps the fix (R_22).
 - A `with` lets exceptions through by a name only where the name resolves to torch's,
   `contextlib.nullcontext` or the builtin `open` (`statements.may_catch(statement, module)`):
   `from contextlib import suppress as no_grad`, a class of the file named `nullcontext` (R_10,
@@ -47,6 +53,12 @@ EXPECTED = {
     "R_14_gf005_loop_lambda_in_list": None,
     "R_15_gf003_loop_pure_lambdas_keep_safe_fix": ("GF003", None),
     "R_16_gf003_loop_global_forward_hook": ("GF003", "the forward hook registered at line 12"),
+    "R_17_gf003_loop_object_setattr_on_module": ("GF003", "`m` (line 21) is an object the function hands on"),
+    "R_18_gf003_loop_vars_item_store_on_module": ("GF003", "`m` (line 21) is an object the function hands on"),
+    "R_19_gf003_loop_parametrization_holds_graph": ("GF003", "`lin` (line 21) is an object the function hands on"),
+    "R_20_gf003_loop_helper_sets_attribute": ("GF003", "`m` (line 21) is an object the function hands on"),
+    "R_21_gf003_loop_dict_of_module_through_getattr": ("GF003", "`m` (line 21) is an object the function hands on"),
+    "R_22_gf003_loop_module_handed_to_readers_keeps_safe_fix": ("GF003", None),
 }
 
 

@@ -274,6 +274,19 @@ def loop_reasons(
                 )
             ]
         held = [value for value in values if _mutable_container(value)]
+        objects = [value for value in values if _torch_object(value)]
+        if objects and not held and _handed_on(scope if name in outside else module, name, loop, names_free):
+            # `object.__setattr__(m, "b", h)`, `vars(m)["b"] = h`, `register_parametrization(lin,
+            # "weight", Holder(h))`, `put(m, h)`: a torch object handed to code that may store a
+            # graph into it (review, round 5).
+            return [
+                Reason(
+                    f"`{name}` (line {line(objects[0])}) is an object the function hands on (to another name or a "
+                    f"call that may store into it) before the loop reads it: what it holds is not proven free of a "
+                    f"graph the next iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
+            ]
         if held and _handed_on(scope if name in outside else module, name, loop):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
             # another name, unseen by the stores checked here (review, round 4).
@@ -355,7 +368,22 @@ def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Call) and code_of(value.func).strip() in ("list", "dict", "set", "collections.deque", "deque")
 
 
-def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
+def _torch_object(value: Optional[cst.BaseExpression]) -> bool:
+    """An object of a torch class (`nn.Module()`, `nn.Linear(3, 3)`, an optimizer): one can set
+    attributes on it, register buffers, hooks or parametrizations, by code that holds it."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return False
+    text = code_of(value.func).strip()
+    return text.rsplit(".", 1)[-1][:1].isupper() and text.startswith(("torch.", "nn.", "optim.")) and text not in GRAPH_FREE_CLASSES
+
+
+# Builtins that only read what they are given (an object handed to them stays as it is).
+_READING_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type", "isinstance", "hash", "format"})
+
+
+def _handed_on(
+    scope: cst.CSTNode, name: str, loop: cst.CSTNode, names_free: Optional[Callable[[str], bool]] = None
+) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
     `len(outs)` or a `for` loop's iterable: bound to another name, passed to a call, returned, put
@@ -376,7 +404,10 @@ def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
             # (libcst calls on_leave also where on_visit declined the children: always pushed.)
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
-                plain = _plain_use(node, self.parents[-1], grand)
+                if names_free is None:
+                    plain = _plain_use(node, self.parents[-1], grand)
+                else:
+                    plain = _plain_use(node, self.parents[-1], grand) or _only_read(node, self.parents, names_free)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -392,6 +423,48 @@ def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
 
     scope.visit(Reads())
     return found[0]
+
+
+def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:
+    """For a torch object (`_handed_on` with `names_free`): a read that does not hand the object on.
+    Through attributes and items (`opt.param_groups[0]["lr"]`; no dunder such as `m.__dict__`),
+    it is the receiver of a method (`stores_into_objects` sees what that stores), the target of a
+    store, a `for` loop's iterable, an operand; or it is handed only to a builtin that reads it
+    (`print(model)`) or to a torch callable given nothing else that may hold a graph
+    (`nn.init.xavier_uniform_(lin.weight)`, `torch.compile(model)`; not
+    `register_parametrization(lin, "weight", Holder(h))`, `nn.Module.__setattr__(m, "b", h)`).
+    Not: bound to another name, returned, put in a display, passed to any other call."""
+    k = len(parents) - 1
+    child: cst.CSTNode = node
+    while k >= 0 and isinstance(parents[k], (cst.Attribute, cst.Subscript)) and parents[k].value is child:
+        if isinstance(parents[k], cst.Attribute) and parents[k].attr.value.startswith("__"):
+            return False
+        child = parents[k]
+        k -= 1
+    if k < 0:
+        return False
+    parent = parents[k]
+    if isinstance(parent, cst.Call):
+        return parent.func is child  # called (`model(x)`), or a method called on it or on a part of it
+    if isinstance(parent, cst.AssignTarget):
+        return child is not node  # `m.x = v`: a store (`stores_into_objects`)
+    if isinstance(parent, cst.For):
+        return parent.iter is child
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, (cst.Expr, cst.If, cst.While)):
+        return child is not node
+    if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
+        return False
+    call = parents[k - 1]
+    if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    text = code_of(call.func).strip()
+    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS:
+        return True
+    if not text.startswith(("torch.", "nn.", "optim.", "F.")) or "setattr" in text or "__" in text:
+        return False
+    return all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args)
 
 
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
