@@ -12,11 +12,18 @@ one iteration to the next (`h = cell(x, h)`).
 Allowlist: every name the loop reads that is not bound afresh in each
 iteration must be bound only to values proven to hold no graph (`graph_free`:
 numbers, strings, torch factories, `nn`/`optim` constructors given graph-free
-arguments, a module's parameters, imports, functions and classes; a name within
-them proven where every value the function binds or stores into it is);
-otherwise the merge is unsafe and the reason names the name and its line.
-Function parameters and attributes (`self.h`) are not proven (they may hold a
-graph built by the caller or an earlier call).
+arguments, a module's parameters, imports; functions and classes only where what
+they read from around them is, since a function kept in a list, a dict, an
+attribute or a torch object and called in the loop reads it at each call; a name
+within them proven where every value the function binds or stores into it is,
+its nested functions' `nonlocal` bindings and stores included); otherwise the
+merge is unsafe and the reason names the name and its line. What an object
+registers or is set (`register_buffer`, `register_forward_hook`, `setattr`) is
+stored into it; a forward hook registered anywhere in the file runs at each
+module call of the loop; a torch object or container handed before the loop to
+code that may store into it is not proven. Function parameters and attributes
+(`self.h`) are not proven (they may hold a graph built by the caller or an
+earlier call).
 """
 
 from __future__ import annotations
