@@ -61,7 +61,8 @@ from gradfix.options import LintOptions  # noqa: E402
 
 
 def _fresh(source: str):
-    return _fresh_in_each_iteration(cst.parse_module(source).body[0])
+    module = cst.parse_module("import torch\n" + source)
+    return _fresh_in_each_iteration(module.body[1], module)
 
 
 @pytest.mark.parametrize(

@@ -86,11 +86,13 @@ def test_torch_classes_are_graph_free_only_from_graph_free_arguments(value, free
         ("torch.autocast('cpu')", True),
         ("contextlib.nullcontext()", True),
         ("torch.no_grad(), contextlib.suppress(ValueError)", False),
+        ("open('log.txt')", True),
     ],
 )
 def test_a_with_that_may_swallow_binds_nothing_after_it(context, fresh):
-    source = f"for x in xs:\n    with {context}:\n        out = f(x)\n    loss = out.sum()\n"
-    assert ("out" in _fresh_in_each_iteration(cst.parse_module(source).body[0])) is fresh
+    source = f"import torch\nimport contextlib\nfor x in xs:\n    with {context}:\n        out = f(x)\n    loss = out.sum()\n"
+    module = cst.parse_module(source)
+    assert ("out" in _fresh_in_each_iteration(module.body[-1], module)) is fresh
 
 
 _LOOP = """import torch
@@ -129,3 +131,21 @@ def train(d=3):
 def test_gf003_loop_names_in_constructors(before, safe):
     findings = lint_bytes(_LOOP.format(before=before).encode(), "t.py", LintOptions(("GF003",))).findings
     assert [f.fixable for f in findings] == [safe], [f.fix.unsafe_reason for f in findings]
+
+
+@pytest.mark.parametrize(
+    "prelude, context",
+    [
+        ("from contextlib import suppress as no_grad", "no_grad(ZeroDivisionError)"),
+        ("from contextlib import suppress as open", "open(ZeroDivisionError)"),
+        ("class nullcontext:\n    def __exit__(self, *a):\n        return True", "nullcontext()"),
+        ("def no_grad():\n    return contextlib.suppress(ZeroDivisionError)", "no_grad()"),
+        ("torch.no_grad = contextlib.suppress", "torch.no_grad(ZeroDivisionError)"),
+        ("from mylib import torch", "torch.no_grad()"),
+    ],
+)
+def test_a_passing_context_manager_is_one_only_where_its_name_resolves_to_it(prelude, context):
+    """Review, round 5 (R_06): a name of `PASSING_CONTEXTS` bound otherwise in the file may swallow."""
+    source = f"import torch\nimport contextlib\n{prelude}\nfor x in xs:\n    with {context}:\n        out = f(x)\n    loss = out.sum()\n"
+    module = cst.parse_module(source)
+    assert "out" not in _fresh_in_each_iteration(module.body[-1], module)

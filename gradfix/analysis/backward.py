@@ -671,7 +671,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
     `scope`; for a function, around a call of it or of a function of the file that calls it (to a
     fixed point), or where it is handed on by name (review, stop 24). Callers in other files are
     not seen (README, "What a safe fix assumes")."""
-    guards = _guards_around(scope, statement)
+    guards = _guards_around(scope, statement, module)
     if guards:
         return [Reason(
             f"an exception after the first backward (out of memory, a bad batch) may be caught at line {line(guards[-1])}: "
@@ -680,7 +680,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
         )]
     if not isinstance(scope, cst.FunctionDef):
         return []
-    if not any(may_catch(statement) for statement in walk_statements(module)):
+    if not any(may_catch(statement, module) for statement in walk_statements(module)):
         return []  # no `try` or `with` in the file may catch it (a walk of statements only)
     names, _ = _callers(scope, module)
     functions = [s for s in walk_statements(module) if isinstance(s, cst.FunctionDef)]
@@ -699,7 +699,7 @@ def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Modul
                 f"gradients, the merged pass none)",
                 BETWEEN,
             )]
-        guards = _guards_around(module, call)
+        guards = _guards_around(module, call, module)
         if guards:
             return [Reason(
                 f"`{node.value}` is called where an exception may be caught (line {line(guards[-1])}): an exception after "
@@ -903,7 +903,7 @@ def _may_turn_grad_off(expr: cst.BaseExpression, facts: "FileFacts") -> bool:
     return any(last_name(n) in switches for d in own for n in (*nodes_within(d, cst.Name), *nodes_within(d, cst.Attribute)))
 
 
-def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
+def _guards_around(scope: cst.CSTNode, node: cst.CSTNode, module: cst.Module) -> List[cst.CSTNode]:
     """The statements around `node`, inside `scope`, that may catch an exception it raises, outermost
     first: a `try` with a handler (its body only), a `with` whose context manager is not one known
     to let exceptions through (`__exit__` may return True: `contextlib.suppress`)."""
@@ -917,7 +917,7 @@ def _guards_around(scope: cst.CSTNode, node: cst.CSTNode) -> List[cst.CSTNode]:
             if n is node:
                 found.append(list(stack))
                 return False
-            if not may_catch(n):
+            if not may_catch(n, module):
                 return True
             # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
             stack.append(n)

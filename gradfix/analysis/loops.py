@@ -12,11 +12,18 @@ one iteration to the next (`h = cell(x, h)`).
 Allowlist: every name the loop reads that is not bound afresh in each
 iteration must be bound only to values proven to hold no graph (`graph_free`:
 numbers, strings, torch factories, `nn`/`optim` constructors given graph-free
-arguments, a module's parameters, imports, functions and classes; a name within
-them proven where every value the function binds or stores into it is);
-otherwise the merge is unsafe and the reason names the name and its line.
-Function parameters and attributes (`self.h`) are not proven (they may hold a
-graph built by the caller or an earlier call).
+arguments, a module's parameters, imports; functions and classes only where what
+they read from around them is, since a function kept in a list, a dict, an
+attribute or a torch object and called in the loop reads it at each call; a name
+within them proven where every value the function binds or stores into it is,
+its nested functions' `nonlocal` bindings and stores included); otherwise the
+merge is unsafe and the reason names the name and its line. What an object
+registers or is set (`register_buffer`, `register_forward_hook`, `setattr`) is
+stored into it; a forward hook registered anywhere in the file runs at each
+module call of the loop; a torch object or container handed before the loop to
+code that may store into it is not proven. Function parameters and attributes
+(`self.h`) are not proven (they may hold a graph built by the caller or an
+earlier call).
 """
 
 from __future__ import annotations
@@ -59,11 +66,16 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
         return True
     if isinstance(value, cst.Name):
         return names is not None and names(value.value)
-    if isinstance(value, cst.Lambda):
-        # Code, but its defaults are values it keeps (`lambda h=h: h`). (What it reads from around
-        # it is the scope's: `_add_closure_reads`.)
-        params = value.params
-        return all(p.default is None or free(p.default) for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        # Code, but it keeps its defaults (`lambda h=h: h`) and reads what it closes over at each
+        # call (`lambda: h`): a function kept in a list, a dict, an attribute or a torch object
+        # (`LambdaLR(opt, lambda e: h)`) and called in a loop hands the loop that graph (review,
+        # round 5). A `def` or `class` of the file (`_bindings_outside` binds its name to its
+        # node) is proven only where names are resolved; without `names` its reads are followed
+        # where it is called by name (`_add_closure_reads`, `module_graph_reads`).
+        if not isinstance(value, cst.Lambda) and names is None:
+            return True
+        return all(name in _BUILTINS or (names is not None and names(name)) for name in free_reads(value))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
         return all(free(e.value) for e in value.elements)
@@ -184,11 +196,17 @@ def loop_reasons(
                 )
             ]
     outside = _bindings_outside(scope, loop)
+    if scope is not module:
+        # What the function's nested functions put into its names (`nonlocal h; h = ...`,
+        # `def fill(): outs.append(h)`, `cur.add_(h)`): values bound before or in the loop.
+        for root, value in nested_writes(scope):
+            if root in outside:
+                outside[root].append(value)
     inside = _bindings_outside(loop.body, None)
     # A name the body binds is new in each iteration only if bound before any read of it on every
     # path (`_fresh_in_each_iteration`): bound under an `if` (`if step % k == 0: feats = ...`) or
     # after a read (`h_prev = h` at the end), it hands one iteration's value to the next.
-    fresh = _fresh_in_each_iteration(loop)
+    fresh = _fresh_in_each_iteration(loop, module)
     _add_closure_reads(reads, scope, module)
     # A container or object from before the loop that the loop stores values into (`outs.append(out)`,
     # `cache[k] = h`) hands them to the next iteration.
@@ -204,6 +222,9 @@ def loop_reasons(
                 LOOP,
             )
         ]
+    hooks = forward_hook_reasons(module, line)
+    if hooks:
+        return hooks
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
     params = function_parameters(scope)
     # Names whose value before the loop comes from elsewhere: a parameter (`def f(h)`), a name the
@@ -260,6 +281,19 @@ def loop_reasons(
                 )
             ]
         held = [value for value in values if _mutable_container(value)]
+        objects = [value for value in values if _torch_object(value)]
+        if objects and not held and _handed_on(scope if name in outside else module, name, loop, names_free):
+            # `object.__setattr__(m, "b", h)`, `vars(m)["b"] = h`, `register_parametrization(lin,
+            # "weight", Holder(h))`, `put(m, h)`: a torch object handed to code that may store a
+            # graph into it (review, round 5).
+            return [
+                Reason(
+                    f"`{name}` (line {line(objects[0])}) is an object the function hands on (to another name or a "
+                    f"call that may store into it) before the loop reads it: what it holds is not proven free of a "
+                    f"graph the next iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
+            ]
         if held and _handed_on(scope if name in outside else module, name, loop):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
             # another name, unseen by the stores checked here (review, round 4).
@@ -274,6 +308,8 @@ def loop_reasons(
         for value in values:
             if value is not None and graph_free(value, names_free):
                 continue
+            if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) and all(n in reads for n in free_reads(value)):
+                continue  # a function the loop reads by name: what it reads is among the loop's reads, checked on their own
             where = f"line {line(value)}" if value is not None else "outside the loop"
             if stale and name not in outside and name not in entering:
                 return [
@@ -305,11 +341,13 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
 
     def free(name: str) -> bool:
         nonlocal in_scope, module_values
-        if name in entering or name in visiting:
+        if name in entering:
             return False
+        if name in visiting:
+            return True  # (a cycle, `def f(): return f(...)`: what enters it is checked where it enters)
         if in_scope is None:
             in_scope = _bindings_outside(scope, None)
-            for root, value in _scope_stores(scope):
+            for root, value in [*_scope_stores(scope), *nested_writes(scope)]:
                 in_scope.setdefault(root, []).append(value)
         values = list(in_scope.get(name, []))
         if name not in in_scope or scope is module:
@@ -337,7 +375,22 @@ def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Call) and code_of(value.func).strip() in ("list", "dict", "set", "collections.deque", "deque")
 
 
-def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
+def _torch_object(value: Optional[cst.BaseExpression]) -> bool:
+    """An object of a torch class (`nn.Module()`, `nn.Linear(3, 3)`, an optimizer): one can set
+    attributes on it, register buffers, hooks or parametrizations, by code that holds it."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return False
+    text = code_of(value.func).strip()
+    return text.rsplit(".", 1)[-1][:1].isupper() and text.startswith(("torch.", "nn.", "optim.")) and text not in GRAPH_FREE_CLASSES
+
+
+# Builtins that only read what they are given (an object handed to them stays as it is).
+_READING_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type", "isinstance", "hash", "format"})
+
+
+def _handed_on(
+    scope: cst.CSTNode, name: str, loop: cst.CSTNode, names_free: Optional[Callable[[str], bool]] = None
+) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
     `len(outs)` or a `for` loop's iterable: bound to another name, passed to a call, returned, put
@@ -358,7 +411,10 @@ def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
             # (libcst calls on_leave also where on_visit declined the children: always pushed.)
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
-                plain = _plain_use(node, self.parents[-1], grand)
+                if names_free is None:
+                    plain = _plain_use(node, self.parents[-1], grand)
+                else:
+                    plain = _plain_use(node, self.parents[-1], grand) or _only_read(node, self.parents, names_free)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -374,6 +430,48 @@ def _handed_on(scope: cst.CSTNode, name: str, loop: cst.CSTNode) -> bool:
 
     scope.visit(Reads())
     return found[0]
+
+
+def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:
+    """For a torch object (`_handed_on` with `names_free`): a read that does not hand the object on.
+    Through attributes and items (`opt.param_groups[0]["lr"]`; no dunder such as `m.__dict__`),
+    it is the receiver of a method (`stores_into_objects` sees what that stores), the target of a
+    store, a `for` loop's iterable, an operand; or it is handed only to a builtin that reads it
+    (`print(model)`) or to a torch callable given nothing else that may hold a graph
+    (`nn.init.xavier_uniform_(lin.weight)`, `torch.compile(model)`; not
+    `register_parametrization(lin, "weight", Holder(h))`, `nn.Module.__setattr__(m, "b", h)`).
+    Not: bound to another name, returned, put in a display, passed to any other call."""
+    k = len(parents) - 1
+    child: cst.CSTNode = node
+    while k >= 0 and isinstance(parents[k], (cst.Attribute, cst.Subscript)) and parents[k].value is child:
+        if isinstance(parents[k], cst.Attribute) and parents[k].attr.value.startswith("__"):
+            return False
+        child = parents[k]
+        k -= 1
+    if k < 0:
+        return False
+    parent = parents[k]
+    if isinstance(parent, cst.Call):
+        return parent.func is child  # called (`model(x)`), or a method called on it or on a part of it
+    if isinstance(parent, cst.AssignTarget):
+        return child is not node  # `m.x = v`: a store (`stores_into_objects`)
+    if isinstance(parent, cst.For):
+        return parent.iter is child
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, (cst.Expr, cst.If, cst.While)):
+        return child is not node
+    if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
+        return False
+    call = parents[k - 1]
+    if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return False
+    text = code_of(call.func).strip()
+    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS:
+        return True
+    if not text.startswith(("torch.", "nn.", "optim.", "F.")) or "setattr" in text or "__" in text:
+        return False
+    return all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args)
 
 
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
@@ -432,7 +530,7 @@ def _scope_stores(scope: cst.CSTNode) -> List[tuple]:
     return stores_into_objects(scope.body if isinstance(scope, cst.FunctionDef) else scope)
 
 
-def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
+def _fresh_in_each_iteration(loop: cst.CSTNode, module: cst.Module) -> Set[str]:
     """The names `loop`'s body binds before every read of them in an iteration, on every path
     through it: definite assignment over `if`/`with` (and the loop's own target), where a nested
     loop's, a `try`'s or a swallowing `with`'s bindings count for nothing after it (it may run no
@@ -482,7 +580,7 @@ def _fresh_in_each_iteration(loop: cst.CSTNode) -> Set[str]:
                 if item.asname is not None:
                     bound |= set(bound_names(item.asname.name))
             after = block(_statements(statement.body), bound)
-            if may_catch(statement):
+            if may_catch(statement, module):
                 # `with contextlib.suppress(E):` may stop its body at any statement and go on
                 # after it: what the body binds may keep an earlier iteration's value.
                 return bound
@@ -1087,16 +1185,27 @@ def _storage_root(node: cst.BaseExpression) -> Optional[str]:
 
 def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
     """(root name, stored value) for every store into an object in `body`, in source order:
-    `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`."""
+    `x.append(v)` and the other collecting methods, `x[k] = v`, `x.a = v`, `x[k] += v`; what an
+    object registers or is set (`m.register_buffer("b", v)`, `m.register_forward_hook(fn)`,
+    `setattr(m, "b", v)`); a function handed to any method (`x.on(lambda: h)`), which the object
+    may keep and call later."""
     found: List[tuple] = []
 
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in COLLECTING_METHODS:
+            if isinstance(func, cst.Attribute) and (func.attr.value in COLLECTING_METHODS or _registers(func.attr.value)):
                 name = _root(func.value)
                 if name is not None:
                     found.extend((name, arg.value) for arg in node.args)
+            elif isinstance(func, cst.Attribute):
+                name = _root(func.value)
+                if name is not None:
+                    found.extend((name, arg.value) for arg in node.args if isinstance(strip_parens(arg.value), cst.Lambda))
+            elif isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) == 3:
+                name = _root(node.args[0].value)
+                if name is not None:
+                    found.append((name, node.args[2].value))
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
@@ -1188,7 +1297,7 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
             if node is inner:
                 return False
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
-                out.setdefault(node.name.value, []).append(cst.Lambda(params=cst.Parameters(), body=cst.Integer("0")))
+                out.setdefault(node.name.value, []).append(node)  # code: `graph_free` follows its free reads
                 return False
             return super().on_visit(node)
 
@@ -1341,3 +1450,212 @@ def _self_attributes_read(body: cst.CSTNode) -> bool:
 
     body.visit(Walk())
     return found[0]
+
+
+def free_reads(node: cst.CSTNode) -> List[str]:
+    """The names a `lambda`, `def` or `class` reads from around it, in order of first read: what its
+    code (nested functions, lambdas and comprehensions included) reads and does not bind itself,
+    its parameters' defaults, its decorators and bases (evaluated where it is defined). A name
+    declared `global` or `nonlocal` is read from around it too."""
+    found: Dict[str, None] = {}
+
+    def outer(expression: Optional[cst.CSTNode]) -> None:
+        if expression is not None:
+            for name in _scoped_free(expression, set()):
+                found.setdefault(name, None)
+
+    if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+        params = node.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        for param in every:
+            outer(param.default)
+        if isinstance(node, cst.FunctionDef):
+            for decorator in node.decorators:
+                outer(decorator.decorator)
+        for name in _scoped_free(node, set()):
+            found.setdefault(name, None)
+    elif isinstance(node, cst.ClassDef):
+        for decorator in node.decorators:
+            outer(decorator.decorator)
+        for base in (*node.bases, *node.keywords):
+            outer(base.value)
+        for name in _scoped_free(node.body, set()):
+            found.setdefault(name, None)
+    else:
+        outer(node)
+    return list(found)
+
+
+def _scoped_free(node: cst.CSTNode, bound: Set[str]) -> List[str]:
+    """The names `node` reads that no scope within it (nor `bound`) binds; a function, lambda or
+    comprehension at `node` is its own scope (its parameters or targets, and what it binds; a
+    class body's bindings are not seen by its methods)."""
+    if isinstance(node, cst.Lambda):
+        params = node.params
+        own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        own |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        return [n for n in _scoped_free(node.body, set()) if n not in own | bound]
+    if isinstance(node, cst.FunctionDef):
+        own = function_parameters(node) | (_nested_names(node.body) - _declared(node))
+        return [n for n in _scoped_free(node.body, set()) if n not in own | bound]
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        targets: Set[str] = set()
+        comp: Optional[cst.CompFor] = node.for_in
+        while comp is not None:
+            targets |= set(bound_names(comp.target))
+            comp = comp.inner_for_in
+        inner: List[str] = []
+        for child in node.children:
+            inner.extend(_scoped_free(child, set()))
+        return [n for n in inner if n not in targets | bound]
+    if isinstance(node, cst.ClassDef):
+        here, nested = _reads_split(node.body)
+        own = _nested_names(node.body)
+        return [n for n in here if n not in own | bound] + [n for n in nested if n not in bound]
+    here, nested = _reads_split(node)
+    return [n for n in here + nested if n not in bound]
+
+
+def _reads_split(node: cst.CSTNode) -> Tuple[List[str], List[str]]:
+    """(names `node` reads in its own scope, free names of the scopes nested in it)."""
+    here: List[str] = []
+    nested: List[str] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            if inner is not node and isinstance(inner, (cst.Lambda, cst.FunctionDef)):
+                params = inner.params
+                for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                    if param.default is not None:
+                        param.default.visit(self)
+                if isinstance(inner, cst.FunctionDef):
+                    for decorator in inner.decorators:
+                        decorator.decorator.visit(self)
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if inner is not node and isinstance(inner, cst.ClassDef):
+                for base in (*inner.bases, *inner.keywords):
+                    base.value.visit(self)
+                for decorator in inner.decorators:
+                    decorator.decorator.visit(self)
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if inner is not node and isinstance(inner, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                nested.extend(_scoped_free(inner, set()))
+                return False
+            if isinstance(inner, cst.Name):
+                here.append(inner.value)
+            if isinstance(inner, cst.Attribute):
+                inner.value.visit(self)
+                return False
+            if isinstance(inner, cst.Arg):
+                inner.value.visit(self)
+                return False
+            return True
+
+    node.visit(Walk())
+    return here, nested
+
+
+def _nested_names(body: cst.CSTNode) -> Set[str]:
+    """Names a function body binds that `binding_counts` may not count: `def`/`class` names,
+    imports, `with ... as`, `except ... as`, `for` targets."""
+    names: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                names.add(node.name.value)
+                return False
+            if isinstance(node, cst.Lambda):
+                return False
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                return False
+            if isinstance(node, cst.ImportAlias):
+                alias = node.asname.name if node.asname is not None else node.name
+                names.add(code_of(alias).strip().split(".")[0])
+            if isinstance(node, (cst.For,)):
+                names.update(bound_names(node.target))
+            if isinstance(node, cst.AsName):
+                names.update(bound_names(node.name))
+            if isinstance(node, cst.AssignTarget):
+                names.update(bound_names(node.target))
+            if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+                names.update(bound_names(node.target))
+            return True
+
+    body.visit(Walk())
+    return names
+
+
+# Methods that keep what they are given in their object: `register_buffer`, `register_forward_hook`,
+# `register_hook`, `add_module`, `add_param_group`, `__setattr__`.
+_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__"})
+
+
+def _registers(method: str) -> bool:
+    return method.startswith("register_") or method in _REGISTERING
+
+
+def nested_writes(scope: cst.CSTNode) -> List[tuple]:
+    """(name, value) for what the functions and lambdas nested in `scope` (at any depth) put into
+    the names they read from around them: bindings under `nonlocal`, stores into what a name
+    holds (`outs.append(h)`, `box.h = h`) and in-place updates (`cur.add_(h)`, value None)."""
+    found: List[tuple] = []
+
+    class Walk(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if node is not scope and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                if isinstance(node, cst.FunctionDef):
+                    own = function_parameters(node) | (_nested_names(node.body) - _declared(node))
+                    declared = _declared(node)
+                    for name, values in _bindings_outside(node, None).items():
+                        if name in declared:
+                            found.extend((name, value) for value in values)
+                    body: cst.CSTNode = node.body
+                else:
+                    params = node.params
+                    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+                    body = node.body
+                for root, value in [*stores_into_objects(body), *_inplace_updates(body)]:
+                    if root not in own:
+                        found.append((root, value))
+            return True
+
+    scope.visit(Walk())
+    return found
+
+
+def forward_hook_reasons(module: cst.Module, line: Callable[..., int]) -> List[Reason]:
+    """A forward hook registered in the file (`m.register_forward_hook(fn)`, the global
+    `register_module_forward_hook(fn)`) runs at each module call of the loop, and what it returns
+    replaces the module's output: where it reads (or is) a value not proven graph-free where it is
+    registered (`lambda m, i, o: o + h`, `h` built before the loop), the next iteration may
+    backpropagate through that graph again. A registration that is no call of the name
+    (`getattr(m, "register_forward_hook")`, `reg = m.register_forward_hook`) is not followed."""
+    from gradfix.analysis.exprs import name_references, nodes_within
+    from gradfix.analysis.vocabulary import names_forward_hook
+
+    refs = name_references(module, names_forward_hook, strings=True)
+    if not refs:
+        return []
+    calls = {id(call.func): call for call in nodes_within(module, cst.Call)}
+    resolvers: Dict[int, Callable[[str], bool]] = {}
+    for ref in refs:
+        call = calls.get(id(ref))
+        if call is None:
+            return [Reason(
+                f"`{code_of(ref).strip()}` (line {line(ref)}) registers a forward hook gradfix does not follow: it runs at "
+                f"each module call in the loop and may hand it a graph built before it, which the one backward frees",
+                LOOP,
+            )]
+        for arg in call.args:
+            if arg.star or not graph_free(arg.value, _names_where_bound(arg.value, module, resolvers)):
+                return [Reason(
+                    f"the forward hook registered at line {line(call)} (`{code_of(arg.value).strip()}`) is not proven to "
+                    f"read only graph-free values: it runs at each module call in the loop and may hand it a graph "
+                    f"built before it, which the one backward frees",
+                    LOOP,
+                )]
+    return []

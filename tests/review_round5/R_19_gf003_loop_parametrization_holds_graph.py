@@ -1,0 +1,32 @@
+# GF003 safe merge wrong: `parametrize.register_parametrization(lin, 'bias', Holder(h))` makes `lin.bias` computed from h (graph built before the loop) at every call; the merged backward frees h's graph and the next iteration raises.
+import torch
+import torch.nn as nn
+import torch.nn.utils.parametrize as parametrize
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+class Holder(nn.Module):
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+
+    def forward(self, x):
+        return x + self.h
+
+
+def train():
+    h = (w * 2).tanh()
+    lin = nn.Linear(3, 3)
+    parametrize.register_parametrization(lin, 'bias', Holder(h))
+    for step in range(3):
+        l1 = (lin(w) * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)
