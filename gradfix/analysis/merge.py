@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 
 from gradfix.analysis.exprs import (
+    dynamic_global,
     is_inplace_call,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
@@ -348,10 +349,12 @@ def module_constants(module: cst.Module, counts: Optional[Dict[str, int]] = None
     a function's `w_align, w_adv = log_w.exp()` makes `w_adv` a learned value there,
     whatever the module-level `w_adv = 0.1` says. A file that can bind names without a
     binding form (a star import, `globals()`, `vars()`, `exec`, `eval`, `sys.modules`, any
-    mention of them: `introspection.names_by_string`) has none. `counts`: the file's
-    `binding_counts`, where already computed.
+    mention of them: `introspection.names_by_string`), or that may reach its own module object
+    (`import __main__`, `setattr` on an imported module: `exprs.dynamic_global`; there
+    `__main__.BETA = torch.tensor(0.5, requires_grad=True)` makes a coefficient trainable; review,
+    round 5) has none. `counts`: the file's `binding_counts`, where already computed.
     """
-    if names_by_string(module):
+    if names_by_string(module) or dynamic_global(module) is not None:
         return {}
     values: Dict[str, Fraction] = {}
 
