@@ -89,3 +89,37 @@ def test_module_constants_refused_where_the_file_imports_main():
 
     assert module_constants(cst.parse_module(source)) == {}
     assert module_constants(cst.parse_module(source.replace("import __main__\n", ""))) != {}
+
+
+_PAIR = '''
+import torch
+x = torch.randn(6, requires_grad=True)
+y = torch.randn(6, requires_grad=True)
+
+def critic(a, b):
+    return (a * b).sum()
+
+def step():
+    l1 = critic(x.detach(), y)
+    l1.backward(retain_graph=True)
+    l2 = {coef} * critic(x, y.detach())
+    l2.backward()
+'''
+
+
+@pytest.mark.parametrize("coef", ["-1e400", "1e-400", "1e300 * 1e300", "(1 / 1e-320)", "1" + "0" * 400])
+def test_coefficients_beyond_float_range_are_no_pattern(coef):
+    # Python reads them as inf or 0.0 (or cannot make a float of them): gradfix raised OverflowError
+    # rendering the rewrite's scale; now they are no coefficient (GF003 still merges the passes).
+    assert "GF001" not in [code for code, _ in _fixes(_PAIR.format(coef=coef))]
+
+
+def test_finite_coefficients():
+    from gradfix.analysis.linear import parse_coef, split_linear
+
+    assert parse_coef(cst.parse_expression("1e300 * 1e300")) is None
+    assert parse_coef(cst.parse_expression("1e-400")) is None
+    assert parse_coef(cst.parse_expression("0.0")) is not None
+    assert split_linear(cst.parse_expression("f(x) * 1e200 * 1e200")) is None
+    assert split_linear(cst.parse_expression("f(x) / 1e-320")) is None
+    assert split_linear(cst.parse_expression("0.25 * f(x) / 3")) is not None
