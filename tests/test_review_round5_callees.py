@@ -9,6 +9,11 @@ Causes:
   `m + (c * m).detach()`, a name rebuilt as `m.detach()`): a callee that returns a number
   (`float(...)`, `.numel()`) sums in the original and has no `.detach()`
   (`callees.tensor_result`).
+- A `__torch_function__` (of a tensor subclass or a mode) or a tensor subclass's method override runs
+  code of the file at each torch call on its tensors: twice in the original, once after the rewrite
+  (`MergeSafety.reasons`).
+- Coefficient constants beyond a float's range (`1e400`, `1e300 * 1e300`): gradfix raised
+  OverflowError writing the rewrite's scale (`linear.finite`).
 """
 from pathlib import Path
 
@@ -26,6 +31,8 @@ EXPECTED = {
     "S_02_gf001_coefficient_rebound_through_import_main": ("GF001", "coefficient `BETA` is not a number"),
     "S_03_gf002_callee_returns_a_number": ("GF002", "calls `.detach()` on the value of `score(...)`"),
     "S_04_gf002_chain_numel_of_defined_terms": ("GF002", "calls `.detach()` on the value of `prod(...)`"),
+    "S_05_gf001_torch_function_counts_calls": ("GF001", "`__torch_function__` (line 11) may run code of the file"),
+    "S_06_gf001_tensor_subclass_method_override": ("GF001", "`Logged` (line 8) may run code of the file"),
 }
 
 
