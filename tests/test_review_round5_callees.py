@@ -12,6 +12,8 @@ Causes:
 - A `__torch_function__` (of a tensor subclass or a mode) or a tensor subclass's method override runs
   code of the file at each torch call on its tensors: twice in the original, once after the rewrite
   (`MergeSafety.reasons`).
+- A pure torch function that writes into `out` given by position (`torch.norm(t, p, dim, keepdim,
+  out)`, `F.normalize`) or through a `**` mapping (`**{"out": t}`): `exprs.may_write`.
 - Coefficient constants beyond a float's range (`1e400`, `1e300 * 1e300`): gradfix raised
   OverflowError writing the rewrite's scale (`linear.finite`).
 """
@@ -33,6 +35,8 @@ EXPECTED = {
     "S_04_gf002_chain_numel_of_defined_terms": ("GF002", "calls `.detach()` on the value of `prod(...)`"),
     "S_05_gf001_torch_function_counts_calls": ("GF001", "`__torch_function__` (line 11) may run code of the file"),
     "S_06_gf001_tensor_subclass_method_override": ("GF001", "`Logged` (line 8) may run code of the file"),
+    "S_07_gf001_out_through_double_star_mapping": ("GF001", 'modifies a tensor in place (`torch.mul(..., **{"out": b.detach()})`)'),
+    "S_08_gf001_norm_out_by_position": ("GF001", "modifies a tensor in place (`torch.norm(..., b.detach())`)"),
 }
 
 
@@ -130,3 +134,15 @@ def test_finite_coefficients():
     assert split_linear(cst.parse_expression("f(x) * 1e200 * 1e200")) is None
     assert split_linear(cst.parse_expression("f(x) / 1e-320")) is None
     assert split_linear(cst.parse_expression("0.25 * f(x) / 3")) is not None
+
+
+def test_may_write():
+    from gradfix.analysis.exprs import may_write
+
+    call = lambda text: cst.parse_expression(text)  # noqa: E731
+    assert may_write(call('torch.mul(t, 2, **kw)'))
+    assert may_write(call('torch.norm(t, 2, None, False, o)'))
+    assert not may_write(call('torch.norm(t, 2, None, False, None)'))
+    assert not may_write(call('torch.norm(t, 2, 0)'))
+    assert may_write(call('F.normalize(t, 2.0, 0, 1e-12, o)'))
+    assert not may_write(call('F.normalize(t, 2.0, 0)'))

@@ -45,7 +45,7 @@ from gradfix.analysis.introspection import names_by_string
 from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.bodies import is_number
-from gradfix.analysis.exprs import dynamic_global, is_inplace_call
+from gradfix.analysis.exprs import dynamic_global, may_write
 from gradfix.analysis.vocabulary import FRESH_METHODS, PURE_FUNCTIONS, VIEW_METHODS, has_inplace_suffix
 
 # torch functions that build a new tensor that requires no grad unless asked (`requires_grad=True`).
@@ -198,7 +198,7 @@ class ModuleConstants:
                 if not isinstance(call, cst.Call) or parent.star or (parent.keyword is not None and parent.keyword.value == "out"):
                     return False
                 names = self.qualified(call.func)
-                if not names & PURE_FUNCTIONS or is_inplace_call(call):
+                if not names & PURE_FUNCTIONS or may_write(call):
                     return False
                 lasts = {n.rsplit(".", 1)[-1] for n in names & PURE_FUNCTIONS}
                 if all(last in FRESH_METHODS or last in _FRESH_FUNCTIONS or last.endswith("_loss") for last in lasts):

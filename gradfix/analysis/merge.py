@@ -15,7 +15,7 @@ import libcst as cst
 
 from gradfix.analysis.exprs import (
     dynamic_global,
-    is_inplace_call,
+    may_write,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
     LIVE_IN_BOTH,
@@ -235,7 +235,7 @@ class MergeSafety:
         for inner in calls_in(operands):
             if detach_receiver(inner) is not None:
                 continue
-            if is_inplace_call(inner):
+            if may_write(inner):
                 # `F.leaky_relu(y, 0.5, True)`: the original overwrites `y` twice, the rewrite once
                 # (review, stop 24).
                 reasons.add(
