@@ -17,7 +17,7 @@ import libcst as cst
 
 from gradfix.analysis.bindings_index import class_members, mentions, target_names
 from gradfix.analysis.callee_kinds import PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, inplace_keyword, is_inplace_call, strip_parens
+from gradfix.analysis.exprs import code_of, inplace_keyword, may_write, strip_parens
 from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
 
 if TYPE_CHECKING:
@@ -242,10 +242,11 @@ class BodyChecker(cst.CSTVisitor):
             self._fail(RANDOM, f"calls `{code_of(func).strip()}`, which draws random numbers")
             return True
         if names & PURE_FUNCTIONS:
-            if is_inplace_call(node):
+            if may_write(node):
                 # `F.relu(v, inplace=True)` on an operand: each evaluation writes into it (the
                 # second through `v.detach()`, which shares its storage), the one evaluation once.
-                self._fail(UNKNOWN, f"modifies a tensor in place (`{code_of(func).strip()}(..., {inplace_keyword(node)})`)")
+                how = inplace_keyword(node) or next(code_of(a).strip().rstrip(",") for a in node.args if a.star == "**")
+                self._fail(UNKNOWN, f"modifies a tensor in place (`{code_of(func).strip()}(..., {how})`)")
                 return True
             for arg in node.args:
                 arg.visit(self)

@@ -29,7 +29,7 @@ report). The verdict is a `Callee` (`callee_kinds.py`).
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, List, Optional, Set
+from typing import Callable, Collection, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
 from libcst.metadata import (
@@ -64,6 +64,7 @@ from gradfix.analysis.vocabulary import (
     NN_CONTAINERS,
     PLAIN_CLASS_MAKERS,
     PURE_FUNCTIONS,
+    PURE_TENSOR_METHODS,
     RANDOM_FUNCTIONS,
     RANDOM_MODULES,
     SYMMETRIC,
@@ -844,3 +845,115 @@ def _builds_inplace(call: cst.Call, names) -> bool:
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+# -- what a pure callee returns ------------------------------------------------------------------
+
+# Pure tensor methods whose result is not one tensor: a shape or a count (`.size()`, `.numel()`),
+# a tuple of tensors (`.chunk()`, `.split()`); `.max()`/`.min()` with arguments may give a
+# (values, indices) pair (`_TUPLE_WITH_ARGUMENTS`).
+_NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "chunk", "split"})
+_TUPLE_WITH_ARGUMENTS = frozenset({"max", "min", "torch.max", "torch.min"})
+
+
+def _tensor_method(call: cst.Call) -> bool:
+    """`<receiver>.m(...)`, `m` a pure tensor method that gives one tensor (`.mean()`, `.pow(2)`)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    if method not in PURE_TENSOR_METHODS or method in _NON_TENSOR_METHODS:
+        return False
+    return not (method in _TUPLE_WITH_ARGUMENTS and call.args)
+
+
+class _Returns(cst.CSTVisitor):
+    """The values a def's own body returns (None for a bare `return`); nested scopes left out."""
+
+    def __init__(self) -> None:
+        self.values: List[Optional[cst.BaseExpression]] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _tensor_result_of(classifier: "CalleeClassifier", call: cst.Call, seen: Set[int]) -> bool:
+    """Whether `call` (of a callee proven pure or a deterministic module) gives one tensor: a torch
+    function of gradfix's pure list (not `torch.max(t, dim)`, a pair), a loss module or an nn.Module
+    built in the file from deterministic layers, a pure tensor method that gives one tensor, or a
+    def or lambda of the file (a method of the class on `self`) every `return` of which gives one
+    (`_tensor_expression`). A number (`float(...)`, `len(a)`, `a.numel()`) or a tuple is not."""
+    func = call.func
+    names = classifier.qualified(func)
+    if names:
+        if not names & PURE_FUNCTIONS and not names & LOSS_MODULES:
+            return False
+        return not (names & _TUPLE_WITH_ARGUMENTS and len(call.args) != 1)
+    if _tensor_method(call):
+        return True
+    if isinstance(func, cst.Name):
+        values = classifier.assigned_values(func)
+        if not values or len(values) != 1:
+            return False
+        value = values[0]
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        value = classifier.self_member(code_of(func).strip(), func)
+    else:
+        return False
+    if isinstance(value, cst.Call):
+        callee = classifier.classify(func)
+        built = classifier.qualified(value.func)
+        return bool(built & LOSS_MODULES) or (callee.kind == MODULE and callee.deterministic)
+    if id(value) in seen or not isinstance(value, (cst.FunctionDef, cst.Lambda)):
+        return False
+    seen.add(id(value))
+    if isinstance(value, cst.Lambda):
+        returned: List[Optional[cst.BaseExpression]] = [value.body]
+    else:
+        finder = _Returns()
+        value.body.visit(finder)
+        returned = finder.values
+    return bool(returned) and all(r is not None and _tensor_expression(classifier, r, seen) for r in returned)
+
+
+def _tensor_expression(classifier: "CalleeClassifier", node: cst.BaseExpression, seen: Set[int]) -> bool:
+    """An expression of a pure callee's body proven to give one tensor: a call that does
+    (`_tensor_result_of`), arithmetic with such an operand, a negation of one, an item of one,
+    a conditional both of whose values are, a local name every binding of which is."""
+    node = strip_parens(node)
+    if isinstance(node, cst.Call):
+        return _tensor_result_of(classifier, node, seen)
+    if isinstance(node, cst.BinaryOperation):
+        return _tensor_expression(classifier, node.left, seen) or _tensor_expression(classifier, node.right, seen)
+    if isinstance(node, cst.UnaryOperation):
+        return not isinstance(node.operator, cst.Not) and _tensor_expression(classifier, node.expression, seen)
+    if isinstance(node, cst.Subscript):
+        return _tensor_expression(classifier, node.value, seen)
+    if isinstance(node, cst.IfExp):
+        return _tensor_expression(classifier, node.body, seen) and _tensor_expression(classifier, node.orelse, seen)
+    if isinstance(node, cst.Name):
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        values = classifier.assigned_values(node)
+        return bool(values) and all(
+            isinstance(v, cst.BaseExpression) and not isinstance(v, cst.Lambda) and _tensor_expression(classifier, v, seen) for v in values  # type: ignore[arg-type]
+        )
+    return False
+
+
+def tensor_result(classifier: "CalleeClassifier", call: cst.Call, chain: Sequence[cst.Call] = ()) -> bool:
+    """Whether the value of `call`, with the method calls `chain` on it (outermost first), is proven
+    one tensor (`_tensor_result_of`): what a rewrite may call `.detach()` on."""
+    if chain:
+        return _tensor_method(chain[0])
+    return _tensor_result_of(classifier, call, set())

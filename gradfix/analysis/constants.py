@@ -28,7 +28,8 @@ The proof is an allowlist, on both sides.
   memory) means it is not proven.
 * The name has one binding in the file (no `global W` rebinding elsewhere),
   and the file neither star-imports nor reads names by their strings
-  (`globals()`, `vars()`, `eval`, `exec`, `sys.modules`).
+  (`globals()`, `vars()`, `eval`, `exec`, `sys.modules`), nor reaches its own
+  module object (`import __main__`, `exprs.dynamic_global`).
 
 Another module that imports this one and changes `W` is out of sight, as it is
 for a module-level number (docs/design.md §1, E1).
@@ -44,7 +45,7 @@ from gradfix.analysis.introspection import names_by_string
 from libcst.metadata import GlobalScope, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.bodies import is_number
-from gradfix.analysis.exprs import is_inplace_call
+from gradfix.analysis.exprs import dynamic_global, may_write
 from gradfix.analysis.vocabulary import FRESH_METHODS, PURE_FUNCTIONS, VIEW_METHODS, has_inplace_suffix
 
 # torch functions that build a new tensor that requires no grad unless asked (`requires_grad=True`).
@@ -119,7 +120,8 @@ class ModuleConstants:
     def _module_allows(self, module: cst.Module) -> bool:
         key = id(module)
         if key not in self._module_ok:
-            self._module_ok[key] = not names_by_string(module)
+            # Nor may the file reach its module object (`import __main__`: `__main__.W.requires_grad_()`).
+            self._module_ok[key] = not names_by_string(module) and dynamic_global(module) is None
         return self._module_ok[key]
 
     def constant_value(self, value: cst.BaseExpression) -> bool:
@@ -196,7 +198,7 @@ class ModuleConstants:
                 if not isinstance(call, cst.Call) or parent.star or (parent.keyword is not None and parent.keyword.value == "out"):
                     return False
                 names = self.qualified(call.func)
-                if not names & PURE_FUNCTIONS or is_inplace_call(call):
+                if not names & PURE_FUNCTIONS or may_write(call):
                     return False
                 lasts = {n.rsplit(".", 1)[-1] for n in names & PURE_FUNCTIONS}
                 if all(last in FRESH_METHODS or last in _FRESH_FUNCTIONS or last.endswith("_loss") for last in lasts):

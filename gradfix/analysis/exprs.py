@@ -531,14 +531,14 @@ def string_value(node: cst.CSTNode) -> Optional[str]:
 
 
 def flag_argument(call: cst.Call, position: Optional[int]) -> Optional[cst.Arg]:
-    """The positional argument at `position` unless it is the literal `False`, or a `*args` or
+    """The positional argument at `position` unless it is the literal `False` or `None`, or a `*args` or
     `**kwargs` that may hold it; None for neither (or no `position`): how `inplace` is passed by
     position (`F.relu(h, True)`, `nn.Dropout(0.5, True)`)."""
     if position is None:
         return None
     positional = [arg for arg in call.args if arg.keyword is None]
     for index, arg in enumerate(positional):
-        if arg.star == "*" or (index == position and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")):
+        if arg.star == "*" or (index == position and not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))):
             return arg
     return next((arg for arg in call.args if arg.star == "**"), None)
 
@@ -609,6 +609,13 @@ def is_inplace_call(call: cst.Call) -> bool:
             value = arg.value
             return not (isinstance(value, cst.Name) and value.value == "False")
     return False
+
+
+def may_write(call: cst.Call) -> bool:
+    """`is_inplace_call`, or a call given a `**` mapping, which may hold `out=` or `inplace=True`
+    (`torch.mul(t, 0.5, **{"out": t})`; review, round 5): what a pure function must not be called
+    with where it is proven to change nothing."""
+    return is_inplace_call(call) or any(arg.star == "**" for arg in call.args)
 
 
 def _inplace_position(call: cst.Call) -> Optional[cst.Arg]:

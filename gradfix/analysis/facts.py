@@ -143,6 +143,17 @@ class FileFacts:
         return name_references(self.module, ("__torch_function__", "__torch_dispatch__").__contains__, strings=True)
 
     @cached_property
+    def tensor_subclasses(self) -> List[cst.ClassDef]:
+        """The classes of the file that may subclass a tensor (a base whose name ends in `Tensor` or
+        `Parameter`): any tensor method they define runs in place of torch's on their instances."""
+        found: List[cst.ClassDef] = []
+        for node in class_defs(self.module):
+            bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
+            if any(base.endswith(("Tensor", "Parameter")) for base in bases):
+                found.append(node)
+        return found
+
+    @cached_property
     def data_overrides(self) -> List[cst.CSTNode]:
         """The classes of the file that may give `x.data` another meaning on a tensor: a subclass of
         a tensor (a base whose name ends in `Tensor` or `Parameter`: it may define `data` as a

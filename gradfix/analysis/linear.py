@@ -176,12 +176,15 @@ ONE = Coef.of(Fraction(1))
 def _literal(node: cst.BaseExpression) -> Optional[Fraction]:
     node = strip_parens(node)
     if isinstance(node, cst.Integer):
-        return Fraction(int(node.value.replace("_", ""), 0))
+        value = Fraction(int(node.value.replace("_", ""), 0))
+        return value if abs(value) <= _FLOAT_MAX else None
     if isinstance(node, cst.Float):
         try:
-            return Fraction(node.value.replace("_", ""))
+            value = Fraction(node.value.replace("_", ""))
         except ValueError:
             return None
+        # `1e400` is inf to Python, `1e-400` is 0.0: no finite constant (`finite`).
+        return value if value == 0 or _FLOAT_MIN <= abs(value) <= _FLOAT_MAX else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         inner = _literal(node.expression)
         if inner is None:
@@ -190,8 +193,27 @@ def _literal(node: cst.BaseExpression) -> Optional[Fraction]:
     return None
 
 
+_FLOAT_MAX = Fraction(1.7976931348623157e308)
+_FLOAT_MIN = Fraction(5e-324)  # the least positive float: a constant below it is 0.0 to Python
+
+
+def finite(coef: Optional[Coef]) -> Optional[Coef]:
+    """`coef`, or None when one of its constants is no finite Python float (`1e400`, which Python reads
+    as inf; `1e300 * 1e300`), or one Python reads as 0.0 (`1e-400`, whose inverse overflows): the rewrite
+    writes the constant as a literal (`grad_scale(x, ...)`), and float() of it overflows where Python's
+    own arithmetic gave inf or 0.0 (review, round 5: gradfix raised)."""
+    if coef is None or all(_FLOAT_MIN <= abs(c) <= _FLOAT_MAX for _, c in coef.terms):
+        return coef
+    return None
+
+
 def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
-    """A coefficient expression: numeric literals, names, attributes, and products/negations of them."""
+    """A coefficient expression: numeric literals, names, attributes, and products/negations of them
+    (each part's constants finite floats: `finite`)."""
+    return finite(_parse_coef(node))
+
+
+def _parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
     value = _literal(node)
     if value is not None:
         return Coef.of(value)
@@ -218,7 +240,8 @@ def parse_coef(node: cst.BaseExpression) -> Optional[Coef]:
 
 
 def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
-    """`-2 * f(...) / c` -> (Coef(-2/c), the call). None when not of that form.
+    """`-2 * f(...) / c` -> (Coef(-2/c), the call). None when not of that form, or when a coefficient
+    of a part is no finite float (`finite`).
 
     Parentheses never change a node's type, and the call returned is the very
     node of the tree (identity matters to metadata and to the rewrite).
@@ -238,13 +261,17 @@ def split_linear(node: cst.BaseExpression) -> Optional[Tuple[Coef, cst.Call]]:
                 inner = split_linear(call_side)
                 coef = parse_coef(coef_side)
                 if inner is not None and coef is not None:
-                    return None if cancels(inner[0], coef) else (inner[0] * coef, inner[1])
+                    product = finite(inner[0] * coef)
+                    return None if cancels(inner[0], coef) or product is None else (product, inner[1])
             return None
         if isinstance(op, cst.Divide):
             inner = split_linear(node.left)
             coef = parse_coef(node.right)
             if inner is None or coef is None:
                 return None
-            inverse = coef.inverse()
-            return None if inverse is None or cancels(inner[0], inverse) else (inner[0] * inverse, inner[1])
+            inverse = finite(coef.inverse())
+            if inverse is None or cancels(inner[0], inverse):
+                return None
+            quotient = finite(inner[0] * inverse)
+            return None if quotient is None else (quotient, inner[1])
     return None

@@ -14,7 +14,8 @@ from typing import Dict, List, Optional, Sequence, Set
 import libcst as cst
 
 from gradfix.analysis.exprs import (
-    is_inplace_call,
+    dynamic_global,
+    may_write,
     DETACHED_IN_FIRST,
     DETACHED_IN_SECOND,
     LIVE_IN_BOTH,
@@ -218,11 +219,23 @@ class MergeSafety:
             reasons.add(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
         if callee.unproven:
             reasons.add(callee.unproven)
+        hooks = [*self.facts.torch_function_overrides, *self.facts.tensor_subclasses]
+        if hooks:
+            # `__torch_function__` (of a tensor subclass or a mode) runs at every torch call on the
+            # tensors it covers, a tensor subclass's methods in place of torch's: code of the file
+            # that may count, log or draw, twice in the original and once after the rewrite
+            # (review, round 5). Proven only where the file has none.
+            first = hooks[0]  # (each list in file order: a mention of `__torch_function__` first)
+            shown = first.name.value if isinstance(first, cst.ClassDef) else code_of(first).strip()
+            reasons.add(
+                f"`{shown}` ({self.classifier.where(first)}) may run code of the file at each torch call on a tensor "
+                f"(`__torch_function__`, a tensor subclass): twice in the original, once after the rewrite"
+            )
         operands = list(c1.args) + ([cst.Arg(c1.func.value)] if match.receiver else [])  # type: ignore[attr-defined]
         for inner in calls_in(operands):
             if detach_receiver(inner) is not None:
                 continue
-            if is_inplace_call(inner):
+            if may_write(inner):
                 # `F.leaky_relu(y, 0.5, True)`: the original overwrites `y` twice, the rewrite once
                 # (review, stop 24).
                 reasons.add(
@@ -348,10 +361,12 @@ def module_constants(module: cst.Module, counts: Optional[Dict[str, int]] = None
     a function's `w_align, w_adv = log_w.exp()` makes `w_adv` a learned value there,
     whatever the module-level `w_adv = 0.1` says. A file that can bind names without a
     binding form (a star import, `globals()`, `vars()`, `exec`, `eval`, `sys.modules`, any
-    mention of them: `introspection.names_by_string`) has none. `counts`: the file's
-    `binding_counts`, where already computed.
+    mention of them: `introspection.names_by_string`), or that may reach its own module object
+    (`import __main__`, `setattr` on an imported module: `exprs.dynamic_global`; there
+    `__main__.BETA = torch.tensor(0.5, requires_grad=True)` makes a coefficient trainable; review,
+    round 5) has none. `counts`: the file's `binding_counts`, where already computed.
     """
-    if names_by_string(module):
+    if names_by_string(module) or dynamic_global(module) is not None:
         return {}
     values: Dict[str, Fraction] = {}
 

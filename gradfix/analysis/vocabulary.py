@@ -101,6 +101,10 @@ FUNCTIONAL_INPLACE_POSITION = {
     **{n: 3 for n in ("hardtanh", "threshold", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d")},
     "rrelu": 4,
     "embedding": 3,  # `max_norm`: renormalises rows of the weight in place
+    # `out` by position: `torch.norm(t, p, dim, keepdim, out)`, `F.normalize(t, p, dim, eps, out)`
+    # write into `out` (review, round 5).
+    "norm": 4,
+    "normalize": 4,
 }
 
 # Layers whose forward is deterministic and updates no state (no dropout, no

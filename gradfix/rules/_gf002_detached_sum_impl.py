@@ -29,6 +29,7 @@ from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
 from gradfix.analysis.backward import definition, implicit_dunder_reasons
 from gradfix.analysis.introspection import introspection_reasons
+from gradfix.analysis.callees import tensor_result
 from gradfix.analysis.merge import MergeSafety, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_call, module_op, name_stem, names_in
 from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
@@ -200,7 +201,7 @@ class Visitor(BlockVisitor):
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
         if first.def_index is not None:
-            lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons)
+            lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons, match)
             if lines_by_statement is None:
                 return None
         else:
@@ -210,6 +211,8 @@ class Visitor(BlockVisitor):
             # reads, must be unaffected by that (review, stop 24: `0.5 * f(z.detach(), w) +
             # self.bump() + 0.5 * f(z, w.detach())`, where `bump` rebinds `self.z`).
             reasons.extend(self._others_in_statement(statement, node1, node2))
+            if not correction.is_zero():
+                self._detach_reason(match, reasons)
             if correction.is_zero():
                 # The merged call alone has the value of both terms: no name needed,
                 # and it is evaluated where the first term was.
@@ -227,6 +230,17 @@ class Visitor(BlockVisitor):
         line1 = self.line(call1)
         where = "" if line1 == self.line(call2) else f" (line {line1} and here)"
         return self._pair_finding(call2, match, where, lines_by_statement, reasons, ops)
+
+    def _detach_reason(self, match, reasons: Reasons) -> None:
+        """The rewrite calls `.detach()` on the one evaluation's value (the correction `m + (c * m).detach()`,
+        a name rebuilt as `m.detach()`): that value must be proven a tensor (`callees.tensor_result`). A
+        callee that returns a number (`float(...)`, `len(a)`, `t.numel()`) or a tuple sums as well in the
+        original, and has no `.detach()` (review, round 5)."""
+        if not tensor_result(self.classifier, match.core, match.chain):
+            reasons.add(
+                f"the rewrite calls `.detach()` on the value of `{match.callee_text}(...)`, which gradfix cannot prove "
+                f"a tensor (a number or a tuple there has no `.detach()`: AttributeError where the original ran)"
+            )
 
     def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode) -> List[str]:
         """Why evaluating the second term earlier in its own statement is not proven unaffected: the
@@ -324,6 +338,7 @@ class Visitor(BlockVisitor):
             merged, branch_ops = merged_call(plain.call, match, a, branch.coef * sign, self.ctx.grad_scale_name, module_op(match, self.ctx.op_names))
             merged_calls.append(merged)
             ops += [op for op in branch_ops if op not in ops]
+            self._detach_reason(match, reasons)  # each branch's name is rebuilt detached
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
 
         watched = read_paths(plain.call) + [path for branch in branches for path in read_paths(branch.call)]
@@ -412,7 +427,7 @@ class Visitor(BlockVisitor):
             where = f" (line {self.line(plain.call)} and here; the other branches' at lines {others})"
         return self._pair_finding(branches[0].call, matches[0], where, replacements, reasons, ops)
 
-    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons):
+    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons, match):
         """Both terms are names defined above: the one evaluation replaces the earlier definition.
 
         Returns the statement replacements, or None when something between the
@@ -455,6 +470,8 @@ class Visitor(BlockVisitor):
         reads: Dict[int, bool] = {}
         for term in (first, second):
             reads[id(term)] = self._links_read(term, (first.node, second.node), reasons, block, index, replacements)
+        if not correction.is_zero() or any(reads.values()):
+            self._detach_reason(match, reasons)  # the correction, or a name rebuilt detached
         if reads[id(host_term)]:
             name = self._names.fresh(f"{name_stem(host_term.target)}_term", self.scopes)  # type: ignore[arg-type]
         else:

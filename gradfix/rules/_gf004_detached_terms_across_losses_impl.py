@@ -26,7 +26,7 @@ from gradfix.analysis.exprs import (
     let_return,
     strip_parens,
 )
-from gradfix.analysis.linear import ONE, Coef, LoopCount, has_loop_count
+from gradfix.analysis.linear import finite, ONE, Coef, LoopCount, has_loop_count
 from gradfix.analysis.vocabulary import is_inplace_name
 from gradfix.analysis.merge import MergeSafety, PairMatch, match_pair
 from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, merged_backward, merged_call, modern_spelling, module_op, names_in
@@ -283,8 +283,8 @@ class Visitor(BlockVisitor):
         if inverse is None:
             return None
         ratio = b * inverse
-        if ratio * a != b or has_loop_count(ratio.symbols()):
-            return None
+        if ratio * a != b or has_loop_count(ratio.symbols()) or finite(ratio) is None:
+            return None  # (`finite`: a ratio the rewrite cannot write as a float literal)
         symbols = [symbol for symbol in dict.fromkeys(a.symbols() + b.symbols()) if not isinstance(symbol, LoopCount)]
         if not all(expansion.symbol_invariant(symbol) for symbol in symbols):
             return None  # the symbols cancel in the ratio only if they hold one value wherever they were used
@@ -299,6 +299,8 @@ class Visitor(BlockVisitor):
             if other is not None:
                 carried_by_second = True
                 match, ratio = other
+                if finite(ratio) is None:
+                    return None
             else:
                 divisors = self._zero_divisors(ratio)
         clauses = [t.comprehension.for_in.iter for t in (first, second) if t.comprehension is not None]  # type: ignore[attr-defined]

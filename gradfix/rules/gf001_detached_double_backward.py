@@ -108,7 +108,12 @@ not seen. A forward hook registered in the file (`register_forward_hook`,
 `register_forward_pre_hook`, `register_module_forward_hook`, ...) runs at
 every call of a module: a module callee (module form, or a loss module) runs
 once after the rewrite where the original ran it twice, so any such hook
-makes those fixes unsafe. When the second backward does not retain the graph,
+makes those fixes unsafe. Likewise a `__torch_function__` or a tensor
+subclass defined in the file (its method overrides, its torch function hook
+run at every call on its tensors: twice in the original, once after the
+rewrite). A file that reaches its own module object (`import __main__`)
+proves no module constant: neither a number coefficient nor a constant tensor
+a callee reads. When the second backward does not retain the graph,
 a later `backward()` or `torch.autograd.grad()` in the same function may go
 through the part of the graph the first call kept alive, which the one
 backward frees: unsafe. A function that calls `locals()`, `vars()`,

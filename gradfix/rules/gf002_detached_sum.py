@@ -103,6 +103,12 @@ Safe under the same proven conditions as GF001 (a parameter-free,
 deterministic callee; pure calls in the arguments; numeric coefficients), and
 when every other call in the statement is one that cannot be affected by
 evaluating `f` earlier (proven-pure functions, torch.nn modules of the file).
+Where the rewrite calls `.detach()` on the one evaluation's value (a nonzero
+correction, a name rebuilt detached, a branch's name), that value must be
+proven one tensor: a torch function or loss module of gradfix's lists, a pure
+tensor method that gives a tensor (`.mean()`, not `.numel()` or `.size()`),
+or a function of the file every `return` of which is one (a callee returning
+`float(...)` or `len(a)` sums in the original and has no `.detach()`).
 For terms defined by name, every read of a name other than its term in the
 sum must end in a value (`e.item()`, `float(e)`, `e.detach()`, an f-string,
 `print(e)`): a name also read as a tensor (`total = loss + 0.1 * e`, a
