@@ -9,7 +9,9 @@ Causes:
   `setattr(len.__self__, 'sum', f)`). `exprs.dynamic_global` now counts any store of an attribute
   named as a builtin or a global of the file on a module, builtin or unbound name.
 - A carrier's autograd state read through an expression derived from it (`s_loss.view(1).requires_grad`,
-  `(s_loss * 1).grad_fn`, `(s_loss + 0).is_leaf`): only `s_loss.requires_grad` itself was seen.
+  `(s_loss * 1).grad_fn`, `(s_loss + 0).is_leaf`), or through a name the statement binds to it (`[t.requires_grad
+  for t in (s_loss,)]` in a `print`): only `s_loss.requires_grad` itself was seen.
+- A value read through `:=` (`(t := s_loss).item()`): `t` keeps the tensor (`exprs.ends_in_value`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ EXPECTED = {
     "T_10_gf004_grad_fn_of_expression_of_carrier": ("GF004", "`(s_loss * 1).grad_fn` (line 25) " + STATE.format("s_loss")),
     "T_11_gf004_is_leaf_of_expression_of_carrier": ("GF004", "`(s_loss + 0).is_leaf` (line 25) " + STATE.format("s_loss")),
     "T_12_gf004_grad_fn_of_detached_carrier_expression": ("GF004", "`(p_loss * 1).grad_fn` (line 24) " + STATE.format("p_loss")),
+    "T_13_gf004_requires_grad_through_comprehension": ("GF004", "`t.requires_grad` (line 25) may read" + STATE.format("s_loss")[5:]),
+    "T_14_gf004_grad_fn_through_comprehension_in_fstring": ("GF004", "`t.grad_fn` (line 25) may read" + STATE.format("s_loss")[5:]),
+    "T_15_gf004_carrier_bound_by_walrus_in_value_read": ("GF004", "`s_loss` is also read as a tensor (line 25)"),
 }
 
 # Programs that import themselves as `train` (the file must be `train.py` on the path) or leave the
@@ -78,11 +83,12 @@ def _dynamic(source: str):
         ("import train\ntrain.sum, x = f, 1\n", "train.sum"),
         ("print.__self__.sum = f\n", "print.__self__"),
         ("setattr(len.__self__, 'sum', f)\n", "len.__self__"),
-        ("setattr(print, 'x', f)\n", "setattr(print, 'x', f)"),
         ("from importlib import import_module\n", "from importlib import import_module"),
         ("from sys import modules as m\n", "from sys import modules as m"),
         ("import sys as s\ns.modules[__name__].sum = f\n", "s.modules"),
         ("import inspect\ninspect.getmodule(f).sum = g\n", "inspect.getmodule"),
+        ("import sys\ngetattr(sys, 'modules')[__name__].sum = f\n", "'modules'"),
+        ("print(vars(args))\n", None),
         # Ordinary stores: no global of the file, or an object the file binds.
         ("import torch\ntorch.backends.cudnn.benchmark = True\n", None),
         ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n", None),

@@ -563,7 +563,8 @@ def ends_in_value(
     `print`) or the receiver of one of `methods` called (`.item()`,
     `.detach()`) ends the read in a value, and so does an argument of a call
     `detaching` says detaches what it is given (Lightning's `self.log`); an
-    argument of any other call may keep the tensor. Shared by the rules that
+    argument of any other call may keep the tensor, and so does a `:=` it passes through
+    (`(t := x).item()` binds `t` to the tensor). Shared by the rules that
     must tell a name read as a value (logging) from one read as a tensor (its
     gradient matters).
     """
@@ -572,6 +573,8 @@ def ends_in_value(
     while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
         if isinstance(parent, cst.FormattedStringExpression):
             return True
+        if isinstance(parent, cst.NamedExpr) and parent.value is child:
+            return False  # `(t := x).item()`: `t` keeps the tensor, read elsewhere
         if isinstance(parent, cst.Call):
             func = parent.func
             if child is func:
@@ -851,16 +854,17 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
     """The first node of `tree` that may bind a module global (or a builtin) by a form that is no
     binding statement, or None.
     Allowlist by shape, conservative: any use of a name in `_NAMESPACE_BUILTINS` (a call or an alias);
-    `setattr`/`delattr`/`vars` unless the object is `self`, or a name the file binds by no import, or an attribute,
+    `setattr`/`delattr`/`vars` unless the object is `self`, or a name the file does not import, or an attribute,
     item or call of one (`self.model`); `sys.modules` (`sys` by any alias, `from sys import modules`),
-    `import_module`, `getmodule`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`, by attribute or by name), `__dict__` of
+    `import_module`, `getmodule`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`, by attribute, by name or as a
+    string, `getattr(sys, "modules")`), `__dict__` of
     anything but `self` or `cls`; an import of `__main__`, or from `builtins` of a name with a leading
     underscore (`from builtins import __dict__`).
     And a store or `del` of an attribute named as a builtin or as a global of the file (`train.sum = f`,
     `me.k = 0.5`, `print.__self__.len = f`) on anything but such a name of the file: a module may import
     itself under its own name (`import train`, `from pkg import train as me`), and gradfix does not know
-    that name, so any imported module, builtin or unbound name may be this file's module (or `builtins`).
-    An object the file binds (`cfg.sum = 0`, `trainer.model = model`) is taken for no module: an
+    that name, so any imported name may be this file's module (`print.__self__`, `builtins`, is a namespace
+    attribute). Another name (`cfg.sum = 0`, `trainer.model = model`) is taken for no module: an
     alias of a module (`m = train; m.sum = f`) is not seen."""
     nodes = all_nodes(tree)
     imported: Set[str] = set()
@@ -898,18 +902,20 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                 return node
         elif isinstance(node, cst.Arg) and node.keyword is not None:
             not_names.add(id(node.keyword))
+        elif isinstance(node, cst.SimpleString) and string_value(node) in _NAMESPACE_ATTRIBUTES | {"modules", "__dict__"}:
+            return node  # the attribute by its name: `getattr(sys, "modules")`, `getattr(m, "__dict__")`
         elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
             stored.append(node.target)
         elif isinstance(node, cst.Del):
             stored.append(node.target)
-    counts = binding_counts(tree)
     globals_ = module_bindings(tree)
 
     def harmless(root: Optional[cst.CSTNode]) -> bool:
-        """`root` (a store's object, stripped to its name) is `self` or a name the file binds by no import."""
+        """`root` (a store's object, stripped to its name) is `self` or a name the file does not import.
+        (A builtin function's `__self__`, the `builtins` module, is found as a namespace attribute.)"""
         while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
             root = root.func if isinstance(root, cst.Call) else root.value
-        return isinstance(root, cst.Name) and (root.value == "self" or (root.value in counts and root.value not in imported))
+        return isinstance(root, cst.Name) and (root.value == "self" or root.value not in imported)
 
     for target in stored:
         for node in all_nodes(target):

@@ -14,6 +14,7 @@ from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs
 from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     all_nodes,
+    bound_names,
     calls_within,
     code_of,
     contains_detach,
@@ -732,9 +733,27 @@ class Visitor(BlockVisitor):
                 return f"`{code_of(parent).strip()}`", "reads whether"
             top, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
         root = parent if isinstance(parent, cst.BaseSmallStatement) else top
-        for found in all_nodes(root):
+        nodes = all_nodes(root)
+        # Names the statement binds to what it iterates or computes (`[t.requires_grad for t in
+        # (name,)]`, `(t := name)`, `lambda t: ...`): their autograd state may be the read's.
+        bound: Set[str] = set()
+        for found in nodes:
+            if isinstance(found, cst.CompFor):
+                bound.update(bound_names(found.target))
+            elif isinstance(found, cst.NamedExpr):
+                bound.update(bound_names(found.target))
+            elif isinstance(found, cst.Lambda):
+                bound.update(p.name.value for p in all_nodes(found.params) if isinstance(p, cst.Param))
+        for found in nodes:
             if isinstance(found, cst.Attribute) and found.attr.value in REQUIRES_GRAD_SENSITIVE:
                 return f"`{code_of(found).strip()}()`", "raises where"
+            if (
+                isinstance(found, cst.Attribute)
+                and found.attr.value in AUTOGRAD_STATE_ATTRIBUTES
+                and bound
+                and any(isinstance(n, cst.Name) and n.value in bound for n in all_nodes(found.value))
+            ):
+                return f"`{code_of(found).strip()}`", "may read whether"
         return None
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
