@@ -563,7 +563,8 @@ def ends_in_value(
     `print`) or the receiver of one of `methods` called (`.item()`,
     `.detach()`) ends the read in a value, and so does an argument of a call
     `detaching` says detaches what it is given (Lightning's `self.log`); an
-    argument of any other call may keep the tensor. Shared by the rules that
+    argument of any other call may keep the tensor, and so does a `:=` it passes through
+    (`(t := x).item()` binds `t` to the tensor). Shared by the rules that
     must tell a name read as a value (logging) from one read as a tensor (its
     gradient matters).
     """
@@ -572,6 +573,8 @@ def ends_in_value(
     while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
         if isinstance(parent, cst.FormattedStringExpression):
             return True
+        if isinstance(parent, cst.NamedExpr) and parent.value is child:
+            return False  # `(t := x).item()`: `t` keeps the tensor, read elsewhere
         if isinstance(parent, cst.Call):
             func = parent.func
             if child is func:
@@ -847,21 +850,34 @@ _NAMESPACE_BUILTINS = frozenset({"globals", "locals", "exec", "eval", "__import_
 _ATTRIBUTE_BUILTINS = frozenset({"setattr", "delattr", "vars"})
 # Attributes that expose a namespace as a dict: a frame's (`currentframe().f_globals`), a function's
 # (`f.__globals__`), a module's (`mod.__dict__`).
-# And a module reached by its name (`importlib.import_module(__name__)`).
-_NAMESPACE_ATTRIBUTES = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "__builtins__", "import_module"})
+# And a module reached by its name or by an object of it (`importlib.import_module(__name__)`,
+# `inspect.getmodule(f)`), and the `builtins` module as a builtin function's `__self__` (`print.__self__`).
+# Imported by these names (`from importlib import import_module`), read as names too.
+_NAMESPACE_ATTRIBUTES = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "__builtins__", "import_module", "getmodule", "__self__"})
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
 
 
 def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
     """The first node of `tree` that may bind a module global (or a builtin) by a form that is no
     binding statement, or None.
     Allowlist by shape, conservative: any use of a name in `_NAMESPACE_BUILTINS` (a call or an alias);
-    `setattr`/`delattr`/`vars` unless the object is a name the file binds by no import, an attribute of one
-    (`self.model`) or `self`; `sys.modules`, `import_module`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`), `__dict__` of
+    `setattr`/`delattr`/`vars` unless the object is `self`, or a name the file does not import, or an attribute,
+    item or call of one (`self.model`); `sys.modules` (`sys` by any alias, `from sys import modules`),
+    `import_module`, `getmodule`; a namespace attribute (`_NAMESPACE_ATTRIBUTES`, by attribute, by name or as a
+    string, `getattr(sys, "modules")`), `__dict__` of
     anything but `self` or `cls`; an import of `__main__`, or from `builtins` of a name with a leading
-    underscore (`from builtins import __dict__`)."""
+    underscore (`from builtins import __dict__`).
+    And a store or `del` of an attribute named as a builtin or as a global of the file (`train.sum = f`,
+    `me.k = 0.5`, `print.__self__.len = f`) on anything but such a name of the file: a module may import
+    itself under its own name (`import train`, `from pkg import train as me`), and gradfix does not know
+    that name, so any imported name may be this file's module (`print.__self__`, `builtins`, is a namespace
+    attribute). Another name (`cfg.sum = 0`, `trainer.model = model`) is taken for no module: an
+    alias of a module (`m = train; m.sum = f`) is not seen."""
     nodes = all_nodes(tree)
     imported: Set[str] = set()
+    sys_names: Set[str] = set()  # the names `import sys` binds (`import sys as s`)
     not_names: Set[int] = set()  # `Name` nodes that read no variable: attribute names, keywords
+    stored: List[cst.CSTNode] = []  # targets of stores and `del`s
     for node in nodes:
         if isinstance(node, cst.Import):
             for alias in node.names:
@@ -869,13 +885,19 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                 imported.add(code_of(bound).strip().split(".")[0])
                 if code_of(alias.name).strip() == "__main__":
                     return node
+                if code_of(alias.name).strip() == "sys":
+                    sys_names.add(code_of(bound).strip())
         elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
             module = code_of(node.module).strip() if node.module is not None else ""
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip())
-                if module in ("builtins", "__main__") and code_of(alias.name).strip().startswith("_"):
+                name = code_of(alias.name).strip()
+                if module in ("builtins", "__main__") and name.startswith("_"):
                     return node
+                if name in _NAMESPACE_ATTRIBUTES or (module == "sys" and name == "modules"):
+                    return node  # `from importlib import import_module`, `from sys import modules`
+            not_names.update(id(n) for n in all_nodes(node))
         elif isinstance(node, cst.Attribute):
             not_names.add(id(node.attr))
             attr = node.attr.value
@@ -883,20 +905,64 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                 return node
             if attr == "__dict__" and not (isinstance(node.value, cst.Name) and node.value.value in ("self", "cls")):
                 return node
-            if attr == "modules" and isinstance(node.value, cst.Name) and node.value.value == "sys":
+            if attr == "modules" and isinstance(node.value, cst.Name) and node.value.value in sys_names | {"sys"}:
                 return node
         elif isinstance(node, cst.Arg) and node.keyword is not None:
             not_names.add(id(node.keyword))
+        elif isinstance(node, cst.SimpleString) and string_value(node) in _NAMESPACE_ATTRIBUTES | {"modules", "__dict__"}:
+            return node  # the attribute by its name: `getattr(sys, "modules")`, `getattr(m, "__dict__")`
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            stored.append(node.target)
+        elif isinstance(node, cst.Del):
+            stored.append(node.target)
+    globals_ = module_bindings(tree)
+
+    def harmless(root: Optional[cst.CSTNode]) -> bool:
+        """`root` (a store's object, stripped to its name) is `self` or a name the file does not import.
+        (A builtin function's `__self__`, the `builtins` module, is found as a namespace attribute.)"""
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        return isinstance(root, cst.Name) and (root.value == "self" or root.value not in imported)
+
+    for target in stored:
+        for node in all_nodes(target):
+            if (
+                isinstance(node, cst.Attribute)
+                and (node.attr.value in _BUILTIN_NAMES or node.attr.value in globals_)
+                and not harmless(node.value)
+            ):
+                return node
     for node in nodes:
-        if isinstance(node, cst.Name) and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS:
+        if isinstance(node, cst.Name) and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS | _NAMESPACE_ATTRIBUTES:
             return node
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _ATTRIBUTE_BUILTINS:
             root = node.args[0].value if node.args and not node.args[0].star else None
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            if not (isinstance(root, cst.Name) and (root.value == "self" or root.value not in imported)):
+            if not harmless(root):
                 return node
     return None
+
+
+def module_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
+    """The names `tree` (a module) binds in its own namespace: by statements outside functions,
+    classes and lambdas (defs and classes by their names), and names declared `global` anywhere."""
+    found: Set[str] = set()
+
+    class Collect(_Bindings):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            found.add(node.name.value)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            found.add(node.name.value)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    collector = Collect()
+    tree.visit(collector)
+    found.update(item.name.value for n in all_nodes(tree) if isinstance(n, cst.Global) for item in n.names)
+    return frozenset(found | set(collector.counts))
 
 
 def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:

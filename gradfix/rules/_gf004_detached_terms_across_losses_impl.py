@@ -14,6 +14,7 @@ from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs
 from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
     all_nodes,
+    bound_names,
     calls_within,
     code_of,
     contains_detach,
@@ -318,7 +319,7 @@ class Visitor(BlockVisitor):
             reasons.add(
                 f"the file binds {names}, which gradfix reads as the builtin{'s' if len(shadowed) > 1 else ''}"
                 if shadowed
-                else "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec` or `setattr` on a module), which gradfix reads by their names"
+                else "the file may rebind builtins (a star import, `__builtins__`, a write to the `builtins` module, or a global bound through `globals()`, `exec`, `setattr` or an attribute store on a module the file may itself be), which gradfix reads by their names"
             )
         if len(clauses) == 2 and first.comprehension is not second.comprehension:
             # Two comprehensions, each evaluating its clause: an attribute may be read as two values
@@ -717,23 +718,44 @@ class Visitor(BlockVisitor):
 
     def _grad_sensitive_read(self, node: cst.CSTNode) -> Optional[Tuple[str, str]]:
         """The text and the verb of a read of `node` whose outcome depends on whether the tensor requires grad, or None:
-        its autograd state (`name.requires_grad`, `.grad_fn`, `.is_leaf`), or a `.numpy()` (it raises
+        its autograd state (`name.requires_grad`, `.grad_fn`, `.is_leaf`, also of an expression derived from it:
+        `name.view(1).requires_grad`, `(name * 1).grad_fn is None`), or a `.numpy()` (it raises
         where the tensor requires grad) anywhere in the statement that reads it, since a value derived
         from it requires grad as it does (`name.view(1).numpy()`, `(name + 0).numpy()`). The rewrite makes
         the carrier require grad wherever the other operand does, even where its own live operand did
         not (a frozen source)."""
         parent = self.get_metadata(ParentNodeProvider, node, None)
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
-            return f"`{code_of(parent).strip()}`", "reads whether"
         # The expression that holds the read, up to its statement (a compound statement's header
-        # expression, not its body).
+        # expression, not its body). The autograd state of any expression on the way, whose value is
+        # derived from the read (`name.view(1).requires_grad`, `(name * 1).grad_fn`): it requires grad
+        # where the name does.
         top: cst.CSTNode = node
         while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
+            if isinstance(parent, cst.Attribute) and parent.value is top and parent.attr.value in AUTOGRAD_STATE_ATTRIBUTES:
+                return f"`{code_of(parent).strip()}`", "reads whether"
             top, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
         root = parent if isinstance(parent, cst.BaseSmallStatement) else top
-        for found in all_nodes(root):
+        nodes = all_nodes(root)
+        # Names the statement binds to what it iterates or computes (`[t.requires_grad for t in
+        # (name,)]`, `(t := name)`, `lambda t: ...`): their autograd state may be the read's.
+        bound: Set[str] = set()
+        for found in nodes:
+            if isinstance(found, cst.CompFor):
+                bound.update(bound_names(found.target))
+            elif isinstance(found, cst.NamedExpr):
+                bound.update(bound_names(found.target))
+            elif isinstance(found, cst.Lambda):
+                bound.update(p.name.value for p in all_nodes(found.params) if isinstance(p, cst.Param))
+        for found in nodes:
             if isinstance(found, cst.Attribute) and found.attr.value in REQUIRES_GRAD_SENSITIVE:
                 return f"`{code_of(found).strip()}()`", "raises where"
+            if (
+                isinstance(found, cst.Attribute)
+                and found.attr.value in AUTOGRAD_STATE_ATTRIBUTES
+                and bound
+                and any(isinstance(n, cst.Name) and n.value in bound for n in all_nodes(found.value))
+            ):
+                return f"`{code_of(found).strip()}`", "may read whether"
         return None
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
