@@ -1036,9 +1036,9 @@ def outside_backward_reasons(scope: cst.CSTNode, facts: "FileFacts", classifier,
     return []
 
 
-def _value_like(node: Optional[cst.BaseExpression]) -> bool:
+def value_like(node: Optional[cst.BaseExpression]) -> bool:
     """An expression whose result carries no graph: a literal, an f-string, `.item()`, `float(...)`,
-    and tuples or lists of those (GF005's `_value`)."""
+    and tuples or lists of those (GF005's escapes and the merges' `_graph_leaves` share it)."""
     if node is None or is_literal(node) or isinstance(node, cst.FormattedString):
         return True
     if isinstance(node, cst.Call):
@@ -1048,7 +1048,7 @@ def _value_like(node: Optional[cst.BaseExpression]) -> bool:
         if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
             return True
     if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_value_like(e.value) for e in node.elements)
+        return all(value_like(e.value) for e in node.elements)
     return False
 
 
@@ -1066,7 +1066,7 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
     line = facts.line
     scalers = [c.scaler for c in calls if c.scaler is not None]
     for node in _walk(scope.body):
-        if isinstance(node, cst.Return) and not _value_like(node.value):
+        if isinstance(node, cst.Return) and not value_like(node.value):
             return f"`return {code_of(node.value).strip()}` (line {line(node)}) may hand a tensor of the graph to the caller"  # type: ignore[union-attr]
         if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
             return f"`{code_of(node).strip()[:40]}` (line {line(node)}) may let a tensor of the graph outlive the call"
@@ -1074,12 +1074,12 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
             return f"a nested function, lambda or class (line {line(node)}) may keep a tensor of the graph"
         value = getattr(node, "value", None) if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) else None
         for target in _store_targets(node):
-            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and _value_like(value)):
+            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value)):
                 return f"`{code_of(target).strip()}` (line {line(target)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 for inner in _store_targets(target):
-                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not _value_like(node.value):
+                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value):
                         return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call):
             return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
@@ -1111,13 +1111,13 @@ def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call) -> bool:
         method = func.attr.value
         if method in STEP_METHODS and not call.args:
             return True
-        if method in MODULE_LEAF_METHODS and all(_value_like(a.value) for a in call.args):
+        if method in MODULE_LEAF_METHODS and all(value_like(a.value) for a in call.args):
             return True
         if method in BACKPROP_NAMES and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
             return True  # `loss.backward(retain_graph=True)`: it leaves gradients, no graph
         if method in ("step", "scale", "unscale_", "update") and any(same_expr(func.value, s) for s in scalers) and len(call.args) <= 1:
             return True  # `scaler.scale(loss)`, `scaler.step(opt)`, `scaler.update()`
-        if method in MUTATING_METHODS and not all(_value_like(a.value) for a in call.args):
+        if method in MUTATING_METHODS and not all(value_like(a.value) for a in call.args):
             return False
     if classifier is not None:
         qualified = classifier.qualified(func)

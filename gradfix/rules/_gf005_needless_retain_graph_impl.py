@@ -12,9 +12,9 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
-from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import binding_counts, calls_within, code_of, is_literal, same_expr
+from gradfix.analysis.exprs import binding_counts, calls_within, code_of, same_expr
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
@@ -29,7 +29,7 @@ from gradfix.analysis.loops import (
     writes_into_parameters,
 )
 from gradfix.fixes.build import Replace
-from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -499,18 +499,9 @@ class Visitor(BlockVisitor):
         )
 
     def _value(self, node: cst.BaseExpression) -> bool:
-        """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string."""
-        if is_literal(node) or isinstance(node, cst.FormattedString):
-            return True
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
-                return True
-            if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
-                return True
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return all(self._value(e.value) for e in node.elements)
-        return False
+        """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string
+        (`backward.value_like`, which the merges' escape check shares)."""
+        return value_like(node)
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
