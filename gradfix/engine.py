@@ -53,12 +53,16 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     2. Each rule that passed stage 1 may have a precheck (`might_match(data,
        text, state)` on the rule module, built from `gradfix.prechecks`) that
        says it cannot match. The file is skipped only when every such rule is
-       ruled out and the file parses (CPython's parser, strict decoding);
+       ruled out, the file decodes strictly and what the prechecks parsed
+       parses (CPython's parser: the whole file, or with GF002 alone only the
+       top-level statements that hold a stop-gradient, `prechecks.marked_tree`);
        otherwise every rule that passed stage 1 runs, exactly as without
-       stage 2, so a syntax error or undecodable bytes are reported whenever
-       the file passes stage 1, as before. (What only libcst stumbles on, in
-       a file no rule can match, is no longer reported: a RecursionError in
-       its metadata passes, syntax its grammar lacks.)
+       stage 2, and reports the syntax error. A syntax error in a part of the
+       file no precheck had to read goes unreported, as in a file that fails
+       stage 1: gradfix reports what keeps it from analysing code that may
+       match. (What only libcst stumbles on, in a file no rule can match, is
+       not reported either: a RecursionError in its metadata passes, syntax
+       its grammar lacks.)
 
     `parse=False` stops after stage 1 (no CPython parse in this call): the
     cheap routing test of `gradfix.parallel`, whose workers then run the full
@@ -74,8 +78,9 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
         check = getattr(rule, "might_match", None)
         if check is None or check(data, text, state):
             return candidates
-    # No rule can match if the file parses; one that does not is left to `_parse` to report.
-    return [] if _decodes(data) and prechecks.tree(data, state) is not None else candidates
+    # No rule can match if what the prechecks parsed parses; a file that does not is left to
+    # `_parse` to report (a precheck that needs the whole tree parsed all of it).
+    return [] if _decodes(data) and state.get("tree", True) is not None else candidates
 
 
 _TOKEN_PIECE = re.compile(rb"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]+")
@@ -332,7 +337,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
 
     `may_join`: whether the file's text holds a `;` (False spares the walk for `a; b` lines).
     """
-    from libcst.metadata import MetadataWrapper
+    from libcst.metadata import MetadataWrapper, ScopeProvider
 
     from gradfix.analysis.facts import FileFacts
     from gradfix.analysis.positions import node_maps
@@ -352,6 +357,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
         op_names=op_names(wrapper.module, grad_scale_import, facts.code),
         grad_scale_module=grad_scale_import,
         facts=facts,
+        scopes=lambda: wrapper.resolve(ScopeProvider),  # (the wrapper keeps what it resolved)
     )
     by_code = {}
     for rule in rules:

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Callable, Collection, Dict, List, Optional, Sequence, Set
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
@@ -114,6 +115,17 @@ class CalleeClassifier:
             base = base.value
         if not isinstance(base, cst.Name):
             return set()
+        # A first name bound once, by a top-level import the read follows: the import's name, with
+        # no scope resolved for it (`imported_names`: most files that reach libcst ask only this).
+        parsed = self.metadata_node(node)
+        position = self.facts.nodes.positions.get(parsed)
+        parent = self.facts.nodes.parents.get(parsed)
+        # (Not the `b` of `a.b` nor the keyword of `f(b=...)`: no reads, libcst's scopes skip them.)
+        named = (isinstance(parent, cst.Attribute) and parent.attr is parsed) or (isinstance(parent, cst.Arg) and parent.keyword is parsed)
+        if position is not None and not named:
+            sole = self.facts.sole_imports.qualified(get_full_name_for_node(node) or "", position.start.line)
+            if sole is not None:
+                return {sole}
         scope = self.meta(ScopeProvider, node, None)
         # What QualifiedNameProvider would give, asked of this node alone (the scope finds
         # the node's own accesses by identity: hence the parsed node, not an inlined copy).

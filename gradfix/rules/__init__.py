@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT
 from gradfix.rules import (
@@ -52,6 +52,8 @@ class RuleContext:
     grad_scale_module: str = DEFAULT_GRAD_SCALE_IMPORT
     # What every rule asks about the whole file, computed once (gradfix.analysis.facts.FileFacts).
     facts: object = None
+    # The file's scopes (libcst's ScopeProvider mapping), resolved on the first call and then kept.
+    scopes: Callable[[], Mapping] = lambda: {}
 
     @property
     def grad_scale_name(self) -> str:

@@ -35,7 +35,10 @@ class BlockVisitor(cst.CSTVisitor):
     # PositionProvider and ParentNodeProvider are answered from the file's facts (`get_metadata`):
     # one codegen pass gives the positions, the parents and the statements' spans a fix needs
     # (`analysis.positions`), where libcst's providers take three passes.
-    METADATA_DEPENDENCIES = (ScopeProvider,)
+    # ScopeProvider (and the ExpressionContextProvider it needs: two whole-file passes, about
+    # half of the analysis of a big file) is resolved only when a rule first asks for a scope
+    # (`RuleContext.scopes`): many files that reach libcst never do.
+    METADATA_DEPENDENCIES = ()
 
     def __init__(self, ctx) -> None:  # ctx: gradfix.rules.RuleContext
         super().__init__()
@@ -49,6 +52,9 @@ class BlockVisitor(cst.CSTVisitor):
         if key is PositionProvider or key is ParentNodeProvider:
             found = self.facts.nodes.positions if key is PositionProvider else self.facts.nodes.parents
             return found[node] if not default or node in found else default[0]
+        if key is ScopeProvider:
+            scopes = self.ctx.scopes()
+            return scopes[node] if not default or node in scopes else default[0]
         return super().get_metadata(key, node, *default)
 
     def metadata_node(self, node: cst.CSTNode) -> cst.CSTNode:
