@@ -119,6 +119,95 @@ def tree(data: bytes, state: Dict[str, object]):
     return state["tree"]
 
 
+# The tokens that decide where the module's own statements start (`top_level_cuts`), left to
+# right: a comment, a string literal (whatever its prefix: none changes where it ends; an
+# unterminated one runs to the end of its line, or of the text if triple-quoted), a backslash
+# continuation, and a line that starts at column 0. Every alternative starts with one of a few
+# bytes, so the regular expression engine skips the rest of the text fast.
+_LAYOUT = re.compile(
+    rb"(?P<skip>#[^\r\n]*+"
+    rb'|"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\Z)'
+    rb"|'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\Z)"
+    rb'|"(?:[^"\\\r\n]++|\\.)*+(?:"|$)'
+    rb"|'(?:[^'\\\r\n]++|\\.)*+(?:'|$))"
+    rb"|(?P<joined>\\\r?\n)"
+    rb"|\n(?P<line>(?:async[ \t]+)?(?:def|class)[ \t]|@|[)\]}]|(?=[^\s#]))",
+    re.S | re.M,
+)
+
+
+def top_level_cuts(text: bytes) -> List[int]:
+    """Where the text may be cut into runs of whole statements of the module's body: 0, the start
+    of each top-level `def` and `class` (of its first decorator, if any), and the text's end.
+
+    `def` and `class` at column 0, outside string literals, start a statement: neither can stand
+    inside brackets, and a backslash continuation is no line start here. The decorators right above
+    a definition are its own: the `@` lines at column 0 since the last other line there, a line
+    that starts with a closing bracket (the end of a decorator's arguments) not counting; after any
+    other line there, the next definition gets no cut (the line may be a decorator's argument). A
+    `@` at column 0 that is a matrix product inside brackets gives a cut no piece parses across,
+    and the caller then parses the whole file."""
+    cuts = [0]
+    decorated = 0 if text.startswith(b"@") else -1  # where the next definition's decorators start
+    unsure = False  # a line at column 0 came after a decorator: it may be one of its arguments
+    for match in _LAYOUT.finditer(text):
+        if match.lastgroup != "line":
+            continue  # a comment, a string literal, a continued line
+        word = match.group("line")
+        if word == b"@":
+            decorated = match.start("line") if decorated < 0 else decorated
+        elif word in (b")", b"]", b"}"):
+            continue
+        elif word:
+            cut = match.start("line") if decorated < 0 else decorated
+            if cut > cuts[-1] and not unsure:
+                cuts.append(cut)
+            decorated, unsure = -1, False
+        elif decorated >= 0:
+            decorated, unsure = -1, True  # (no cut before the next definition: it keeps its decorators)
+    if len(text) > cuts[-1]:
+        cuts.append(len(text))
+    return cuts
+
+
+def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.Pattern[bytes]"):
+    """(CPython's tree of the top-level statements around every match of `marker`, whether that is
+    the whole file's tree), or None when the file does not parse.
+
+    The parse is most of a precheck's cost, and most of a file holds no marker: the text is cut
+    into runs of whole statements of the module's body (`top_level_cuts`), and only the runs
+    holding a marker are parsed, each at its own lines: the tree of each is the one CPython makes
+    of those statements in the whole file. Where a run does not parse, or the text is not the
+    file's bytes (a declared encoding), the whole file is parsed (`tree`), as the caller must also
+    do when it needs what the runs leave out."""
+    import ast
+    import warnings
+    from bisect import bisect_right
+
+    if "marked" in state:
+        return state["marked"]  # type: ignore[return-value]
+    found = None
+    if text is data and "tree" not in state:
+        cuts = top_level_cuts(text)
+        pieces = sorted({bisect_right(cuts, m.start()) - 1 for m in marker.finditer(text)})
+        body: list = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for k in pieces:
+                    start = cuts[k]
+                    # (the blank lines before it: its nodes' lines are the file's)
+                    body.extend(ast.parse(b"\n" * text.count(b"\n", 0, start) + text[start : cuts[k + 1]]).body)
+            found = (ast.Module(body=body, type_ignores=[]), len(pieces) == len(cuts) - 1)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            found = None
+    if found is None:
+        whole = tree(data, state)
+        found = None if whole is None else (whole, True)
+    state["marked"] = found
+    return found
+
+
 def statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tuple]]:
     """Every statement list of the file with the function it belongs to (the module at top level),
     walked once per prefilter call; None when the file does not parse.

@@ -11,6 +11,7 @@ as the helper's nodes, so its classifications differ from the other rules'.)
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
@@ -20,6 +21,7 @@ from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
 from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
+from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
@@ -48,6 +50,11 @@ class FileFacts:
     def code(self) -> str:
         """The file's text, as libcst writes the module."""
         return self.module.code
+
+    @cached_property
+    def sole_imports(self) -> SoleImports:
+        """The names bound once in the file, by a top-level import (`imported_names`)."""
+        return SoleImports(self.code)
 
     @cached_property
     def lines(self) -> List[str]:
@@ -132,15 +139,18 @@ class FileFacts:
         `weight_norm`, `spectral_norm`, `orthogonal`), strings too: a parametrized module may keep
         its computed weight, with its graph, between calls (`parametrize.cached()`)."""
         words = ("register_parametrization", "cached", "parametrize", "parametrizations")
-        if not any(word in self.code for word in words):
-            return []  # (a walk of every node, spared where no word is in the text)
+        if not _may_name(self.code, words):
+            return []  # (a walk of every node, spared)
         return name_references(self.module, words.__contains__, strings=True)
 
     @cached_property
     def torch_function_overrides(self) -> List[cst.CSTNode]:
         """Every mention of `__torch_function__` / `__torch_dispatch__` (strings too): a class of the
         file may then pass for a tensor in torch's functions without being one."""
-        return name_references(self.module, ("__torch_function__", "__torch_dispatch__").__contains__, strings=True)
+        words = ("__torch_function__", "__torch_dispatch__")
+        if not _may_name(self.code, words):
+            return []  # (a walk of every node, spared)
+        return name_references(self.module, words.__contains__, strings=True)
 
     @cached_property
     def tensor_subclasses(self) -> List[cst.ClassDef]:
@@ -339,6 +349,17 @@ class FileFacts:
 
 
 _DATA_NAMES = frozenset({"data", "__getattr__", "__getattribute__"})
+
+
+# A backslash in a string literal that may stand for a letter, a digit or `_` (`\x5f`, `\u0066`,
+# `\N{LOW LINE}`, `\137`) or join two lines (a backslash before a line end).
+_SPELLING_ESCAPE = re.compile(r"\\(?:[0-7xuUN]|\r?\n)")
+
+
+def _may_name(code: str, words: Tuple[str, ...]) -> bool:
+    """Whether a name or string literal of `code` may stand for one of `words` (`name_references`
+    with `strings`): a word is in the text, or an escape may spell one in a string literal."""
+    return any(word in code for word in words) or _SPELLING_ESCAPE.search(code) is not None
 
 
 def _binds(body: cst.CSTNode, names: frozenset) -> bool:

@@ -144,9 +144,21 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
-    tree = prechecks.tree(data, state)  # one parse per file, shared by every precheck
-    if tree is None:
+    # Only the top-level statements holding a marker are parsed (`prechecks.marked_tree`).
+    marked = prechecks.marked_tree(data, text, state, _MARKER)
+    if marked is None:
         return True  # left to the parser to report
+    tree, whole = marked
+    found = _pair(tree, whole, text, state)
+    if found is None:  # a call outside any function: `_summed` reads the whole module
+        whole_tree = prechecks.tree(data, state)
+        return True if whole_tree is None else bool(_pair(whole_tree, True, text, state))
+    return found
+
+
+def _pair(tree, whole: bool, text: bytes, state: dict):
+    """Whether `might_match` finds a pair in `tree`; None when a marked call outside any function
+    would need the whole module's tree and `tree` is not (`whole`)."""
     # Only the calls that hold a stop-gradient in an argument are compared: mark the ancestors of
     # every `.detach()`-like call once, then look at the marked calls. Only the statements whose
     # lines hold a marker are walked (a class's statements one by one): most of a file holds none.
@@ -194,6 +206,8 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
         scope = parents.get(node)
         while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             scope = parents.get(scope)
+        if scope is None and not whole:
+            return None
         # In any order (swapped symmetric calls): sorted by their text modulo stop-gradients.
         signature = sorted(((name + normal.text, normal.stops) for name, normal in operands), key=lambda item: item[0])
         key = (id(scope), ast.dump(func), tuple(text for text, _ in signature))
