@@ -11,9 +11,11 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
 
 from gradfix.analysis.backward import BackwardRun, backward_calls, backward_runs, merge_reasons, old_keyword_note, old_keyword_reasons
-from gradfix.analysis.between import fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
+from gradfix.analysis.between import _numeric_names, fresh_calls, HarmlessCalls, harmless_call, scan_between, with_aliases
 from gradfix.analysis.exprs import (
+    access_path,
     all_nodes,
+    binding_counts,
     bound_names,
     calls_within,
     code_of,
@@ -454,14 +456,18 @@ class Visitor(BlockVisitor):
         uses = expansion.symbol_use_steps(symbol)
         if not uses:
             return []
-        found = self._uses_span(uses[0], uses[-1])
+        found = self._uses_span(block, uses[0], uses[-1])
         if found is None:
             return [f"gradfix cannot place the uses of coefficient `{symbol}` among the statements"]
         # (Both uses in one statement too: `k * s + anneal(cfg) + k * p` reads `k` twice.) The run's
         # backward calls are scanned as their losses: a loss is computed before its backward runs,
         # and hooks are the merge's to vouch for (`merge_reasons`).
         backward = {id(c.call): c.receiver for c in run.calls}
-        span = [_masked(st, [c.call for c in run.calls if contains_node(st, c.call)], backward) for st in found]
+        # `opt.zero_grad()` on a torch optimizer or module only clears gradients: masked where the
+        # coefficient is proven to read none (`_zero_grad_cannot_change`).
+        cleared = self._torch_zero_grads(found) if self._zero_grad_cannot_change(symbol) else []
+        masked = [c.call for c in run.calls] + cleared
+        span = [_masked(st, [n for n in masked if contains_node(st, n)], backward) for st in found]
         paths = read_paths(cst.parse_expression(symbol))
         watched = with_aliases(paths, self.scopes[-1], self.classifier)
         # Rebinding another name of the object leaves it as it was (`_symbol_changes` sees the symbol's own).
@@ -475,6 +481,51 @@ class Visitor(BlockVisitor):
         if verdict.unknown:
             return [f"{verdict.unknown_text()} between the uses of coefficient `{symbol}` ({lines}) may change it"]
         return []
+
+    def _torch_zero_grads(self, statements: Sequence[cst.BaseStatement]) -> List[cst.Call]:
+        """The calls `self.X.zero_grad()` (or with `set_to_none=True`/`False`) in `statements` whose
+        receiver is proven a torch optimizer, module or scaler (`Backpropagators._torch_attribute`:
+        every store into `X` in the file is a torch constructor's, and nothing of the file can run
+        by the method's name): torch's `zero_grad` sets the `.grad` of parameters to None or zeroes
+        it in place, and changes nothing else (no hook runs for it)."""
+        found: List[cst.Call] = []
+        for statement in statements:
+            for call in all_nodes(statement):
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_grad"):
+                    continue
+                plain_args = all(
+                    a.keyword is not None and a.keyword.value == "set_to_none" and not a.star
+                    and isinstance(a.value, cst.Name) and a.value.value in ("True", "False")
+                    for a in call.args
+                )
+                if plain_args and self.facts.backpropagators._torch_attribute(call.func.value, "zero_grad"):
+                    found.append(call)
+        return found
+
+    def _zero_grad_cannot_change(self, symbol: str) -> bool:
+        """Whether torch's `zero_grad` cannot change coefficient `symbol` (allowlist): it reads no
+        `.grad`, and is `len(path)` (no class of the file defines `__len__`: zero_grad changes no
+        length, not even of a gradient it zeroes; it may make `w.grad` None, excluded above), a module
+        constant bound to a number, or a name of the function bound only to numbers (`_numeric_names`
+        without factories: arithmetic makes new values, never a gradient's alias). A tensor
+        coefficient (`k = w.grad[0]`, `self.scale`) may share storage with a gradient zeroed in place."""
+        expression = cst.parse_expression(symbol)
+        if any(isinstance(n, cst.Attribute) and n.attr.value in ("grad", "_grad") for n in all_nodes(expression)):
+            return False
+        expression = strip_parens(expression)
+        if isinstance(expression, cst.Call):
+            func, args = expression.func, expression.args
+            return (
+                isinstance(func, cst.Name) and func.value == "len" and len(args) == 1 and args[0].keyword is None and not args[0].star
+                and access_path(args[0].value) is not None and not self.classifier.may_bind_attribute("__len__")
+            )
+        if isinstance(expression, cst.Name):
+            name = expression.value
+            scope = self.scopes[-1]
+            if isinstance(scope, cst.Module) or name in binding_counts(scope):
+                return name in _numeric_names(scope, frozenset())
+            return self.safety.constants.get(name) is not None  # (not bound in the function: the module's)
+        return False
 
     def _list_reads(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """A list a term is appended to, reduced after its loop, counts the loop's iterations only if
@@ -535,11 +586,14 @@ class Visitor(BlockVisitor):
         statement = self.get_metadata(ParentNodeProvider, parent, None) if isinstance(parent, cst.AssignTarget) else None
         return isinstance(statement, cst.Assign) and len(statement.targets) == 1 and isinstance(strip_parens(statement.value), cst.List) and not statement.value.elements  # type: ignore[attr-defined]
 
-    def _uses_span(self, first: cst.CSTNode, last: cst.CSTNode) -> Optional[List[cst.BaseStatement]]:
-        """The statements that run from `first` to `last` (two statements of the function): those of
+    def _uses_span(self, block: Sequence[cst.BaseStatement], first: cst.CSTNode, last: cst.CSTNode) -> Optional[List[cst.BaseStatement]]:
+        """The statements that run from `first` to `last` (two steps of `block`'s expansion): those of
         the innermost body holding both, from the one holding `first` to the one holding `last`; the
-        outermost loop around them instead, where they stand in one (the next iteration reads again).
-        None where they cannot be placed."""
+        outermost loop of `block` around them instead, where they stand in one (the next iteration
+        reads again). A loop around `block` itself is not one of them: the expansion walks `block`
+        once, top down, so every use and every backward of the run are in one pass through it
+        (one iteration of such a loop); the next iteration reads each use anew, before its
+        backward. None where they cannot be placed (a use outside `block`)."""
         chains = []
         for node in (first, last):
             chain = [node]
@@ -553,7 +607,13 @@ class Visitor(BlockVisitor):
         while depth < min(map(len, chains)) and chains[0][depth] is chains[1][depth]:
             depth += 1
         common = chains[0][: depth]
-        loops = [n for n in common[1:] if isinstance(n, (cst.For, cst.While))]
+        # Where `block` starts in the chains: the statement of `block` that holds both uses (or
+        # each its own statement of `block`, then no loop of `block` holds both).
+        tops = {id(st) for st in block}
+        inside = [k for chain in chains for k, node in enumerate(chain) if id(node) in tops]
+        if len(inside) != 2:
+            return None
+        loops = [n for n in common[min(inside) :] if isinstance(n, (cst.For, cst.While))]
         if loops:
             return [loops[0]]
         holder = common[-1]
