@@ -66,10 +66,19 @@ def _plain(kind: type) -> bool:
 
 def walk_tree(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """`node.visit(visitor)` for a read-only visitor, without rebuilding the tree."""
-    if not _plain(type(visitor)):
+    kind = type(visitor)
+    if not _plain(kind):
         node.visit(visitor)
-        return
-    _walk(node, visitor)
+    elif (
+        kind.on_visit is cst.CSTVisitor.on_visit
+        and kind.on_leave is cst.CSTVisitor.on_leave
+        and not any(name.startswith(("visit_", "leave_")) for name in getattr(visitor, "__dict__", ()))
+    ):
+        # libcst's own `on_visit`/`on_leave`: `visit_<Type>`/`leave_<Type>` looked up once per node
+        # type for this walk, not once per node (the visitor's methods do not change during a walk).
+        _dispatch(node, visitor, {}, {})
+    else:
+        _walk(node, visitor)
 
 
 def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -77,3 +86,22 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         for child in children(node):
             _walk(child, visitor)
     visitor.on_leave(node)
+
+
+def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: dict) -> None:
+    """`_walk` with `CSTVisitor.on_visit` and `on_leave` inlined."""
+    kind = type(node)
+    try:
+        visit = visits[kind]
+    except KeyError:
+        visit = visits[kind] = getattr(visitor, f"visit_{kind.__name__}", None)
+    # Children are skipped only where `visit_<Type>` returned False (`CSTVisitor.on_visit`).
+    if visit is None or visit(node) is not False:
+        for child in children(node):
+            _dispatch(child, visitor, visits, leaves)
+    try:
+        leave = leaves[kind]
+    except KeyError:
+        leave = leaves[kind] = getattr(visitor, f"leave_{kind.__name__}", None)
+    if leave is not None:
+        leave(node)
