@@ -341,6 +341,7 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
 
     from gradfix.analysis.facts import FileFacts
     from gradfix.analysis.positions import node_maps
+    from gradfix.analysis.walk import forget, walk_tree
     from gradfix.fixes.imports import op_names
     from gradfix.rules import RuleContext, visitor
 
@@ -360,10 +361,15 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
         scopes=lambda: wrapper.resolve(ScopeProvider),  # (the wrapper keeps what it resolved)
     )
     by_code = {}
-    for rule in rules:
-        rule_visitor = visitor(rule)(ctx)
-        wrapper.visit(rule_visitor)
-        by_code[rule.CODE] = rule_visitor.findings
+    try:
+        for rule in rules:
+            rule_visitor = visitor(rule)(ctx)
+            # `wrapper.visit(rule_visitor)`, walking the tree without rebuilding it (`walk_tree`)
+            with rule_visitor.resolve(wrapper):
+                walk_tree(wrapper.module, rule_visitor)
+            by_code[rule.CODE] = rule_visitor.findings
+    finally:
+        forget()  # the children read on this file's trees
     findings: List[Finding] = []
     for rule in rules:
         stronger = [f for code in getattr(rule, "SUPERSEDED_BY", ()) for f in by_code.get(code, ())]

@@ -34,6 +34,7 @@ import libcst as cst
 
 from gradfix.files import lines_with_ends
 from gradfix.findings import NOQA, Finding, Fix, TextEdit
+from gradfix.analysis.walk import walk_tree
 
 # The nodes whose children may hold a statement line: the statement-level walk goes no deeper.
 _CONTAINERS = (
@@ -225,7 +226,7 @@ class _Finder(cst.CSTVisitor):
 
 def _has_joined_line(module: cst.Module) -> bool:
     finder = _Finder()
-    module.visit(finder)
+    walk_tree(module, finder)
     return finder.found
 
 

@@ -24,6 +24,7 @@ from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_B
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
 from gradfix.analysis.exprs import access_path, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
+from gradfix.analysis.walk import children, walk_tree
 
 
 @dataclass
@@ -244,7 +245,7 @@ def accelerator_receivers(module: cst.Module, counts: Mapping[str, int]) -> Froz
             if code_of(node.func).strip() in ("setattr", "object.__setattr__", "delattr") and node.args:
                 patched.add(base(node.args[0].value))
 
-    module.visit(Collect())
+    walk_tree(module, Collect())
     if patched & {c.split(".")[0] for c in constructors}:
         return frozenset()  # the class itself (or the `accelerate` module) patched
     return frozenset(name for name, count in made.items() if counts.get(name) == count and name not in patched)
@@ -442,7 +443,7 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
             return False
 
     for statement in statements:
-        statement.visit(Collect())
+        walk_tree(statement, Collect())
     return found
 
 
@@ -455,7 +456,7 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
     found: List[cst.Call] = []
     parents: Dict[int, cst.CSTNode] = {}
     for node in _walk(module):
-        for child in node.children:
+        for child in children(node):
             parents[id(child)] = node
     for call in _all_within(module, cst.Call):
         name = last_name(call.func)
@@ -575,7 +576,7 @@ def _in_own_dict(receiver: cst.BaseExpression, scope: cst.CSTNode) -> bool:
             if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
                 values.append(node.value)
 
-    scope.visit(Find())
+    walk_tree(scope, Find())
     if len(values) != 1:
         return False
     value = values[0]
@@ -597,7 +598,7 @@ def _definitions(module: cst.CSTNode) -> List[cst.FunctionDef]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             found.append(node)
 
-    module.visit(Collect())
+    walk_tree(module, Collect())
     return found
 
 
@@ -921,14 +922,14 @@ def _guards_around(scope: cst.CSTNode, node: cst.CSTNode, module: cst.Module) ->
                 return True
             # Only its body is guarded: a handler's, `else`'s or `finally`'s code is not.
             stack.append(n)
-            n.body.visit(self)  # type: ignore[attr-defined]
+            walk_tree(n.body, self)  # type: ignore[attr-defined]
             stack.pop()
             for part in (*getattr(n, "handlers", ()), getattr(n, "orelse", None), getattr(n, "finalbody", None)):
                 if part is not None:
-                    part.visit(self)
+                    walk_tree(part, self)
             return False
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return found[0] if found else []
 
 
@@ -1100,7 +1101,7 @@ def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:
             found.append(n)
             return True
 
-    node.visit(Walk())
+    walk_tree(node, Walk())
     return found
 
 
@@ -1294,7 +1295,7 @@ class Backpropagators:
         assign_of: Dict[int, cst.Assign] = {}
         torch_imports: Dict[str, List[str]] = {}
         dynamic: List[cst.CSTNode] = []
-        module.visit(Collect())
+        walk_tree(module, Collect())
         self._attribute_values = attribute_values
         self._attribute_stores = attribute_stores
         self._torch_imports = torch_imports
@@ -1367,7 +1368,7 @@ class Backpropagators:
                 if node.value in aliases:
                     found.append(node)
 
-        value.visit(Find())
+        walk_tree(value, Find())
         return bool(found)
 
     def suspect(self, node: cst.BaseExpression) -> bool:
@@ -1464,11 +1465,11 @@ class Backpropagators:
 
             class Walk(cst.CSTVisitor):
                 def on_visit(self, node: cst.CSTNode) -> bool:
-                    for child in node.children:
+                    for child in children(node):
                         parents[child] = node
                     return True
 
-            self._module.visit(Walk())
+            walk_tree(self._module, Walk())
             self._parent_map = parents
         return self._parent_map
 
@@ -1526,7 +1527,7 @@ class Backpropagators:
             def visit_Return(self, node: cst.Return) -> None:
                 self._held(node.value)
 
-        scope.visit(Collect())
+        walk_tree(scope, Collect())
         return found
 
 

@@ -64,6 +64,7 @@ from gradfix.analysis.vocabulary import (
     VIEW_METHODS,
     is_inplace_name,
 )
+from gradfix.analysis.walk import walk_tree
 
 
 # The builtins that call a metaclass hook of the class they are given.
@@ -267,10 +268,10 @@ class _Scanner(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
         self._store(node.name, "redefined")
         for decorator in node.decorators:
-            decorator.visit(self)
-        node.params.visit(self)  # default values (and annotations) are evaluated at definition
+            walk_tree(decorator, self)
+        walk_tree(node.params, self)  # default values (and annotations) are evaluated at definition
         if node.returns is not None:
-            node.returns.visit(self)
+            walk_tree(node.returns, self)
         return False  # the body runs only when called, and a call is checked where it is made
 
     def visit_Decorator(self, node: cst.Decorator) -> Optional[bool]:
@@ -287,7 +288,7 @@ class _Scanner(cst.CSTVisitor):
         return True  # the body runs now, as any statements would
 
     def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
-        node.params.visit(self)
+        walk_tree(node.params, self)
         return False
 
     # -- stores ---------------------------------------------------------------
@@ -468,7 +469,7 @@ def _target_paths(target: cst.CSTNode) -> Iterable[Tuple[str, ...]]:
 def reads_gradients(node: cst.CSTNode) -> bool:
     """Whether `node` reads or writes a `.grad` (or `._grad`) slot, in any spelling the scanner sees."""
     verdict = Verdict()
-    node.visit(_Scanner((), verdict, stores_only=False, policy=None, gradients_only=True))
+    walk_tree(node, _Scanner((), verdict, stores_only=False, policy=None, gradients_only=True))
     return verdict.barrier is not None
 
 
@@ -657,7 +658,7 @@ def scan_between(
     scanner = _Scanner(watched, verdict, policy=policy)
     scanner.rebindable = rebindable
     for statement in statements:
-        statement.visit(scanner)
+        walk_tree(statement, scanner)
         if verdict.barrier is not None:
             break
     return verdict
@@ -734,7 +735,7 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
                         bound.append((pattern.rest.value,))
 
             for case in node.cases:
-                case.pattern.visit(Captures())
+                walk_tree(case.pattern, Captures())
             if bound:
                 bindings.append((bound, [node.subject]))
 
@@ -761,7 +762,7 @@ def _aliases(watched, scope: cst.CSTNode, fresh: Optional["_FreshFunctions"]) ->
         def visit_Lambda(self, node: cst.Lambda) -> bool:
             return False
 
-    scope.visit(Collect())
+    walk_tree(scope, Collect())
     changed = True
     while changed:
         changed = False
@@ -853,7 +854,7 @@ def _numeric_names(scope: cst.CSTNode, factories: AbstractSet[str] = FRESH_TENSO
                 other.update(_name_values(node.target))
 
     scaled: List[Tuple[str, cst.BaseExpression]] = []
-    scope.visit(Collect())
+    walk_tree(scope, Collect())
     # To a fixed point: `s = s / len(xs)` keeps `s` a number or tensor if `s` is one.
     names = {name for name in plain if name not in other}
     changed = True
@@ -893,10 +894,10 @@ def _all_names(node: cst.CSTNode, attributes: bool = True) -> List[cst.Name]:
         def visit_Attribute(self, attribute: cst.Attribute) -> Optional[bool]:
             if attributes:
                 return True
-            attribute.value.visit(self)
+            walk_tree(attribute.value, self)
             return False
 
-    node.visit(Names())
+    walk_tree(node, Names())
     return found
 
 
@@ -1164,7 +1165,7 @@ class _FreshFunctions:
             def visit_Lambda(self, node: cst.Lambda) -> bool:
                 return False
 
-        function.visit(Returns())
+        walk_tree(function, Returns())
         ok = all(
             value is None or (not _may_alias(value, aliases, self) and not (isinstance(value, cst.Name) and value.value == "__generator__"))
             for value in results
@@ -1180,5 +1181,5 @@ def _reads_any(node: cst.CSTNode, paths: Sequence[Tuple[str, ...]]) -> bool:
 def stores_into(statement: cst.BaseStatement, watched: Sequence[Tuple[str, ...]]) -> Optional[str]:
     """Why `statement` (nested statements included) rebinds or mutates a watched path, or None."""
     verdict = Verdict()
-    statement.visit(_Scanner(watched, verdict, stores_only=True))
+    walk_tree(statement, _Scanner(watched, verdict, stores_only=True))
     return verdict.barrier

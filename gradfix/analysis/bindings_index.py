@@ -20,6 +20,7 @@ import libcst as cst
 
 from gradfix.analysis.exprs import code_of, dynamic_global, strip_parens
 from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES
+from gradfix.analysis.walk import walk_tree
 
 
 def target_names(target: cst.BaseExpression) -> Set[str]:
@@ -38,7 +39,7 @@ def mentions(node: cst.CSTNode, name: str) -> bool:
             if n.value == name:
                 seen.append(n)
 
-    node.visit(Find())
+    walk_tree(node, Find())
     return bool(seen)
 
 
@@ -280,7 +281,7 @@ class ModuleIndex:
 def index_module(module: cst.Module) -> ModuleIndex:
     """The classes and attribute stores of `module` (`ModuleIndex`)."""
     collector = Bindings()
-    module.visit(collector)
+    walk_tree(module, collector)
     return ModuleIndex(collector.classes, collector.bindings, collector.class_makers, dynamic_global(module))
 
 
@@ -438,7 +439,7 @@ def self_attribute_values(cls: cst.ClassDef, attr: str) -> list:
             if node.asname is not None and unpacks(node.asname.name):
                 values.append(None)
 
-    cls.visit(Collect())
+    walk_tree(cls, Collect())
     # `setattr(self, ...)`, `del self.x` and stores from elsewhere: `bound_elsewhere`.
     return [v for v in values if v is not None] if None not in values else [None, None]
 
@@ -486,5 +487,5 @@ def module_changes(module: cst.Module, text: str) -> list:
             elif isinstance(target, (cst.Attribute, cst.Subscript)) and rooted(target.value):
                 found.append(target)
 
-    module.visit(Find())
+    walk_tree(module, Find())
     return found

@@ -19,6 +19,7 @@ from gradfix.analysis.bindings_index import class_members, mentions, target_name
 from gradfix.analysis.callee_kinds import PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, inplace_keyword, may_write, strip_parens
 from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, CALLEE_BUILTINS, PURE_FUNCTIONS, PURE_TENSOR_METHODS, RANDOM_FUNCTIONS, has_inplace_suffix
+from gradfix.analysis.walk import walk_tree
 
 if TYPE_CHECKING:
     from gradfix.analysis.callees import CalleeClassifier
@@ -129,12 +130,12 @@ class BodyChecker(cst.CSTVisitor):
         self._comprehension(node)
 
     def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
-        node.value.visit(self)  # the keyword is a parameter name, not a read
+        walk_tree(node.value, self)  # the keyword is a parameter name, not a read
         return False
 
     def visit_Param(self, node: cst.Param) -> Optional[bool]:
         if node.default is not None:
-            node.default.visit(self)
+            walk_tree(node.default, self)
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
@@ -153,7 +154,7 @@ class BodyChecker(cst.CSTVisitor):
         self._random_value(node)
         if node.attr.value in AUTOGRAD_STATE_ATTRIBUTES or node.attr.value == "__class__":
             self._reads_state(node)
-        node.value.visit(self)
+        walk_tree(node.value, self)
         return False
 
     def _reads_state(self, node: cst.CSTNode, text: str = "") -> None:
@@ -249,7 +250,7 @@ class BodyChecker(cst.CSTVisitor):
                 self._fail(UNKNOWN, f"modifies a tensor in place (`{code_of(func).strip()}(..., {how})`)")
                 return True
             for arg in node.args:
-                arg.visit(self)
+                walk_tree(arg, self)
             return False
         if isinstance(func, cst.Attribute) and self._is_self(func.value):
             # `self.kl(...)`: a method of the class, or a module assigned on `self`.
@@ -263,7 +264,7 @@ class BodyChecker(cst.CSTVisitor):
                 self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`: {callee.unproven}")
             elif callee.kind == PURE:
                 for arg in node.args:
-                    arg.visit(self)
+                    walk_tree(arg, self)
             elif callee.kind == RANDOM:
                 self._fail(RANDOM, f"calls `{code_of(func).strip()}`, which draws random numbers")
             else:
@@ -287,7 +288,7 @@ class BodyChecker(cst.CSTVisitor):
                     self._fail(UNKNOWN, f"calls `{code_of(func).strip()}` with `key={code_of(key.value).strip()}`, a function gradfix does not follow")
                     return False
                 for arg in node.args:
-                    arg.visit(self)
+                    walk_tree(arg, self)
                 return False
             self._fail(UNKNOWN, f"calls `{code_of(func).strip()}`")
             return True
@@ -325,7 +326,7 @@ class BodyChecker(cst.CSTVisitor):
             self._fail(UNKNOWN, f"calls `{name}`, a local name gradfix cannot resolve to one function")
             return False
         for arg in node.args:
-            arg.visit(self)
+            walk_tree(arg, self)
         return False
 
 
@@ -421,7 +422,7 @@ def _aliasing_binding(owner: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
                     found.append(node)
             return True
 
-    owner.body.visit(Find())  # type: ignore[attr-defined]
+    walk_tree(owner.body, Find())  # type: ignore[attr-defined]
     if found:
         return found[0]
     return None if bound else owner

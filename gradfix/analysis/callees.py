@@ -72,6 +72,7 @@ from gradfix.analysis.vocabulary import (
     TRANSPARENT_DECORATORS,
     is_nn_class,
 )
+from gradfix.analysis.walk import walk_tree
 
 GetMeta = Callable[..., object]
 
@@ -649,7 +650,7 @@ class CalleeClassifier:
             def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
                 self.in_class.pop()
 
-        module.visit(Defs())
+        walk_tree(module, Defs())
         classifier = self
 
         class Uses(cst.CSTVisitor):
@@ -657,28 +658,28 @@ class CalleeClassifier:
                 # The callee itself is called, not handed on: look at the rest only.
                 func = node.func
                 if isinstance(func, cst.Attribute):
-                    func.value.visit(self)
+                    walk_tree(func.value, self)
                 elif not isinstance(func, cst.Name):
-                    func.visit(self)
+                    walk_tree(func, self)
                 consumer = classifier._only_calls(func)
                 for arg in node.args:
                     if consumer and isinstance(arg.value, (cst.Name, cst.Attribute)) and not arg.star:
                         if isinstance(arg.value, cst.Attribute):
-                            arg.value.value.visit(self)
+                            walk_tree(arg.value.value, self)
                         continue  # `net.apply(init_weights)`: called there, never bound under a name
-                    arg.visit(self)
+                    walk_tree(arg, self)
                 return False
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
                 for decorator in node.decorators:
                     applied = decorator.decorator
                     if isinstance(applied, cst.Call):
-                        applied.visit(self)  # its arguments
+                        walk_tree(applied, self)  # its arguments
                         applied = applied.func
                     known = classifier.qualified(applied) & TRANSPARENT_DECORATORS or classifier._only_calls(applied)
                     if not known and code_of(applied).strip() not in ("staticmethod", "classmethod", "property"):
                         escaping.append(node)  # the decorator receives it
-                node.body.visit(self)
+                walk_tree(node.body, self)
                 return False
 
             def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
@@ -690,7 +691,7 @@ class CalleeClassifier:
 
             def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
                 escaping.extend(methods.get(node.attr.value, ()))  # `self.cb`, `tracker.cb` read: a bound method handed on
-                node.value.visit(self)
+                walk_tree(node.value, self)
                 return False
 
             def visit_Import(self, node: cst.Import) -> bool:
@@ -699,7 +700,7 @@ class CalleeClassifier:
             def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
                 return False
 
-        module.visit(Uses())
+        walk_tree(module, Uses())
         for node in dict.fromkeys(escaping):
             verdict = self.function_callee(node)
             if verdict.kind != PURE or verdict.unproven:
@@ -745,7 +746,7 @@ class CalleeClassifier:
         if not isinstance(node, (cst.FunctionDef, cst.Lambda)):
             return Callee(UNKNOWN, reason="is not a function")
         checker = BodyChecker(self, node, self_name=self._self_parameter(node), inline=inline)
-        node.body.visit(checker)
+        walk_tree(node.body, checker)
         if checker.verdict is not None and checker.verdict.kind == RANDOM:
             return checker.verdict
         # Default values are evaluated once, where the function is defined, and
@@ -756,7 +757,7 @@ class CalleeClassifier:
             if param.default is None:
                 continue
             defaults = DefaultChecker(self, param)
-            param.default.visit(defaults)
+            walk_tree(param.default, defaults)
             if defaults.verdict is not None:
                 return defaults.verdict
         return checker.verdict or Callee(PURE)
@@ -808,7 +809,7 @@ def _binds(node: cst.CSTNode) -> bool:
                 found.append(n)
             return not found
 
-    node.visit(Find())
+    walk_tree(node, Find())
     return bool(found)
 
 
@@ -932,7 +933,7 @@ def _tensor_result_of(classifier: "CalleeClassifier", call: cst.Call, seen: Set[
         returned: List[Optional[cst.BaseExpression]] = [value.body]
     else:
         finder = _Returns()
-        value.body.visit(finder)
+        walk_tree(value.body, finder)
         returned = finder.values
     return bool(returned) and all(r is not None and _tensor_expression(classifier, r, seen) for r in returned)
 

@@ -12,6 +12,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, is_inplace_name
+from gradfix.analysis.walk import walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -151,9 +152,9 @@ class _DetachFinder(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "data":
             # `x.data()`: a method named `data`, no stop-gradient; look inside its parts only.
-            func.value.visit(self)
+            walk_tree(func.value, self)
             for arg in node.args:
-                arg.visit(self)
+                walk_tree(arg, self)
             return False
         return True
 
@@ -164,14 +165,14 @@ class _DetachFinder(cst.CSTVisitor):
         if data_stop(node.value) is not None:
             # `ds.data.shape`, `torch.utils.data.DataLoader`: an attribute of what `.data` gives, read
             # as a field, not an operand; look below it only.
-            node.value.value.visit(self)  # type: ignore[attr-defined]
+            walk_tree(node.value.value, self)  # type: ignore[attr-defined]
             return False
         return True
 
 
 def contains_detach(node: cst.CSTNode) -> bool:
     finder = _DetachFinder()
-    node.visit(finder)
+    walk_tree(node, finder)
     return finder.found
 
 
@@ -185,7 +186,7 @@ def contains_node(container: cst.CSTNode, node: cst.CSTNode) -> bool:
                 found[0] = True
             return not found[0]
 
-    container.visit(Find())
+    walk_tree(container, Find())
     return found[0]
 
 
@@ -200,7 +201,7 @@ def nodes_within(node: cst.CSTNode, kind: type) -> list:
                 found.append(n)
             return not isinstance(n, cst.Lambda)
 
-    node.visit(Collect())
+    walk_tree(node, Collect())
     return found
 
 
@@ -260,7 +261,7 @@ class _NameCollector(cst.CSTVisitor):
             while isinstance(inner, (cst.Subscript, cst.Attribute)):
                 if isinstance(inner, cst.Subscript):
                     for element in inner.slice:
-                        element.visit(self)
+                        walk_tree(element, self)
                 inner = inner.value
             return False
         return True
@@ -286,7 +287,7 @@ class _NameCollector(cst.CSTVisitor):
 def read_paths(node: cst.CSTNode) -> List[Tuple[str, ...]]:
     """Every access path an expression reads (what a rebinding could change)."""
     collector = _NameCollector()
-    node.visit(collector)
+    walk_tree(node, collector)
     return collector.paths
 
 
@@ -657,7 +658,7 @@ def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings:
         def visit_Attribute(self, node: cst.Attribute) -> bool:
             if matches(node.attr.value):
                 found.append(node)
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False  # `attr` is no free name
 
         def visit_Name(self, node: cst.Name) -> None:
@@ -671,7 +672,7 @@ def name_references(scope: cst.CSTNode, matches: Callable[[str], bool], strings:
             if matches(node.value if text is None else text):  # an unusual literal: as written
                 found.append(node)  # `getattr(D, "register_forward_hook")`
 
-    scope.visit(Collect())
+    walk_tree(scope, Collect())
     return found
 
 
@@ -828,7 +829,7 @@ def may_change_builtins(tree: cst.CSTNode) -> bool:
         def visit_Name(self, node: cst.Name) -> None:
             names.append(node)
 
-    tree.visit(Collect())
+    walk_tree(tree, Collect())
     if star or any(n.value == "__builtins__" for n in names):
         return True
     # The module reached by its name as a string: `sys.modules["builtins"]`, `import_module("builtins")`.
@@ -960,7 +961,7 @@ def module_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
             return False
 
     collector = Collect()
-    tree.visit(collector)
+    walk_tree(tree, collector)
     found.update(item.name.value for n in all_nodes(tree) if isinstance(n, cst.Global) for item in n.names)
     return frozenset(found | set(collector.counts))
 
@@ -974,7 +975,7 @@ def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
             found.append(n)
             return True
 
-    tree.visit(Collect())
+    walk_tree(tree, Collect())
     return found
 
 
@@ -1001,7 +1002,7 @@ def unscoped_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
             if node.rest is not None:
                 found.add(node.rest.value)
 
-    tree.visit(Collect())
+    walk_tree(tree, Collect())
     return frozenset(found)
 
 
@@ -1043,7 +1044,7 @@ def imported_names(statement: cst.CSTNode) -> List[str]:
 def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
     """How many times each name is bound anywhere in `tree` (see `_Bindings`; a few forms count double)."""
     collector = _Bindings()
-    tree.visit(collector)
+    walk_tree(tree, collector)
     return collector.counts
 
 

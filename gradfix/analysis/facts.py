@@ -27,6 +27,7 @@ from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
 from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
+from gradfix.analysis.walk import walk_tree
 
 
 # Packages whose checkpoint modules rerun a forward in backward (`torch.utils.checkpoint`,
@@ -246,7 +247,7 @@ class FileFacts:
                         found.append(node)
                         return
 
-        self.module.visit(Find())
+        walk_tree(self.module, Find())
         return found
 
     @cached_property
@@ -301,7 +302,7 @@ class FileFacts:
                 if last_name(node.func) in ("checkpoint", "checkpoint_sequential"):
                     found.append(node)
 
-        self.module.visit(Find())
+        walk_tree(self.module, Find())
         return sorted(found, key=self.line)
 
     @cached_property
@@ -333,7 +334,7 @@ class FileFacts:
                 if mentions(string_value(node)):
                     found.append(node)
 
-        self.module.visit(Find())
+        walk_tree(self.module, Find())
         return sorted(found, key=self.line)
 
     @cached_property

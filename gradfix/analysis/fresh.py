@@ -42,6 +42,7 @@ import libcst as cst
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM
 from gradfix.analysis.exprs import binding_counts, is_inplace_call
 from gradfix.analysis.vocabulary import PURE_TENSOR_METHODS, VALUE_FUNCTIONS, VALUE_METHODS, has_inplace_suffix
+from gradfix.analysis.walk import walk_tree
 
 
 def fresh_backward(call: cst.Call, after: int, scope: cst.CSTNode, module: cst.Module, classifier, line) -> bool:
@@ -146,7 +147,7 @@ def _statement_of(scope: cst.CSTNode, call: cst.Call) -> Optional[Tuple[Sequence
                         found.append((body, k))
             return True
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return found[0] if found else None
 
 
@@ -175,12 +176,12 @@ def _value_names(value: cst.BaseExpression, classifier) -> Optional[List[str]]:
                 if has_inplace_suffix(method) or method not in PURE_TENSOR_METHODS | VALUE_METHODS:
                     ok[0] = False
                     return False
-                func.value.visit(self)  # the receiver is read
+                walk_tree(func.value, self)  # the receiver is read
             elif classifier.classify(func).kind not in (PURE, MODULE, RANDOM):
                 ok[0] = False
                 return False
             for arg in node.args:
-                arg.value.visit(self)
+                walk_tree(arg.value, self)
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -204,7 +205,7 @@ def _value_names(value: cst.BaseExpression, classifier) -> Optional[List[str]]:
                 return False
             return super().on_visit(node)
 
-    value.visit(Walk())
+    walk_tree(value, Walk())
     return names if ok[0] else None
 
 
@@ -238,7 +239,7 @@ def _every_use(scope: cst.CSTNode, names: Set[str], allowed, skipped: Set[int] =
         def on_leave(self, original_node: cst.CSTNode) -> None:
             stack.pop()
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return ok[0]
 
 

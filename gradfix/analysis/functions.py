@@ -69,6 +69,7 @@ from gradfix.analysis.vocabulary import (
     ZERO_METHODS,
     ZEROING_METHODS,
 )
+from gradfix.analysis.walk import walk_tree
 
 # What an expression is with respect to the gradient arguments.
 CONST = "const"  # does not depend on any gradient
@@ -209,10 +210,10 @@ class _Linearity:
                     found.append(n)
 
             def visit_Attribute(self, n: cst.Attribute) -> bool:
-                n.value.visit(self)
+                walk_tree(n.value, self)
                 return False
 
-        node.visit(Find())
+        walk_tree(node, Find())
         return bool(found)
 
     def _statement(self, node: cst.CSTNode) -> None:
@@ -373,7 +374,7 @@ class _Linearity:
                 checker._call(call)
                 return False
 
-        node.visit(Calls())
+        walk_tree(node, Calls())
 
     def _binary(self, node: cst.BinaryOperation) -> str:
         left, right = self.kind(node.left), self.kind(node.right)
@@ -554,8 +555,8 @@ def backward_methods(module: cst.Module) -> List[Tuple[str, cst.CSTNode, Optiona
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             stores.add(id(node.target))
 
-    module.visit(Stores())
-    module.visit(Collect())
+    walk_tree(module, Stores())
+    walk_tree(module, Collect())
     return found
 
 
@@ -607,17 +608,17 @@ def _names_read(node: cst.CSTNode) -> List[cst.Name]:
 
     class Collect(cst.CSTVisitor):
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk_tree(n.value, self)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            walk_tree(n.value, self)
             return False
 
         def visit_Name(self, n: cst.Name) -> None:
             found.append(n)
 
-    node.visit(Collect())
+    walk_tree(node, Collect())
     return found
 
 

@@ -19,6 +19,7 @@ import libcst as cst
 from gradfix.reasons import INTROSPECTION, Reason
 from gradfix.analysis.exprs import last_name, scope_bindings, string_value
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
+from gradfix.analysis.walk import walk_tree
 
 
 def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
@@ -52,7 +53,7 @@ def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
             if module_level and isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 self.depth -= 1
 
-    scope.visit(Collect())
+    walk_tree(scope, Collect())
     return found
 
 
@@ -133,19 +134,19 @@ def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
                 found.append(node)
             elif attr in _STRING_BINDERS and base in builtins_names:
                 found.append(node)
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False  # `node.attr` names an attribute, not a builtin
 
         def visit_Call(self, node: cst.Call) -> Optional[bool]:
             func = node.func
             if isinstance(func, cst.Name) and func.value == "vars" and node.args:
                 for arg in node.args:
-                    arg.visit(self)
+                    walk_tree(arg, self)
                 return False
             return True
 
-    module.visit(Imports())
-    module.visit(Find())
+    walk_tree(module, Imports())
+    walk_tree(module, Find())
     return bool(found)
 
 
@@ -190,7 +191,7 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
             if method and node.attr.value in _CLASS_NAMESPACES:
                 found.append(node)
 
-    module.visit(Find())
+    walk_tree(module, Find())
     if not method and names_by_string(module, star_imports=False):
         found.append(module)
     getters = _mentions_outside_calls(module, ATTRIBUTE_GETTERS)
@@ -206,11 +207,11 @@ def _mentions_outside_calls(module: cst.Module, words: frozenset) -> List[cst.CS
         def visit_Call(self, node: cst.Call) -> bool:
             # The callee itself is a use as a call; what it is an attribute of is still visited.
             if isinstance(node.func, cst.Attribute):
-                node.func.value.visit(self)
+                walk_tree(node.func.value, self)
             elif not isinstance(node.func, cst.Name):
-                node.func.visit(self)
+                walk_tree(node.func, self)
             for arg in node.args:
-                arg.visit(self)
+                walk_tree(arg, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
@@ -221,7 +222,7 @@ def _mentions_outside_calls(module: cst.Module, words: frozenset) -> List[cst.CS
             if node.attr.value in words:
                 found.append(node)
 
-    module.visit(Find())
+    walk_tree(module, Find())
     return found
 
 
@@ -257,7 +258,7 @@ def reads_scope_by_string(scope: cst.CSTNode) -> bool:
             if string_value(node) in words:
                 found.append(node)
 
-    scope.visit(Find())
+    walk_tree(scope, Find())
     return bool(found)
 
 
@@ -399,8 +400,8 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
                 return isinstance(root, cst.Name) and root.value in imported and root is not callee
             return False
 
-    module.visit(Imports())
-    module.visit(Find())
+    walk_tree(module, Imports())
+    walk_tree(module, Find())
     # Module-level names are attributes of the module object (`sys.modules[__name__].log`), and
     # class-scope names (at any depth of the body: `if ...: log = f`) of the class and its instances.
     names.update(scope_bindings(module))

@@ -13,6 +13,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from gradfix.analysis.exprs import access_path, code_of, same_expr, strip_parens
+from gradfix.analysis.walk import walk_tree
 
 
 def comprehension_reduction(node: cst.Call) -> Optional[Tuple[cst.CSTNode, bool]]:
@@ -103,7 +104,7 @@ def read_attributes(node: cst.BaseExpression) -> List[cst.Attribute]:
             found.append(attribute)
             return False
 
-    node.visit(Attributes())
+    walk_tree(node, Attributes())
     return found
 
 
@@ -174,7 +175,7 @@ def self_reads(node: cst.BaseExpression, name: str) -> List[cst.Name]:
             if n.value == name:
                 found.append(n)
 
-    node.visit(Collect())
+    walk_tree(node, Collect())
     return found
 
 
@@ -303,7 +304,7 @@ def calls_or_binds(node: cst.CSTNode) -> bool:
         def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
             found.append(n)
 
-    node.visit(Find())
+    walk_tree(node, Find())
     return bool(found)
 
 
@@ -348,5 +349,5 @@ def stored_names(node: cst.CSTNode) -> Set[str]:
     if isinstance(node, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
         add_target(node)
     else:
-        node.visit(Collect())
+        walk_tree(node, Collect())
     return names

@@ -51,6 +51,7 @@ from gradfix.analysis.vocabulary import (
     VALUE_METHODS,
     has_inplace_suffix,
 )
+from gradfix.analysis.walk import children, walk_tree
 
 _LOOPS = (cst.For, cst.While)
 
@@ -428,7 +429,7 @@ def _handed_on(
             if original_node is loop:
                 done[0] = True
 
-    scope.visit(Reads())
+    walk_tree(scope, Reads())
     return found[0]
 
 
@@ -515,7 +516,7 @@ def _names_where_bound(value: cst.CSTNode, module: cst.Module, cache: Dict[int, 
             if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and self.stack[-1] is original_node:
                 self.stack.pop()
 
-    module.visit(Find())
+    walk_tree(module, Find())
     scope = holder[0]
     if isinstance(scope, (cst.Lambda, cst.ClassDef)):
         return lambda name: False  # a lambda's or a class body's names: not resolved here
@@ -588,7 +589,7 @@ def _fresh_in_each_iteration(loop: cst.CSTNode, module: cst.Module) -> Set[str]:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             return bound | {statement.name.value}
         # A nested loop, a `try`, a `match`: checked for reads, their bindings not counted after it.
-        for child in statement.children:
+        for child in children(statement):
             if isinstance(child, cst.BaseExpression) and child is not getattr(statement, "target", None):
                 read(child, bound)  # a test, an iterable, a subject
         for handler in getattr(statement, "handlers", ()):
@@ -648,8 +649,8 @@ def _suites(statement: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
                 return False
             return not isinstance(node, (cst.FunctionDef, cst.ClassDef))
 
-    for child in statement.children:
-        child.visit(Walk())
+    for child in children(statement):
+        walk_tree(child, Walk())
     return found
 
 
@@ -680,7 +681,7 @@ def _add_closure_reads(reads: Dict[str, cst.CSTNode], scope: cst.CSTNode, module
                     for name in bound_names(target.target):
                         defined.setdefault(name, []).append(node.value)
 
-    scope.visit(Find())
+    walk_tree(scope, Find())
     if scope is not module:
         for statement in module.body:
             if isinstance(statement, cst.FunctionDef):
@@ -799,19 +800,19 @@ def _aliased_names(module: cst.Module) -> Set[str]:
         def visit_Call(self, node: cst.Call) -> bool:
             func = node.func
             if isinstance(func, cst.Attribute):
-                func.value.visit(self)
+                walk_tree(func.value, self)
             else:
-                func.visit(self)
+                walk_tree(func, self)
             for arg in node.args:
-                arg.value.visit(self)
+                walk_tree(arg.value, self)
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if isinstance(node.value, cst.Name) and node.attr.value in COLLECTING_METHODS | {"__setitem__", "copy_", "register_buffer"}:
                 found.add(node.value.value)
 
-    module.visit(Walk())
-    module.visit(Methods())
+    walk_tree(module, Walk())
+    walk_tree(module, Methods())
     return found
 
 
@@ -861,13 +862,13 @@ def _read_as_data(body: cst.CSTNode, name: str) -> bool:
             while isinstance(func, cst.Attribute):
                 func = func.value
             if not isinstance(func, cst.Name):
-                node.func.visit(self)
+                walk_tree(node.func, self)
             for arg in node.args:
-                arg.value.visit(self)
+                walk_tree(arg.value, self)
             return False
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
@@ -875,10 +876,10 @@ def _read_as_data(body: cst.CSTNode, name: str) -> bool:
                 found.append(node)
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return bool(found)
 
 
@@ -932,15 +933,15 @@ def _attribute_reads(body: cst.CSTNode, receivers: Set[str]) -> Set[str]:
             ):
                 pass  # `self.opt.step()`, `self.model.train()`
             else:
-                func.visit(self)
+                walk_tree(func, self)
             for arg in node.args:
-                arg.value.visit(self)
+                walk_tree(arg.value, self)
             return False
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
             target = node.target
             if isinstance(target, cst.Attribute):
-                target.value.visit(self)  # `self.h = ...` stores, it does not read `h`
+                walk_tree(target.value, self)  # `self.h = ...` stores, it does not read `h`
                 return False
             return True
 
@@ -950,7 +951,7 @@ def _attribute_reads(body: cst.CSTNode, receivers: Set[str]) -> Set[str]:
                 return False
             return True
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return found
 
 
@@ -1011,7 +1012,7 @@ def _attribute_stores(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExp
                     for bound in scope_bindings(statement):
                         out.setdefault(bound, []).append(None)  # bound under an `if`, a `for`...
 
-    module.visit(Walk())
+    walk_tree(module, Walk())
     return out
 
 
@@ -1098,23 +1099,23 @@ def _value_reads(body: cst.CSTNode, code_methods: AbstractSet[str] = frozenset()
             elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in code_methods:
                 pass  # stepped or switched
             else:
-                func.visit(self)
+                walk_tree(func, self)
             for arg in node.args:
-                arg.value.visit(self)
+                walk_tree(arg.value, self)
             return False
 
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return found
 
 
@@ -1126,10 +1127,10 @@ def _names_in(node: cst.CSTNode) -> List[str]:
             names.append(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            walk_tree(n.value, self)
             return False
 
-    node.visit(Walk())
+    walk_tree(node, Walk())
     return [n for n in names if n not in BUILTINS_GRAPH_FREE]
 
 
@@ -1141,7 +1142,7 @@ def _only_builtin_calls(node: cst.BaseExpression) -> bool:
             if not (isinstance(n.func, cst.Name) and n.func.value in BUILTINS_GRAPH_FREE):
                 ok[0] = False
 
-    node.visit(Walk())
+    walk_tree(node, Walk())
     return ok[0]
 
 
@@ -1164,7 +1165,7 @@ def _innermost_loop(scope: cst.CSTNode, target: cst.CSTNode) -> Optional[cst.CST
             if isinstance(original_node, _LOOPS) and stack and stack[-1] is original_node:
                 stack.pop()
 
-    scope.visit(Find())
+    walk_tree(scope, Find())
     return found[0]
 
 
@@ -1223,7 +1224,7 @@ def stores_into_objects(body: cst.CSTNode) -> List[tuple]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return found
 
 
@@ -1249,11 +1250,11 @@ def _reads_and_binds(body: cst.CSTNode):
             reads.setdefault(node.value, node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False  # `.attr` is no name read
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            walk_tree(node.value, self)
             return False  # a keyword is no name read
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -1282,7 +1283,7 @@ def _reads_and_binds(body: cst.CSTNode):
             binds.add(node.name.value)
             return False
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     # An augmented assignment reads the name it binds: `h += x` carries `h` from the last iteration.
     return reads, binds
 
@@ -1341,7 +1342,7 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
             # A module or a name imported from one: no graph of this file's making.
             out.setdefault(code_of(name).strip().split(".")[0], []).append(cst.Integer("0"))
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return out
 
 
@@ -1359,7 +1360,7 @@ def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpres
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             functions.append(node)
 
-    module.visit(Walk())
+    walk_tree(module, Walk())
     for name, value in [*stores_into_objects(module), *_inplace_updates(module)]:
         out.setdefault(name, []).append(value)  # module-level code's own
     for function in functions:
@@ -1394,7 +1395,7 @@ def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return found
 
 
@@ -1410,7 +1411,7 @@ def _declared(scope: cst.CSTNode) -> Set[str]:
                 names.update(n.name.value for n in node.names)
             return True
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return names
 
 
@@ -1438,7 +1439,7 @@ def _self_attributes_read(body: cst.CSTNode) -> bool:
         def visit_Call(self, node: cst.Call) -> Optional[bool]:
             if rooted_at_self(node.func):
                 for arg in node.args:
-                    arg.visit(self)
+                    walk_tree(arg, self)
                 return False
             return True
 
@@ -1448,7 +1449,7 @@ def _self_attributes_read(body: cst.CSTNode) -> bool:
                 return False
             return True
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return found[0]
 
 
@@ -1506,7 +1507,7 @@ def _scoped_free(node: cst.CSTNode, bound: Set[str]) -> List[str]:
             targets |= set(bound_names(comp.target))
             comp = comp.inner_for_in
         inner: List[str] = []
-        for child in node.children:
+        for child in children(node):
             inner.extend(_scoped_free(child, set()))
         return [n for n in inner if n not in targets | bound]
     if isinstance(node, cst.ClassDef):
@@ -1528,17 +1529,17 @@ def _reads_split(node: cst.CSTNode) -> Tuple[List[str], List[str]]:
                 params = inner.params
                 for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                     if param.default is not None:
-                        param.default.visit(self)
+                        walk_tree(param.default, self)
                 if isinstance(inner, cst.FunctionDef):
                     for decorator in inner.decorators:
-                        decorator.decorator.visit(self)
+                        walk_tree(decorator.decorator, self)
                 nested.extend(_scoped_free(inner, set()))
                 return False
             if inner is not node and isinstance(inner, cst.ClassDef):
                 for base in (*inner.bases, *inner.keywords):
-                    base.value.visit(self)
+                    walk_tree(base.value, self)
                 for decorator in inner.decorators:
-                    decorator.decorator.visit(self)
+                    walk_tree(decorator.decorator, self)
                 nested.extend(_scoped_free(inner, set()))
                 return False
             if inner is not node and isinstance(inner, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -1547,14 +1548,14 @@ def _reads_split(node: cst.CSTNode) -> Tuple[List[str], List[str]]:
             if isinstance(inner, cst.Name):
                 here.append(inner.value)
             if isinstance(inner, cst.Attribute):
-                inner.value.visit(self)
+                walk_tree(inner.value, self)
                 return False
             if isinstance(inner, cst.Arg):
-                inner.value.visit(self)
+                walk_tree(inner.value, self)
                 return False
             return True
 
-    node.visit(Walk())
+    walk_tree(node, Walk())
     return here, nested
 
 
@@ -1585,7 +1586,7 @@ def _nested_names(body: cst.CSTNode) -> Set[str]:
                 names.update(bound_names(node.target))
             return True
 
-    body.visit(Walk())
+    walk_tree(body, Walk())
     return names
 
 
@@ -1623,7 +1624,7 @@ def nested_writes(scope: cst.CSTNode) -> List[tuple]:
                         found.append((root, value))
             return True
 
-    scope.visit(Walk())
+    walk_tree(scope, Walk())
     return found
 
 

@@ -50,6 +50,7 @@ from gradfix.analysis.vocabulary import (
     has_inplace_suffix,
 )
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
+from gradfix.analysis.walk import walk_tree
 
 # torch functions that return a tensor (or a number, a tuple of tensors): values `grad_scale` takes.
 # torch functions whose result `grad_scale` refuses (a TypeError): `torch.finfo(...)` and
@@ -377,7 +378,7 @@ def module_constants(module: cst.Module, counts: Optional[Dict[str, int]] = None
                 if coef is not None and not coef.symbolic:
                     values[node.targets[0].target.value] = coef.const
 
-    module.visit(Collect())
+    walk_tree(module, Collect())
     if counts is None:
         counts = binding_counts(module)
     return {k: (v if counts.get(k) == 1 else None) for k, v in values.items()}

@@ -77,6 +77,7 @@ from gradfix.analysis.loop_shapes import (
 )
 from gradfix.analysis.linear import ELEMENTS, Coef, LoopCount, ONE, _literal, cancels
 from gradfix.analysis.vocabulary import FRESH_FUNCTIONS, FRESH_METHODS, FRESH_TENSOR_FACTORIES, MUTATING_METHODS, PURE_TENSOR_METHODS, VALUE_METHODS, has_inplace_suffix
+from gradfix.analysis.walk import walk_tree
 
 
 @dataclass(eq=False)
@@ -512,7 +513,7 @@ class _Walker:
                 if contains_detach(call):
                     tainted.add(id(call))
 
-        node.visit(Collect())
+        walk_tree(node, Collect())
         return Lin((), frozenset(tainted))
 
     def _reads_carrier(self, node: cst.CSTNode, env: Dict[str, Value]) -> bool:
@@ -525,7 +526,7 @@ class _Walker:
                 if value is not None and _all_terms(value):
                     found = True
 
-        node.visit(Collect())
+        walk_tree(node, Collect())
         return found
 
     def _consume_names(self, node: cst.CSTNode, env: Dict[str, Value]) -> None:
@@ -536,7 +537,7 @@ class _Walker:
                 if name.value in env:
                     consumed.add(id(name))
 
-        node.visit(Collect())
+        walk_tree(node, Collect())
 
     # -- statements -------------------------------------------------------------
     def assign(self, env: Dict[str, Value], name: str, value: Value) -> None:
@@ -880,7 +881,7 @@ def _method_calls(node: cst.CSTNode, skip: AbstractSet[int] = frozenset()) -> Li
                 if method not in VALUE_METHODS and method not in PURE_TENSOR_METHODS:
                     found.append((func.value.value, method))
 
-    node.visit(Collect())
+    walk_tree(node, Collect())
     return found
 
 
@@ -963,7 +964,7 @@ class _Sharing:
                     bind(node.asname.name, None, mark(node))
 
         for statement in block:
-            statement.visit(Collect())
+            walk_tree(statement, Collect())
 
     def shared_at(self, name: str, node: cst.CSTNode) -> bool:
         """Whether `name`, updated in place at `node` (an `AugAssign`, or a loop adding to it), may

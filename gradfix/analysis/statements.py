@@ -15,6 +15,7 @@ import libcst as cst
 
 from gradfix.analysis.exprs import last_name
 from gradfix.analysis.vocabulary import PASSING_CONTEXTS
+from gradfix.analysis.walk import children, walk_tree
 
 # What may hold a statement: statements themselves (an `if` in an `elif` chain is one) and the
 # parts of compound statements that hold blocks.
@@ -33,7 +34,7 @@ def statement_parts(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The children of a module, block, compound statement or clause that may hold statements, in order."""
     if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
         return []  # small statements only: no block below
-    return [child for child in node.children if isinstance(child, _HOLDERS)]
+    return [child for child in children(node) if isinstance(child, _HOLDERS)]
 
 
 def walk_statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -164,7 +165,7 @@ def _import_facts(module: cst.Module) -> Tuple[Dict[str, str], Set[str]]:
             if isinstance(node.func, cst.Name) and node.func.value in ("setattr", "globals", "vars", "exec", "eval"):
                 other.add("*")  # (a name or attribute set by string)
 
-    module.visit(Walk())
+    walk_tree(module, Walk())
     if "*" in other:
         imports = {}
     facts = (imports, other)

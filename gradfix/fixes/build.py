@@ -19,6 +19,7 @@ from gradfix.analysis.callee_kinds import MODULE
 from gradfix.analysis.exprs import DETACHED_IN_BOTH, DETACHED_IN_FIRST, DETACHED_IN_SECOND, LIVE_IN_BOTH, as_argument, code_of, is_literal, strip_parens
 from gradfix.analysis.linear import Coef
 from gradfix.analysis.merge import PairMatch
+from gradfix.analysis.walk import walk_tree
 
 def merged_call(
     first: cst.Call,
@@ -111,7 +112,7 @@ def names_in(node: cst.CSTNode) -> Set[str]:
         def visit_Name(self, n: cst.Name) -> None:
             names.add(n.value)
 
-    node.visit(Collect())
+    walk_tree(node, Collect())
     return names
 
 
@@ -174,10 +175,10 @@ class FreshNames:
                 def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
                     names.add(n.name.value)
                     for decorator in n.decorators:
-                        decorator.visit(self)
+                        walk_tree(decorator, self)
                     return False  # its parameters and body are its own scope
 
-            self.module.visit(Collect())
+            walk_tree(self.module, Collect())
             self._taken[-1] = names
         return self._taken[-1]
 

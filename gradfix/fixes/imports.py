@@ -13,6 +13,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from gradfix.options import DEFAULT_GRAD_SCALE_IMPORT
+from gradfix.analysis.walk import walk_tree
 
 
 # The runtime ops rewritten code may call, by their names in gradfix/autograd.py.
@@ -205,7 +206,7 @@ def op_names(module, source: str = DEFAULT_GRAD_SCALE_IMPORT, code: Optional[str
                 if f"{INLINE_MARKER} {op} " in _leading_comments(node) + " ":
                     bound.setdefault(op, node.name.value)
 
-    module.visit(Collect())
+    walk_tree(module, Collect())
     result: Dict[str, str] = {}
     for op in OPS:
         if op in bound:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from gradfix.analysis.exprs import contains_node, strip_parens
 from gradfix.fixes.build import Replace
+from gradfix.analysis.walk import children, walk_tree
 
 SUM_OPS = (cst.Add, cst.Subtract)
 # Removing a term from a sum written over several lines must keep the comments
@@ -169,7 +170,7 @@ def _next_whitespace(statement: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.
             return None
         if whitespace:
             return None
-        for child in current.children:
+        for child in children(current):
             found = walk(child)
             if found is not None:
                 return found
@@ -189,7 +190,7 @@ def _comments_in(item: object) -> List[cst.Comment]:
         def visit_Comment(self, node: cst.Comment) -> None:
             found.append(node)
 
-    item.visit(Collect())
+    walk_tree(item, Collect())
     return found
 
 

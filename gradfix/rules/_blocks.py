@@ -20,6 +20,7 @@ from gradfix.analysis.vocabulary import VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite, to_fix
 from gradfix.reasons import BETWEEN, Reason, Reasons
+from gradfix.analysis.walk import walk_tree
 
 
 # What runs its body more than once: a statement there may see values of an earlier run.
@@ -207,7 +208,7 @@ def _first_walrus(replacements) -> Optional[cst.NamedExpr]:
             found.append(node)
 
     for statement in replacements:
-        statement.visit(Find())
+        walk_tree(statement, Find())
         if found:
             return found[0]
     return None

@@ -36,6 +36,7 @@ from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
+from gradfix.analysis.walk import walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
 
@@ -650,7 +651,7 @@ def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
             if not isinstance(original_node, _CONDITIONAL):
                 self.in_sum.pop()
 
-    small.visit(Collect())
+    walk_tree(small, Collect())
     return roots
 
 
@@ -737,7 +738,7 @@ def _reads_attribute(node: cst.CSTNode) -> bool:
         def visit_Attribute(self, attribute: cst.Attribute) -> None:
             found[0] = True
 
-    node.visit(Find())
+    walk_tree(node, Find())
     return found[0]
 
 

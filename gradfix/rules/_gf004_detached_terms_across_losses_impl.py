@@ -40,6 +40,7 @@ from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAP
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
+from gradfix.analysis.walk import walk_tree
 
 
 # The builtins GF004's expansion reads by their text: iterations (`loop_shapes`: `range(len(xs))`,
@@ -977,7 +978,7 @@ def _updated_in_place(scope: cst.CSTNode, name: str) -> List[cst.CSTNode]:
             if isinstance(node.func, cst.Attribute) and (is_inplace_call(node) or is_inplace_name(node.func.attr.value)) and rooted(node.func.value):
                 found.append(node)
 
-    scope.visit(Find())
+    walk_tree(scope, Find())
     return found
 
 
@@ -1125,7 +1126,7 @@ def _declared_elsewhere(function: cst.CSTNode) -> Dict[str, tuple]:
                 found.setdefault(item.name.value, ("nonlocal", node))
 
     if isinstance(function, cst.FunctionDef):
-        function.visit(Collect())
+        walk_tree(function, Collect())
     return found
 
 

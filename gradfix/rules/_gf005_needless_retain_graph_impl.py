@@ -33,6 +33,7 @@ from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, S
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
+from gradfix.analysis.walk import walk_tree
 
 _NEXT_CALL = "the next call may backpropagate through that graph again, which the fix frees"
 
@@ -264,7 +265,7 @@ class Visitor(BlockVisitor):
                 if method and node.attr.value == name and not visitor._called(node):
                     found.append((node, node))
 
-        self.scopes[0].visit(Find())
+        walk_tree(self.scopes[0], Find())
         # Every read of the function's name, as its scope resolves it, must call it. A method's
         # name read in its class body (`run = step`, `partialmethod(step, h)`) hands it on, called
         # or not: its calls are then `t.run(h)`, which the search above does not match (review, stop 24).
@@ -464,7 +465,7 @@ class Visitor(BlockVisitor):
                 found.append(f"a lambda (line {visitor.line(node)}) may backpropagate later")
                 return False
 
-        function.visit(Find())
+        walk_tree(function, Find())
         return found[0] if found else None
 
     def _fresh(self, name: str, function: cst.FunctionDef) -> bool:
@@ -541,7 +542,7 @@ def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             found.append(node)
 
-    function.visit(Walk())
+    walk_tree(function, Walk())
     return found
 
 
