@@ -48,6 +48,7 @@ from gradfix.analysis.vocabulary import (
     OPTIMIZER_PACKAGES,
     PYTHON_VALUES,
     STEP_METHODS,
+    TRUSTED_MODULES,
     VALUE_METHODS,
     has_inplace_suffix,
 )
@@ -815,18 +816,8 @@ def _aliased_names(module: cst.Module) -> Set[str]:
     return found
 
 
-# Modules whose names hold code or Python values, never a tensor this file's functions could have
-# built a graph into: a name imported from anywhere else and read as data may hold one.
-_TRUSTED_MODULES = frozenset({
-    "torch", "numpy", "math", "random", "os", "sys", "time", "collections", "functools", "itertools",
-    "typing", "dataclasses", "copy", "json", "logging", "argparse", "pathlib", "re", "warnings",
-    "contextlib", "abc", "enum", "types", "operator", "statistics", "tqdm", "accelerate",
-    "pytorch_lightning", "lightning",
-})
-
-
 def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
-    """Module-level names bound by importing from a module outside `_TRUSTED_MODULES`
+    """Module-level names bound by importing from a module outside `TRUSTED_MODULES`
     (`from shared import h`, `import shared`)."""
     names: Set[str] = set()
     for statement in module.body:
@@ -836,12 +827,12 @@ def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     root = code_of(alias.name).strip().split(".")[0]
-                    if root not in _TRUSTED_MODULES:
+                    if root not in TRUSTED_MODULES:
                         local = alias.asname.name if alias.asname is not None else alias.name
                         names.add(code_of(local).strip().split(".")[0])
             elif isinstance(small, cst.ImportFrom):
                 root = code_of(small.module).strip().split(".")[0] if small.module is not None else ""
-                if small.relative or root not in _TRUSTED_MODULES:
+                if small.relative or root not in TRUSTED_MODULES:
                     if isinstance(small.names, cst.ImportStar):
                         continue  # (`names_by_string` counts a star import)
                     for alias in small.names:
