@@ -18,8 +18,11 @@ Causes:
   before it (`v = buf; v.copy_(h)`, `torch.Tensor.copy_(buf, h)`, `put(buf, h)`): only stores were
   followed (V_13..V_17). In-place updates given only Python values or detached tensors
   (`running.mul_(0.9).add_(out.detach())`) stay proven (V_27).
-- GF004: a carrier printed or made text (`print(s_loss)`, `repr`, `'%s' %`, `.format`, `!r`) shows its
-  `grad_fn` (V_18..V_20).
+- GF004: a carrier printed or made text (`print(s_loss)`, `repr`, `'%s' %`, `.format`, `!r`, a display in
+  an f-string) shows its `grad_fn` (V_18..V_20, V_28); its shape, or the carrier itself in an f-string
+  (a number), does not (V_29).
+- `m.apply(fn)` hands `fn` every submodule: what `fn` stores (`register_buffer("extra", h)`) is stored into
+  `m` (V_30).
 - GF004 (`exprs.dynamic_global`): the file's own module reached by an alias (`_m = _me`), a display or a
   loop target, `__setattr__` on it, or `setattr` handed on as a value (`partial(setattr, _me)`,
   `map(setattr, ...)`) (V_21..V_26).
@@ -67,6 +70,9 @@ EXPECTED = {
     "V_25_gf004_module_as_loop_target_rebinds_sum": ("GF004", REBINDS),
     "V_26_gf004_type_setattr_rebinds_sum": ("GF004", REBINDS),
     "V_27_gf003_loop_plain_code_keeps_safe_fix": ("GF003", None),
+    "V_28_gf004_fstring_of_display_of_carrier": ("GF004", "`{[s_loss]}` (line 25) " + SHOWS),
+    "V_29_gf004_shape_and_number_format_of_carrier_keeps_safe_fix": ("GF004", None),
+    "V_30_gf003_loop_apply_registers_graph": ("GF003", "`lin` (line 19) " + BUILT),
 }
 
 # Programs that patch torch or builtins (left patched), or import themselves as `train` (the file

@@ -1720,7 +1720,8 @@ def _nested_names(body: cst.CSTNode) -> Set[str]:
 
 # Methods that keep what they are given in their object: `register_buffer`, `register_forward_hook`,
 # `register_hook`, `add_module`, `add_param_group`, `__setattr__`.
-_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__"})
+# And `apply(fn)`, which hands `fn` every submodule: what `fn` stores into them is stored into it (review, round 6).
+_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__", "apply", "_apply"})
 
 
 def _registers(method: str) -> bool:

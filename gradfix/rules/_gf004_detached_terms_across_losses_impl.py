@@ -48,6 +48,8 @@ _READ_BUILTINS = tuple(sorted({"range", "len", "zip", "enumerate", "list", "tupl
 
 # Builtins that turn a tensor into text with its autograd state (`grad_fn=<...>`, `requires_grad=True`).
 _AS_TEXT = frozenset({"print", "str", "repr", "ascii"})
+# A tensor's attributes that are values whatever its autograd state.
+_SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda"})
 
 
 class Visitor(BlockVisitor):
@@ -762,11 +764,12 @@ class Visitor(BlockVisitor):
                 return f"`{code_of(found).strip()}`", "may read whether"
         # A tensor's str and repr show its autograd state (`tensor(2.02, grad_fn=<AddBackward0>)`): the
         # read, or a value derived from it (`[name]`, `name * 1`), printed or formatted as text (review,
-        # round 6). `.item()`, `.detach()` on the way end it in a value; an f-string's `{name}` formats
-        # a number (a 0-dim tensor's `__format__`), but not with `!r` or `!s`.
+        # round 6). `.item()`, `.detach()`, `.shape` on the way end it in a value; an f-string's `{name}`
+        # formats a number (a 0-dim tensor's `__format__`), but not with `!r` or `!s`, nor a display
+        # that holds it (`f"{[name]}"` shows the tensor's repr).
         child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
         while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
-            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in VALUE_METHODS:
+            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in VALUE_METHODS | _SHAPE_ATTRIBUTES:
                 break
             if isinstance(parent, cst.Call) and parent.func is not child:
                 func = parent.func
@@ -774,7 +777,7 @@ class Visitor(BlockVisitor):
                     return f"`{code_of(parent).strip()}`", "shows whether"
                 break
             if isinstance(parent, cst.FormattedStringExpression):
-                if parent.conversion in ("r", "s", "a"):
+                if parent.conversion in ("r", "s", "a") or isinstance(child, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
                     return f"`{code_of(parent).strip()}`", "shows whether"
                 break
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and parent.right is child:
