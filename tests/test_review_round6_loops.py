@@ -52,7 +52,7 @@ EXPECTED = {
     "V_07_gf003_loop_torch_function_patched": ("GF003", "`lambda x, wt, b=None: x + h` (line 16) is stored into `F`, " + STORED),
     "V_08_gf003_loop_builtin_patched_through_builtins": ("GF003", "`lambda x: x + h` (line 15) is stored into `builtins`, " + STORED),
     "V_09_gf003_loop_container_filled_by_function_defined_later": ("GF003", "`cfg` (line 9) is a container the function hands on"),
-    "V_10_gf003_loop_nonlocal_in_class_body": ("GF003", "`cur` (line 15) " + TENSOR),
+    "V_10_gf003_loop_nonlocal_in_class_body": ("GF003", "`cur` (line 18) " + BUILT),
     "V_11_gf003_loop_lru_cache_keeps_graph": ("GF003", "`feat` (line 11) " + BUILT),
     "V_12_gf003_loop_mutable_default_keeps_graph": ("GF003", "`feat` (line 10) " + BUILT),
     "V_13_gf003_loop_tensor_copied_into_before_loop": ("GF003", "`buf` (line 16) " + BUILT),

@@ -617,8 +617,8 @@ def _plain_use(node: cst.Name, parent: cst.CSTNode, grand: Optional[cst.CSTNode]
         return getattr(parent, "target", None) is node or getattr(parent, "iter", None) is node
     if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
         return code_of(grand.func).strip() == "len"
-    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal)):
-        return True  # a definition's name, not a read
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+        return True  # a definition's name, not a read (`nonlocal cur`: what the nested scope binds is among its values)
     return False
 
 
@@ -1815,15 +1815,26 @@ def patch_reasons(module: cst.Module, line: Callable[..., int]) -> List[Reason]:
                     local = alias.asname.name if alias.asname is not None else alias.name
                     patched.add(code_of(local).strip())
     resolvers: Dict[int, Callable[[str], bool]] = {}
-    bodies: List[cst.CSTNode] = [module, *(f.body for f in everything if isinstance(f, cst.FunctionDef))]
-    for body in bodies:
-        for root, value in stores_into_objects(body):
-            if root in patched and not graph_free(value, _names_where_bound(value, module, resolvers)):
-                return [Reason(
-                    f"`{code_of(value).strip()}` (line {line(value)}) is stored into `{root}`, code the loop may run "
-                    f"(a torch class or function, a builtin), and is not proven to read only graph-free values: "
-                    f"it may hand the loop a graph built before it, which the one backward frees",
-                    LOOP,
-                )]
+    # Stores proper: an assignment to an attribute or item, `setattr` (not a torch function given
+    # a function, `LambdaLR(opt, f)`, which `stores_into_objects` counts as kept by its receiver).
+    stores: List[Tuple[str, cst.BaseExpression]] = []
+    for node in everything:
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target] if isinstance(node, cst.AugAssign) else []
+        for target in targets:
+            root = _root(target) if isinstance(target, (cst.Attribute, cst.Subscript)) else None
+            if root is not None:
+                stores.append((root, node.value))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            root = _root(node.args[0].value)
+            if root is not None:
+                stores.append((root, node.args[2].value))
+    for root, value in stores:
+        if root in patched and not graph_free(value, _names_where_bound(value, module, resolvers)):
+            return [Reason(
+                f"`{code_of(value).strip()}` (line {line(value)}) is stored into `{root}`, code the loop may run "
+                f"(a torch class or function, a builtin), and is not proven to read only graph-free values: "
+                f"it may hand the loop a graph built before it, which the one backward frees",
+                LOOP,
+            )]
     return []
 
