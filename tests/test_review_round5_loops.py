@@ -45,7 +45,7 @@ EXPECTED = {
     "R_06_gf003_loop_forward_hook_def": ("GF003", "the forward hook registered at line 15 (`hook`)"),
     "R_07_gf003_loop_register_buffer_graph": ("GF003", "`m` (line 13) is built before the loop"),
     "R_08_gf003_loop_setattr_graph": ("GF003", "`m` (line 12) is an object the function hands on"),
-    "R_09_gf003_loop_nonlocal_write_before_loop": ("GF003", "`cur` (line 15) is built before the loop"),
+    "R_09_gf003_loop_nonlocal_write_before_loop": ("GF003", "`cur` (line 12) is a tensor the function hands on"),  # (round 6: a nested function reads it)
     "R_10_gf003_loop_suppress_imported_as_no_grad": ("GF003", "`x` is not bound afresh"),
     "R_11_gf003_loop_own_nullcontext_swallows": ("GF003", "`x` is not bound afresh"),
     "R_12_gf003_loop_lambdas_from_comprehension": ("GF003", "`fns` (line 12) is built before the loop"),

@@ -11,7 +11,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 
 import libcst as cst
 
-from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, is_inplace_name
+from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
 from gradfix.analysis.walk import walk_tree
 
 _EMPTY = cst.Module(body=[])
@@ -872,18 +872,26 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
     `me.k = 0.5`, `print.__self__.len = f`) on anything but such a name of the file: a module may import
     itself under its own name (`import train`, `from pkg import train as me`), and gradfix does not know
     that name, so any imported name may be this file's module (`print.__self__`, `builtins`, is a namespace
-    attribute). Another name (`cfg.sum = 0`, `trainer.model = model`) is taken for no module: an
-    alias of a module (`m = train; m.sum = f`) is not seen."""
+    attribute). Another name (`cfg.sum = 0`, `trainer.model = model`) is taken for no module.
+    So a name imported from outside `TRUSTED_MODULES` (maybe this file's module) may only have its
+    attributes read or called, be called, or be given to a builtin that reads it (`isinstance`): handed
+    on in any other way (`m = train`, `[train]`, `partial(setattr, train)`) it may be written under
+    another name (review, round 6). And `setattr`, `delattr`, `vars` used other than by a call of the
+    name (`map(setattr, ...)`), and `__setattr__`/`__delattr__` of or on anything but such a
+    harmless object (`train.__setattr__('sum', f)`, `type(m).__setattr__(m, ...)`)."""
     nodes = all_nodes(tree)
     imported: Set[str] = set()
     sys_names: Set[str] = set()  # the names `import sys` binds (`import sys as s`)
     not_names: Set[int] = set()  # `Name` nodes that read no variable: attribute names, keywords
     stored: List[cst.CSTNode] = []  # targets of stores and `del`s
+    foreign: Set[str] = set()  # imported from outside `TRUSTED_MODULES`: maybe this file's module
     for node in nodes:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip().split(".")[0])
+                if code_of(alias.name).strip().split(".")[0] not in TRUSTED_MODULES:
+                    foreign.add(code_of(bound).strip().split(".")[0])
                 if code_of(alias.name).strip() == "__main__":
                     return node
                 if code_of(alias.name).strip() == "sys":
@@ -893,6 +901,8 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip())
+                if node.relative or module.split(".")[0] not in TRUSTED_MODULES:
+                    foreign.add(code_of(bound).strip())
                 name = code_of(alias.name).strip()
                 if module in ("builtins", "__main__") and name.startswith("_"):
                     return node
@@ -940,7 +950,63 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
             root = node.args[0].value if node.args and not node.args[0].star else None
             if not harmless(root):
                 return node
-    return None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SETATTR_METHODS:
+            # `m.__setattr__('sum', f)`, `type(m).__setattr__(m, 'sum', f)`: the receiver or the first argument.
+            first = node.args[0].value if node.args and not node.args[0].star else None
+            if not harmless(node.func.value) or (first is not None and not harmless(first)):
+                return node
+    return _handed_on_module(tree, foreign, not_names)
+
+
+# Dunder methods that set or delete an attribute of their object (or of their first argument, on a class).
+_SETATTR_METHODS = frozenset({"__setattr__", "__delattr__"})
+# Builtins that only read what they are given: a module handed to them stays as it is.
+_MODULE_READERS = frozenset({"isinstance", "issubclass", "print", "len", "id", "repr", "str", "hasattr", "getattr", "type", "callable"})
+
+
+def _handed_on_module(tree: cst.CSTNode, foreign: AbstractSet[str], not_names: AbstractSet[int]) -> Optional[cst.CSTNode]:
+    """For `dynamic_global`: the first read of a name in `foreign` (maybe this file's module) that
+    hands the object on (bound to another name, put in a display, given to a call other than a reading
+    builtin, a `for` loop's iterable), or of `setattr`/`delattr`/`vars` other than as the called name
+    (`partial(setattr, me)`, `map(setattr, ...)`); None if there is none."""
+    found: List[cst.CSTNode] = []
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if found or isinstance(node, (cst.Import, cst.ImportFrom)):
+                return False
+            if isinstance(node, cst.Name) and id(node) not in not_names and self.parents:
+                parent = self.parents[-1]
+                called = isinstance(parent, cst.Call) and parent.func is node
+                if node.value in _ATTRIBUTE_BUILTINS and not called:
+                    found.append(node)
+                elif node.value in foreign and not called and not _reads_module(node, parent, self.parents):
+                    found.append(node)
+            self.parents.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            if self.parents and self.parents[-1] is original_node:
+                self.parents.pop()
+
+    tree.visit(Walk())
+    return found[0] if found else None
+
+
+def _reads_module(node: cst.Name, parent: cst.CSTNode, parents: List[cst.CSTNode]) -> bool:
+    """`m.attr` (read, called or stored: stores are checked by name in `dynamic_global`), `m` given
+    to a builtin that reads it, compared, a `def`/`class`/parameter name, a `global` declaration."""
+    if isinstance(parent, cst.Attribute):
+        return parent.value is node or parent.attr is node
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.NameItem)):
+        return True
+    if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
+        call = parents[-2]
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _MODULE_READERS
+    return False
 
 
 def module_bindings(tree: cst.CSTNode) -> FrozenSet[str]:

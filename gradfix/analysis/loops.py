@@ -33,21 +33,36 @@ from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Set, T
 
 import libcst as cst
 
-from gradfix.analysis.exprs import access_path, binding_counts, bound_names, code_of, imported_names, is_literal, scope_bindings, strip_parens
+from gradfix.analysis.exprs import (
+    access_path,
+    all_nodes,
+    binding_counts,
+    bound_names,
+    code_of,
+    dynamic_global,
+    imported_names,
+    is_literal,
+    may_change_builtins,
+    scope_bindings,
+    strip_parens,
+)
 from gradfix.analysis.introspection import names_by_string
 from gradfix.analysis.statements import may_catch
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
+    GRAD_MODE_CONTEXTS,
     GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
+    HARMLESS_DECORATORS,
     KEEPS_GRAPH_FREE,
     MODULE_LEAF_METHODS,
     MODULE_PARAMETER_METHODS,
     OPTIMIZER_PACKAGES,
     PYTHON_VALUES,
     STEP_METHODS,
+    TRUSTED_MODULES,
     VALUE_METHODS,
     has_inplace_suffix,
 )
@@ -74,6 +89,8 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
         # round 5). A `def` or `class` of the file (`_bindings_outside` binds its name to its
         # node) is proven only where names are resolved; without `names` its reads are followed
         # where it is called by name (`_add_closure_reads`, `module_graph_reads`).
+        if not _plain_function(value):
+            return False
         if not isinstance(value, cst.Lambda) and names is None:
             return True
         return all(name in _BUILTINS or (names is not None and names(name)) for name in free_reads(value))
@@ -106,6 +123,31 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
             # `parameters()`).
             return all(not a.star and free(a.value) for a in value.args)
     return False
+
+
+def _plain_function(value: cst.CSTNode) -> bool:
+    """A `def`, `lambda` or `class` whose value is its code: each decorator only marks it or switches
+    grad mode (`HARMLESS_DECORATORS`, `@torch.no_grad()`), where `@functools.lru_cache` keeps the
+    first call's result, graph and all, for every later call; and no parameter's default that is
+    no literal (`cache={}`, `c=CACHE`) is written into or handed on in its body, where what the
+    first call puts there is read by the next (review, round 6)."""
+    for decorator in getattr(value, "decorators", ()):
+        expression = decorator.decorator
+        text = code_of(expression.func if isinstance(expression, cst.Call) else expression).strip()
+        if text not in HARMLESS_DECORATORS and text not in GRAD_MODE_CONTEXTS:
+            return False
+    if isinstance(value, cst.ClassDef):
+        return True
+    params = value.params
+    kept = {
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if p.default is not None and not is_literal(p.default)
+    }
+    if not kept:
+        return True
+    body = value.body
+    written = {root for root, _ in [*stores_into_objects(body), *_inplace_updates(body), *nested_writes(value)]}
+    return not (kept & written) and not any(_handed_on(value, name, None) for name in kept)
 
 
 def _class_graph_free(text: str, call: cst.Call, names: Optional[Callable[[str], bool]]) -> bool:
@@ -223,7 +265,7 @@ def loop_reasons(
                 LOOP,
             )
         ]
-    hooks = forward_hook_reasons(module, line)
+    hooks = forward_hook_reasons(module, line) or patch_reasons(module, line)
     if hooks:
         return hooks
     module_bindings = _bindings_outside(module, scope) if scope is not module else {}
@@ -233,6 +275,7 @@ def loop_reasons(
     # bound before it.
     entering = params | _declared(scope)
     writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
+    rebinder: Optional[Tuple[Optional[cst.CSTNode], bool]] = None  # `dynamic_global`, `may_change_builtins`, when first needed
     names_free = _names_graph_free(scope, module, entering)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
         # Rebound in the loop and bound before it, or not bound afresh before its reads: one
@@ -257,6 +300,31 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+        if name not in outside or scope is module:
+            # A name of the module, or a builtin: `globals()["h"] = ...`, `exec`, `setattr` on the
+            # module (maybe this file's own: `import train`), `builtins.abs = ...` may bind it to any
+            # value, unseen by the bindings below (review, round 6).
+            if rebinder is None:
+                rebinder = (dynamic_global(module), may_change_builtins(module))
+            if rebinder[0] is not None:
+                shown = code_of(rebinder[0]).strip().splitlines()[0]
+                return [
+                    Reason(
+                        f"`{name}` (read on line {line(reads[name])}) is a name of the module, which `{shown}` "
+                        f"(line {line(rebinder[0])}) may bind to any value: the next iteration may backpropagate "
+                        f"through a graph built before the loop, which the one backward frees",
+                        LOOP,
+                    )
+                ]
+            if rebinder[1] and name in _BUILTINS and name not in module_bindings:
+                return [
+                    Reason(
+                        f"`{name}` (read on line {line(reads[name])}) is a builtin the file may rebind (a star import, "
+                        f"`__builtins__`, a write to the `builtins` module) to any value: the next iteration may "
+                        f"backpropagate through a graph built before the loop, which the one backward frees",
+                        LOOP,
+                    )
+                ]
         values = list(outside.get(name, []) or module_bindings.get(name, []))
         if name not in outside or scope is module:
             # A name of the module: what any function of the file stores into what it holds
@@ -269,6 +337,9 @@ def loop_reasons(
             # outs.append(h)`); the loop's own stores are checked above.
             in_loop = {id(value) for _, value in stores_into_objects(loop.body)}
             values += [value for root, value in _scope_stores(scope) if root == name and id(value) not in in_loop]
+            # What it is updated with in place, before the loop or in it (`buf.copy_(h)`): a tensor
+            # from before the loop so updated chains the graph onto it (review, round 6).
+            values += [value for root, value in _inplace_updates(scope.body if isinstance(scope, cst.FunctionDef) else scope) if root == name]
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
         if not values and name not in _BUILTINS:
@@ -295,6 +366,19 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+        tensors = [value for value in values if _plain_tensor(value)]
+        if tensors and not held and not objects and _handed_on(scope if name in outside else module, name, loop, names_free, before=True):
+            # `v = buf; v.copy_(h)`, `torch.Tensor.copy_(buf, h)`, `put(buf, h)`: a tensor handed
+            # before the loop to code that may write a graph into it in place (review, round 6).
+            # (In the loop, `model(x)` hands it on too; its in-place writes are not followed.)
+            return [
+                Reason(
+                    f"`{name}` (line {line(tensors[0])}) is a tensor the function hands on (to another name or a "
+                    f"call that may write into it) before the loop reads it: what it holds is not proven free of a "
+                    f"graph the next iteration backpropagates through again, which the one backward frees",
+                    LOOP,
+                )
+            ]
         if held and _handed_on(scope if name in outside else module, name, loop):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
             # another name, unseen by the stores checked here (review, round 4).
@@ -309,7 +393,7 @@ def loop_reasons(
         for value in values:
             if value is not None and graph_free(value, names_free):
                 continue
-            if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) and all(n in reads for n in free_reads(value)):
+            if isinstance(value, (cst.Lambda, cst.FunctionDef, cst.ClassDef)) and _plain_function(value) and all(n in reads for n in free_reads(value)):
                 continue  # a function the loop reads by name: what it reads is among the loop's reads, checked on their own
             where = f"line {line(value)}" if value is not None else "outside the loop"
             if stale and name not in outside and name not in entering:
@@ -338,6 +422,7 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
     declared name or a name bound nowhere seen is not proven."""
     in_scope: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # when first needed
     module_values: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
+    rebound: List[Optional[bool]] = [None]  # `dynamic_global`, when first needed
     visiting: Set[str] = set()
 
     def free(name: str) -> bool:
@@ -352,6 +437,10 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
                 in_scope.setdefault(root, []).append(value)
         values = list(in_scope.get(name, []))
         if name not in in_scope or scope is module:
+            if rebound[0] is None:
+                rebound[0] = dynamic_global(module) is not None
+            if rebound[0]:
+                return False  # `globals()["h"] = ...`: a module name bound to any value
             if module_values is None:
                 module_values = _bindings_outside(module, scope) if scope is not module else {}
                 for root, value in _module_writes(module).items():
@@ -385,12 +474,38 @@ def _torch_object(value: Optional[cst.BaseExpression]) -> bool:
     return text.rsplit(".", 1)[-1][:1].isupper() and text.startswith(("torch.", "nn.", "optim.")) and text not in GRAPH_FREE_CLASSES
 
 
+# Methods that return a tensor of what they are called on (a copy, or a view: `detach`).
+_TENSOR_COPIES = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long", "int", "bool", "detach", "clone"})
+
+
+def _plain_tensor(value: Optional[cst.BaseExpression]) -> bool:
+    """A tensor built without a graph (`torch.zeros(3)`, `x.clone()`): code that holds it may write
+    one into it in place (`buf.copy_(h)`). Not one built with `requires_grad=True`: a leaf that
+    requires grad raises on an in-place update outside `no_grad`, and builds no graph inside it."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    if value.func.attr.value in _TENSOR_COPIES:
+        return True
+    text = code_of(value.func).strip()
+    if not (text.startswith("torch.") and value.func.attr.value in GRAPH_FREE_FACTORIES):
+        return False
+    return not any(
+        arg.keyword is not None and arg.keyword.value == "requires_grad" and code_of(arg.value).strip() == "True"
+        for arg in value.args
+    )
+
+
 # Builtins that only read what they are given (an object handed to them stays as it is).
 _READING_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type", "isinstance", "hash", "format"})
 
 
 def _handed_on(
-    scope: cst.CSTNode, name: str, loop: cst.CSTNode, names_free: Optional[Callable[[str], bool]] = None
+    scope: cst.CSTNode,
+    name: str,
+    loop: Optional[cst.CSTNode],
+    names_free: Optional[Callable[[str], bool]] = None,
+    *,
+    before: bool = False,
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -398,10 +513,13 @@ def _handed_on(
     in a display, a bound method taken (`add = outs.append`), or any read in a function or lambda
     nested in a function (its stores are not among the function's). What comes after the loop
     (`return history`) cannot fill it for the loop. Review, round 4: `alias = outs;
-    alias.append(h)` and `fill(outs, h)` put a graph in a list proven from `[]`."""
+    alias.append(h)` and `fill(outs, h)` put a graph in a list proven from `[]`. `before`: up to the
+    start of `loop`. In the module (`scope`), after the loop only the rest of the function that holds
+    it is left out: a function defined below it may be called before the loop (review, round 6)."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
+    holder: List[Optional[cst.CSTNode]] = [None]  # the function that holds `loop`, once it is left
 
     class Reads(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -410,6 +528,8 @@ def _handed_on(
 
         def on_visit(self, node: cst.CSTNode) -> bool:
             # (libcst calls on_leave also where on_visit declined the children: always pushed.)
+            if before and node is loop:
+                self._done()
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
                 if names_free is None:
@@ -422,12 +542,20 @@ def _handed_on(
             self.parents.append(node)
             return not (found[0] or done[0])
 
+        def _done(self) -> None:
+            done[0] = True
+            if not nested_counts:
+                holder[0] = next((p for p in reversed(self.parents) if isinstance(p, cst.FunctionDef)), None)
+
         def on_leave(self, original_node: cst.CSTNode) -> None:
             self.parents.pop()
             if nested_counts and isinstance(original_node, (cst.FunctionDef, cst.Lambda)) and original_node is not scope:
                 self.nested -= 1
-            if original_node is loop:
-                done[0] = True
+            if original_node is loop and not done[0]:
+                self._done()
+            if holder[0] is not None and original_node is holder[0]:
+                done[0] = False  # (the rest of the module: its functions may run before the loop)
+                holder[0] = None
 
     walk_tree(scope, Reads())
     return found[0]
@@ -490,8 +618,8 @@ def _plain_use(node: cst.Name, parent: cst.CSTNode, grand: Optional[cst.CSTNode]
         return getattr(parent, "target", None) is node or getattr(parent, "iter", None) is node
     if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
         return code_of(grand.func).strip() == "len"
-    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal)):
-        return True  # a definition's name, not a read
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+        return True  # a definition's name, not a read (`nonlocal cur`: what the nested scope binds is among its values)
     return False
 
 
@@ -816,18 +944,8 @@ def _aliased_names(module: cst.Module) -> Set[str]:
     return found
 
 
-# Modules whose names hold code or Python values, never a tensor this file's functions could have
-# built a graph into: a name imported from anywhere else and read as data may hold one.
-_TRUSTED_MODULES = frozenset({
-    "torch", "numpy", "math", "random", "os", "sys", "time", "collections", "functools", "itertools",
-    "typing", "dataclasses", "copy", "json", "logging", "argparse", "pathlib", "re", "warnings",
-    "contextlib", "abc", "enum", "types", "operator", "statistics", "tqdm", "accelerate",
-    "pytorch_lightning", "lightning",
-})
-
-
 def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
-    """Module-level names bound by importing from a module outside `_TRUSTED_MODULES`
+    """Module-level names bound by importing from a module outside `TRUSTED_MODULES`
     (`from shared import h`, `import shared`)."""
     names: Set[str] = set()
     for statement in module.body:
@@ -837,12 +955,12 @@ def _imported_from_elsewhere(module: cst.Module) -> Set[str]:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     root = code_of(alias.name).strip().split(".")[0]
-                    if root not in _TRUSTED_MODULES:
+                    if root not in TRUSTED_MODULES:
                         local = alias.asname.name if alias.asname is not None else alias.name
                         names.add(code_of(local).strip().split(".")[0])
             elif isinstance(small, cst.ImportFrom):
                 root = code_of(small.module).strip().split(".")[0] if small.module is not None else ""
-                if small.relative or root not in _TRUSTED_MODULES:
+                if small.relative or root not in TRUSTED_MODULES:
                     if isinstance(small.names, cst.ImportStar):
                         continue  # (`names_by_string` counts a star import)
                     for alias in small.names:
@@ -1360,12 +1478,16 @@ def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpres
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             functions.append(node)
 
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            functions.append(node)  # (a class body may declare `global` too; its stores are its scope's)
+
     walk_tree(module, Walk())
     for name, value in [*stores_into_objects(module), *_inplace_updates(module)]:
         out.setdefault(name, []).append(value)  # module-level code's own
     for function in functions:
-        for name, value in [*stores_into_objects(function.body), *_inplace_updates(function.body)]:
-            out.setdefault(name, []).append(value)
+        if isinstance(function, cst.FunctionDef):
+            for name, value in [*stores_into_objects(function.body), *_inplace_updates(function.body)]:
+                out.setdefault(name, []).append(value)
         declared = _declared(function)
         if declared:
             for name, values in _bindings_outside(function, None).items():
@@ -1375,9 +1497,16 @@ def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpres
 
 
 def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
-    """(root name, None) for every in-place update of a tensor in `body` (nested functions aside):
-    `x.add_(v)`, `x[0].copy_(v)`, `torch.add(x, v, out=x)`: whatever it puts there is unknown."""
+    """(root name, the call) for every in-place update of a tensor in `body` (nested functions
+    aside): `x.add_(v)`, `x[0].copy_(v)`, `torch.add(x, v, out=x)`: what it puts there is proven
+    graph-free only as `graph_free` proves the call (`torch.zeros(3, out=x)`), or where it is given
+    only Python values or detached tensors (`x.mul_(0.9)`, `x.add_(loss.detach())`), which build
+    no graph in a tensor that holds none (`_python_value`)."""
     found: List[tuple] = []
+
+    def update(name: str, call: cst.Call) -> None:
+        harmless = all(not arg.star and _python_value(arg.value) for arg in call.args if arg.keyword is None or arg.keyword.value != "out")
+        found.append((name, cst.Integer("0") if harmless else call))
 
     class Walk(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
@@ -1385,12 +1514,12 @@ def _inplace_updates(body: cst.CSTNode) -> List[tuple]:
             if isinstance(func, cst.Attribute) and has_inplace_suffix(func.attr.value):
                 name = _storage_root(func.value)
                 if name is not None:
-                    found.append((name, None))
+                    update(name, node)
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "out":
                     name = _storage_root(arg.value)
                     if name is not None:
-                        found.append((name, None))
+                        update(name, node)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return False
@@ -1592,7 +1721,8 @@ def _nested_names(body: cst.CSTNode) -> Set[str]:
 
 # Methods that keep what they are given in their object: `register_buffer`, `register_forward_hook`,
 # `register_hook`, `add_module`, `add_param_group`, `__setattr__`.
-_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__"})
+# And `apply(fn)`, which hands `fn` every submodule: what `fn` stores into them is stored into it (review, round 6).
+_REGISTERING = frozenset({"add_module", "add_param_group", "__setattr__", "__setitem__", "apply", "_apply"})
 
 
 def _registers(method: str) -> bool:
@@ -1607,8 +1737,9 @@ def nested_writes(scope: cst.CSTNode) -> List[tuple]:
 
     class Walk(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is not scope and isinstance(node, (cst.FunctionDef, cst.Lambda)):
-                if isinstance(node, cst.FunctionDef):
+            if node is not scope and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                # (A class body may declare `nonlocal` too, and runs where it is defined.)
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                     own = function_parameters(node) | (_nested_names(node.body) - _declared(node))
                     declared = _declared(node)
                     for name, values in _bindings_outside(node, None).items():
@@ -1660,3 +1791,51 @@ def forward_hook_reasons(module: cst.Module, line: Callable[..., int]) -> List[R
                     LOOP,
                 )]
     return []
+
+
+def patch_reasons(module: cst.Module, line: Callable[..., int]) -> List[Reason]:
+    """A value the file stores into torch, `builtins` or a module imported from outside
+    `TRUSTED_MODULES` (`nn.Linear.forward = lambda self, x: x + h`, `F.linear = f`,
+    `setattr(nn.Linear, "forward", f)`, `builtins.abs = f`, `__builtins__["abs"] = f`) is code
+    the loop's module calls and builtins may run: where it is not proven graph-free where it is
+    stored (it reads `h`, built before the loop), the next iteration may backpropagate through
+    that graph again (review, round 6)."""
+    patched = {"__builtins__"}
+    everything = all_nodes(module)
+    for node in everything:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                root = code_of(alias.name).strip().split(".")[0]
+                if root in ("torch", "builtins") or root not in TRUSTED_MODULES:
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    patched.add(code_of(local).strip().split(".")[0])
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            root = code_of(node.module).strip().split(".")[0] if node.module is not None else ""
+            if node.relative or root in ("torch", "builtins") or root not in TRUSTED_MODULES:
+                for alias in node.names:
+                    local = alias.asname.name if alias.asname is not None else alias.name
+                    patched.add(code_of(local).strip())
+    resolvers: Dict[int, Callable[[str], bool]] = {}
+    # Stores proper: an assignment to an attribute or item, `setattr` (not a torch function given
+    # a function, `LambdaLR(opt, f)`, which `stores_into_objects` counts as kept by its receiver).
+    stores: List[Tuple[str, cst.BaseExpression]] = []
+    for node in everything:
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target] if isinstance(node, cst.AugAssign) else []
+        for target in targets:
+            root = _root(target) if isinstance(target, (cst.Attribute, cst.Subscript)) else None
+            if root is not None:
+                stores.append((root, node.value))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            root = _root(node.args[0].value)
+            if root is not None:
+                stores.append((root, node.args[2].value))
+    for root, value in stores:
+        if root in patched and not graph_free(value, _names_where_bound(value, module, resolvers)):
+            return [Reason(
+                f"`{code_of(value).strip()}` (line {line(value)}) is stored into `{root}`, code the loop may run "
+                f"(a torch class or function, a builtin), and is not proven to read only graph-free values: "
+                f"it may hand the loop a graph built before it, which the one backward frees",
+                LOOP,
+            )]
+    return []
+

@@ -537,3 +537,14 @@ PASSING_CONTEXTS = frozenset({
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "autocast", "record_function", "profile",
     "detect_anomaly", "set_detect_anomaly", "device", "stream", "sdpa_kernel", "open", "nullcontext",
 })
+
+
+# Modules whose names hold code or Python values, never a tensor this file's functions could have
+# built a graph into: a name imported from anywhere else and read as data may hold one
+# (`loops`); nor this file's own module (`exprs.dynamic_global`).
+TRUSTED_MODULES = frozenset({
+    "torch", "numpy", "math", "random", "os", "sys", "time", "collections", "functools", "itertools",
+    "typing", "dataclasses", "copy", "json", "logging", "argparse", "pathlib", "re", "warnings",
+    "contextlib", "abc", "enum", "types", "operator", "statistics", "tqdm", "accelerate",
+    "pytorch_lightning", "lightning",
+})

@@ -36,7 +36,7 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE, VALUE_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -47,6 +47,12 @@ from gradfix.analysis.walk import walk_tree
 # `zip(xs, ys)`, `enumerate`, `sum(...)` of a list), coefficients (`objective`: `len(seen)`,
 # `float(k)`, `int(n)`), and the calls `loops` takes to hold no graph (BUILTINS_GRAPH_FREE).
 _READ_BUILTINS = tuple(sorted({"range", "len", "zip", "enumerate", "list", "tuple", "sum", "float", "int"} | BUILTINS_GRAPH_FREE))
+
+
+# Builtins that turn a tensor into text with its autograd state (`grad_fn=<...>`, `requires_grad=True`).
+_AS_TEXT = frozenset({"print", "str", "repr", "ascii"})
+# A tensor's attributes that are values whatever its autograd state.
+_SHAPE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "layout", "is_cuda"})
 
 
 class Visitor(BlockVisitor):
@@ -817,6 +823,27 @@ class Visitor(BlockVisitor):
                 and any(isinstance(n, cst.Name) and n.value in bound for n in all_nodes(found.value))
             ):
                 return f"`{code_of(found).strip()}`", "may read whether"
+        # A tensor's str and repr show its autograd state (`tensor(2.02, grad_fn=<AddBackward0>)`): the
+        # read, or a value derived from it (`[name]`, `name * 1`), printed or formatted as text (review,
+        # round 6). `.item()`, `.detach()`, `.shape` on the way end it in a value; an f-string's `{name}`
+        # formats a number (a 0-dim tensor's `__format__`), but not with `!r` or `!s`, nor a display
+        # that holds it (`f"{[name]}"` shows the tensor's repr).
+        child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
+            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in VALUE_METHODS | _SHAPE_ATTRIBUTES:
+                break
+            if isinstance(parent, cst.Call) and parent.func is not child:
+                func = parent.func
+                if (isinstance(func, cst.Name) and func.value in _AS_TEXT) or (isinstance(func, cst.Attribute) and func.attr.value == "format"):
+                    return f"`{code_of(parent).strip()}`", "shows whether"
+                break
+            if isinstance(parent, cst.FormattedStringExpression):
+                if parent.conversion in ("r", "s", "a") or isinstance(child, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+                    return f"`{code_of(parent).strip()}`", "shows whether"
+                break
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and parent.right is child:
+                return f"`{code_of(parent).strip()}`", "shows whether"
+            child, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
         return None
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:

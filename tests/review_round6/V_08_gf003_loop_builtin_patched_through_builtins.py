@@ -1,0 +1,26 @@
+# GF003 safe merge wrong: `builtins.abs = lambda x: x + h` rebinds the builtin the loop calls; the merged backward frees h's graph (built before the loop) and the next iteration raises.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import functools
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+import builtins
+
+
+def train():
+    h = (w * 2).tanh()
+    builtins.abs = lambda x: x + h
+    for step in range(3):
+        l1 = (abs(w) * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)

@@ -1,0 +1,28 @@
+# GF003 safe merge wrong: `v = buf; v.copy_(h)` puts h's graph into `buf` through another name; the merged backward frees h's graph (built before the loop) and the next iteration raises.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import functools
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+
+
+def train():
+    h = (w * 2).tanh()
+    buf = torch.zeros(3)
+    v = buf
+    v.copy_(h)
+    for step in range(3):
+        l1 = (buf * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)
