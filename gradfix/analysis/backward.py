@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
-from gradfix.analysis.loops import function_parameters, loop_reasons
+from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
@@ -612,6 +612,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
+    reasons.extend(torch_hook_reasons(facts))
     reasons.extend(implicit_dunder_reasons(facts))
     for call in facts.unpreserved_checkpoints[:1]:
         reasons.append(Reason(
@@ -640,6 +641,25 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
                 CUSTOM_FUNCTION,
             ))
     return reasons
+
+
+def torch_hook_reasons(facts: "FileFacts") -> List[Reason]:
+    """A `__torch_function__` (of a tensor subclass or a mode) runs at every torch call on the tensors
+    it covers, a tensor subclass's methods in place of torch's: code of the file that may count, log
+    or draw, twice in the original and once after a rewrite that merges two evaluations (review,
+    round 5) or two backward passes (`Tensor.backward` is a torch call too, and the merged sum's `+`
+    one more; review, round 6). Proven only where the file has none. Shared by every merge (one
+    text: `Reasons` keeps it once)."""
+    hooks = [*facts.torch_function_overrides, *facts.tensor_subclasses]
+    if not hooks:
+        return []
+    first = hooks[0]  # (each list in file order: a mention of `__torch_function__` first)
+    shown = first.name.value if isinstance(first, cst.ClassDef) else code_of(first).strip()
+    return [Reason(
+        f"`{shown}` (line {facts.line(first)}) may run code of the file at each torch call on a tensor "
+        f"(`__torch_function__`, a tensor subclass): twice in the original, once after the rewrite",
+        CUSTOM_FUNCTION,
+    )]
 
 
 def _brief(node: cst.CSTNode) -> str:
@@ -1036,9 +1056,11 @@ def outside_backward_reasons(scope: cst.CSTNode, facts: "FileFacts", classifier,
     return []
 
 
-def value_like(node: Optional[cst.BaseExpression]) -> bool:
+def value_like(node: Optional[cst.BaseExpression], facts: Optional["FileFacts"] = None) -> bool:
     """An expression whose result carries no graph: a literal, an f-string, `.item()`, `float(...)`,
-    and tuples or lists of those (GF005's escapes and the merges' `_graph_leaves` share it)."""
+    and tuples or lists of those (GF005's escapes and the merges' `_graph_leaves` share it). With
+    the file's `facts`, a builtin read by its text counts only where the file does not bind its
+    name (`def float(t): return t`) nor may rebind builtins (review, round 6)."""
     if node is None or is_literal(node) or isinstance(node, cst.FormattedString):
         return True
     if isinstance(node, cst.Call):
@@ -1046,10 +1068,24 @@ def value_like(node: Optional[cst.BaseExpression]) -> bool:
         if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
             return True
         if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
-            return True
+            return facts is None or not (func.value in facts.binding_counts or facts.changes_builtins)
     if isinstance(node, (cst.Tuple, cst.List)):
-        return all(value_like(e.value) for e in node.elements)
+        return all(value_like(e.value, facts) for e in node.elements)
     return False
+
+
+def fresh_binding(name: str, function: cst.FunctionDef, facts: Optional["FileFacts"] = None) -> bool:
+    """`name` is bound in `function` only to new objects (literals, values, graph-free factories,
+    arithmetic results): an augmented assignment to it (`keep += [loss]`, `total += loss`) changes
+    nothing from outside the call. A parameter, or a name bound to what another name holds
+    (`keep = store`), may be a list or a tensor of the caller's, which `+=` changes in place (GF005's
+    escapes and the merges' `_graph_leaves` share it; review, round 6)."""
+    # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
+    augmented = {id(n.value) for n in _all_within(function, cst.AugAssign)}
+    bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
+    return bool(bindings) and all(
+        v is not None and (value_like(v, facts) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
+    )
 
 
 def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls: Sequence[BackwardCall]) -> Optional[str]:
@@ -1066,22 +1102,29 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
     line = facts.line
     scalers = [c.scaler for c in calls if c.scaler is not None]
     for node in _walk(scope.body):
-        if isinstance(node, cst.Return) and not value_like(node.value):
+        if isinstance(node, cst.Return) and not value_like(node.value, facts):
             return f"`return {code_of(node.value).strip()}` (line {line(node)}) may hand a tensor of the graph to the caller"  # type: ignore[union-attr]
         if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
             return f"`{code_of(node).strip()[:40]}` (line {line(node)}) may let a tensor of the graph outlive the call"
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return f"a nested function, lambda or class (line {line(node)}) may keep a tensor of the graph"
         value = getattr(node, "value", None) if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) else None
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and not value_like(node.value, facts):
+            if not fresh_binding(node.target.value, scope, facts):
+                # `keep += [l1]` on a parameter extends the caller's list in place (review, round 6).
+                return (
+                    f"`{node.target.value} {code_of(node.operator).strip()}` (line {line(node)}) may change an object from "
+                    f"outside the call in place, which then holds a tensor of the graph"
+                )
         for target in _store_targets(node):
-            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value)):
+            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value, facts)):
                 return f"`{code_of(target).strip()}` (line {line(target)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 for inner in _store_targets(target):
-                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value):
+                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value, facts):
                         return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
-        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call):
+        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call, facts):
             return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
     return None
 
@@ -1104,20 +1147,49 @@ def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
-def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call) -> bool:
+# Methods proven harmless between two passes (`between.harmless_call`) that still keep what they
+# are handed: a logger's record holds its arguments (`log.info("%s", loss)`: `LogRecord.args`, which
+# a `MemoryHandler` or a handler of the file keeps), a tracker or progress bar may keep its values.
+_RECORDING_METHODS = frozenset(
+    {"log", "info", "debug", "warning", "warn", "error", "critical", "exception", "add_scalar", "add_scalars", "add_histogram", "set_postfix", "set_description"}
+)
+
+
+def hands_on_arguments(call: cst.Call, classifier, facts: Optional["FileFacts"] = None) -> Optional[str]:
+    """How `call`, harmless between two passes, may still keep a tensor it is handed beyond the call
+    (a phrase), or None: a logging or tracking call given a tensor (`log.info("%s", loss)`), or a
+    `key=` function other than a builtin value function, which the callee runs on each item
+    (`sorted([loss], key=keep.append)`, `max(..., key=...)`; review, round 6). Lightning's `self.log`
+    keeps a detached copy (`CalleeClassifier.lightning_log`). Shared by the merges' `_graph_leaves`
+    and GF005's keeping calls."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "key":
+            key = arg.value
+            if not (isinstance(key, cst.Name) and key.value in VALUE_FUNCTIONS and value_like(cst.Call(key), facts)):
+                return f"runs `{code_of(key).strip()}` on what it is handed"
+    if last_name(call.func) in _RECORDING_METHODS and not all(value_like(a.value, facts) for a in call.args):
+        if classifier is not None and classifier.lightning_log(call):
+            return None
+        return "may keep what it is handed (a logging record holds its arguments)"
+    return None
+
+
+def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call, facts: Optional["FileFacts"] = None) -> bool:
     """A call in the function holding a merge that cannot keep a tensor for later (`_graph_leaves`)."""
+    if hands_on_arguments(call, classifier, facts) is not None:
+        return False
     func = call.func
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         if method in STEP_METHODS and not call.args:
             return True
-        if method in MODULE_LEAF_METHODS and all(value_like(a.value) for a in call.args):
+        if method in MODULE_LEAF_METHODS and all(value_like(a.value, facts) for a in call.args):
             return True
         if method in BACKPROP_NAMES and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
             return True  # `loss.backward(retain_graph=True)`: it leaves gradients, no graph
         if method in ("step", "scale", "unscale_", "update") and any(same_expr(func.value, s) for s in scalers) and len(call.args) <= 1:
             return True  # `scaler.scale(loss)`, `scaler.step(opt)`, `scaler.update()`
-        if method in MUTATING_METHODS and not all(value_like(a.value) for a in call.args):
+        if method in MUTATING_METHODS and not all(value_like(a.value, facts) for a in call.args):
             return False
     if classifier is not None:
         qualified = classifier.qualified(func)

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
-from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons, value_like
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, same_expr
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
@@ -370,6 +370,9 @@ class Visitor(BlockVisitor):
     def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
         func = call.func
         at = self.line(call)
+        handed = hands_on_arguments(call, self.classifier, self.facts)
+        if handed is not None:
+            return f"`{code_of(func).strip()}()` (line {at}) {handed}, beyond the call"
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in STEP_METHODS and not call.args:
@@ -416,7 +419,7 @@ class Visitor(BlockVisitor):
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
                 target = node.target
-                if isinstance(target, cst.Name) and not visitor._value(node.value) and not visitor._fresh(target.value, function):
+                if isinstance(target, cst.Name) and not visitor._value(node.value) and not fresh_binding(target.value, function, visitor.facts):
                     # `total += h` on a tensor from outside (a parameter, or a name bound to one or to a
                     # view of one) is in place: that tensor then holds this graph beyond the call.
                     found.append(
@@ -467,16 +470,6 @@ class Visitor(BlockVisitor):
         function.visit(Find())
         return found[0] if found else None
 
-    def _fresh(self, name: str, function: cst.FunctionDef) -> bool:
-        """A name the function binds only to new objects (literals, values, graph-free factories,
-        arithmetic results): an in-place update of it changes nothing from outside the call."""
-        # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
-        augmented = {id(n.value) for n in _augmented(function)}
-        bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
-        return bool(bindings) and all(
-            v is not None and (self._value(v) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
-        )
-
     def _holds_values(self, node: cst.BaseExpression, function: cst.FunctionDef) -> bool:
         """A name of the function bound only to values and filled only with values (`history = []`,
         `history.append(loss.item())`): returning it hands no tensor to the caller."""
@@ -501,7 +494,7 @@ class Visitor(BlockVisitor):
     def _value(self, node: cst.BaseExpression) -> bool:
         """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string
         (`backward.value_like`, which the merges' escape check shares)."""
-        return value_like(node)
+        return value_like(node, self.facts)
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
@@ -532,17 +525,6 @@ def _without(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if args and call.args[-1] is arg:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return call.with_changes(args=args)
-
-
-def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
-    found: List[cst.AugAssign] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.append(node)
-
-    function.visit(Walk())
-    return found
 
 
 def _short(text: str, limit: int = 40) -> str:
