@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
@@ -1165,7 +1165,8 @@ def hands_on_arguments(call: cst.Call, classifier, facts: Optional["FileFacts"] 
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "key":
             key = arg.value
-            if not (isinstance(key, cst.Name) and key.value in VALUE_FUNCTIONS and value_like(cst.Call(key), facts)):
+            builtin = isinstance(key, cst.Name) and key.value in FRESH_FUNCTIONS | VALUE_FUNCTIONS
+            if not (builtin and (facts is None or not (key.value in facts.binding_counts or facts.changes_builtins))):  # type: ignore[union-attr]
                 return f"runs `{code_of(key).strip()}` on what it is handed"
     if last_name(call.func) in _RECORDING_METHODS and not all(value_like(a.value, facts) for a in call.args):
         if classifier is not None and classifier.lightning_log(call):
