@@ -19,12 +19,19 @@ Causes:
 - A `.grad` tensor bound by `:=` or a `match` capture: `gradient_stores` did not follow the name
   into `G.append(g)`, and a read between the passes was not seen (`assigned_values` is None for
   such names: `between._other_bindings`); a list repeated or concatenated (`[w.grad] * 1`) holds it.
+- A gradient hook registered by a computed name through other getters than round 5's:
+  `h.__getattribute__(name)`, `inspect.getattr_static`, a class's namespace (`Tensor.__dict__[name]`,
+  `vars(T)[name]`), a getter renamed (`ga = getattr`), or a string built to spell `register_...`
+  anywhere (`computed_method_calls`).
+- Module-level code: a class-body alias of a method (`__call__ = forward`) made `probe(l1)` run a
+  method that backpropagates (`Backpropagators`: the alias binds the method under that name too).
 """
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
+from gradfix.analysis.backward import Backpropagators, computed_method_calls
 from gradfix.analysis.between import gradient_stores, holds_gradient
 from gradfix.engine import lint_bytes
 from gradfix.options import LintOptions
@@ -46,6 +53,10 @@ EXPECTED = {
     "U_11_gf003_sorted_key_keeps_loss": ("GF003", "`sorted()` (line 14) is not proven to keep no tensor of the graph"),
     "U_12_gf003_logging_record_keeps_loss": ("GF003", "`log.info()` (line 20) is not proven to keep no tensor of the graph"),
     "U_13_gf003_radd_keeps_loss": ("GF003", "`__radd__` (line 10) runs without a call by name"),
+    "U_14_gf003_hook_by_getattribute": ("GF003", "`h.__getattribute__('register_' + 'hook')` (line 15) calls a method by a computed name"),
+    "U_15_gf003_hook_from_class_dict": ("GF003", "`torch.Tensor.__dict__['register_' + 'hook']` (line 15) calls a method by a computed name"),
+    "U_16_gf003_hook_by_getattr_static": ("GF003", "`inspect.getattr_static(h, 'register_' + 'hook')` (line 16) calls a method"),
+    "U_17_gf003_main_call_bound_to_backprop_method": ("GF003", "`forward` (line 9) may backpropagate when Python runs it"),
 }
 
 # Programs that leave process state behind: run in a process of their own.
@@ -141,3 +152,31 @@ def test_gradient_stores_follow_walrus_and_match():
         "if (n := w.grad.norm()) > 0:\n    N.append(n)\n"
     )
     assert [module.code_for_node(n) for n in gradient_stores(module)] == ["G.append(g)", "H.append(h)"]
+
+
+def test_computed_method_calls_other_getters():
+    source = """h.__getattribute__('register_' + 'hook')(f)
+object.__getattribute__(h, name)(f)
+inspect.getattr_static(h, k)(h, f)
+torch.Tensor.__dict__[k](h, f)
+vars(torch.Tensor)['register_hook'](h, f)
+ga = getattr
+n = 'register_' + kind
+print(f'loss {x}')
+class A:
+    def __getattribute__(self, name):
+        return 1
+h.__getattribute__('shape')
+"""
+    module = cst.parse_module(source)
+    assert [module.code_for_node(c) for c in computed_method_calls(module)] == [
+        "h.__getattribute__('register_' + 'hook')", "object.__getattribute__(h, name)", "inspect.getattr_static(h, k)",
+        "torch.Tensor.__dict__[k]", "getattr", "'register_' + kind",
+    ]
+
+
+def test_class_body_alias_of_a_method():
+    source = "import torch\nclass P:\n    def forward(self, l):\n        l.backward()\n    __call__ = forward\n    again = forward\n"
+    found = Backpropagators(cst.parse_module(source))
+    assert [d.name.value for d in found.implicit_methods] == ["forward"]
+    assert found.suspect(cst.parse_expression("p.again"))

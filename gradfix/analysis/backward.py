@@ -446,23 +446,50 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
+def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
     """Calls that may call a method whose name the code computes, in the file's order (review, round
     5: `getattr(h, "register_" + "hook")(fn)`): `getattr(x, name)` called at once or bound to a name,
     `methodcaller(name)`, `attrgetter(name)` where `name` is not a string literal and may spell
     `register_...` (an f-string or a sum whose first part is a literal only where that literal is a
-    prefix or an extension of `register_`; anything else: a name, a call)."""
-    found: List[cst.Call] = []
+    prefix or an extension of `register_`; anything else: a name, a call). Review, round 6: also
+    `x.__getattribute__(name)`, `object.__getattribute__(x, name)`, `inspect.getattr_static(x, name)`,
+    a class's namespace read by such a key (`torch.Tensor.__dict__[name]`, `vars(T)[name]`), a
+    getter handed on or renamed (`ga = getattr`), and any string the code builds that may spell
+    `register_...` wherever it goes (`"register_" + "hook"`)."""
+    found: List[cst.CSTNode] = []
     parents: Dict[int, cst.CSTNode] = {}
     for node in _walk(module):
         for child in node.children:
             parents[id(child)] = node
-    for call in _all_within(module, cst.Call):
-        name = last_name(call.func)
-        if name not in ("getattr", "methodcaller", "attrgetter"):
+    for node in _walk(module):
+        if isinstance(node, cst.Subscript):
+            # `T.__dict__[name]`, `vars(T)[name]`: a class's methods by a computed key.
+            holder = node.value
+            namespace = (isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__") or (
+                isinstance(holder, cst.Call) and last_name(holder.func) == "vars"
+            )
+            keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            if namespace and any(_may_spell_register(k) for k in keys):
+                found.append(node)
             continue
-        position = 1 if name == "getattr" else 0
+        if isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GETTERS:
+            parent = parents.get(id(node))
+            named = isinstance(parent, (cst.Attribute, cst.ImportAlias, cst.FunctionDef, cst.Param)) or (isinstance(parent, cst.Arg) and parent.keyword is node)
+            if not (isinstance(parent, cst.Call) and parent.func is node) and not named:
+                found.append(node)  # `ga = getattr`, `map(getattr, ...)`: called elsewhere, by another name
+            continue
+        if isinstance(node, (cst.BinaryOperation, cst.FormattedString)) and not isinstance(parents.get(id(node)), cst.BinaryOperation):
+            if _literal_prefix(node) is not None and _may_spell_register(node):
+                found.append(node)
+            continue
+        if not isinstance(node, cst.Call):
+            continue
+        call = node
+        name = last_name(call.func)
+        if name not in _GETTERS:
+            continue
         positional = [a for a in call.args if a.keyword is None]
+        position = 1 if name in ("getattr", "getattr_static") or (name == "__getattribute__" and len(positional) == 2) else 0
         if any(a.star for a in call.args):
             found.append(call)
             continue
@@ -471,9 +498,31 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
         if not _may_spell_register(positional[position].value):
             continue
         parent = parents.get(id(call))
-        if name != "getattr" or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
+        if name in ("methodcaller", "attrgetter") or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
             found.append(call)
-    return found
+    # A string built inside a getter's call is shown as that call.
+    calls = [n for n in found if isinstance(n, cst.Call)]
+    return [n for n in found if isinstance(n, (cst.Call, cst.Subscript, cst.Name, cst.Attribute)) or not any(_within(n, c) for c in calls)]
+
+
+# Calls that read an attribute by a name given as a value (`computed_method_calls`).
+_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter", "__getattribute__", "getattr_static"})
+
+
+def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    return any(n is node for n in _walk(outer))
+
+
+def _literal_prefix(expr: cst.BaseExpression) -> Optional[str]:
+    """The literal text a built string starts with (`"register_" + k`, `f"register_{k}"`), or None."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = expr.left
+        while isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add):
+            left = left.left
+        return string_value(left) if isinstance(left, cst.SimpleString) else None
+    if isinstance(expr, cst.FormattedString) and expr.parts and isinstance(expr.parts[0], cst.FormattedStringText):
+        return expr.parts[0].value
+    return None
 
 
 def _may_spell_register(expr: cst.BaseExpression) -> bool:
@@ -1308,6 +1357,10 @@ class Backpropagators:
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
+                if self.in_class[-1] and isinstance(node.value, cst.Name):
+                    # `__call__ = forward` in a class body: the method runs by that name too
+                    # (`probe(l1)`; review, round 6).
+                    renamed.extend((t.target.value, node.value.value) for t in node.targets if isinstance(t.target, cst.Name))
 
             def on_visit(self, node: cst.CSTNode) -> bool:
                 # Every store into an attribute, by any form (review, round 5: `self.opt, n = Fin(), 0`,
@@ -1357,6 +1410,7 @@ class Backpropagators:
                                 aliases.add(alias.asname.name.value)
 
         aliases: set = set()
+        renamed: List[Tuple[str, str]] = []  # (name, method name) of class-body `name = method`
         based: set = set()  # ids of the methods defined in a class with a base (`class Net(nn.Module)`)
         # What the file stores into attributes, by attribute name (None: a store other than
         # `x.X = value`), every attribute store target, the names the file binds by an import of
@@ -1368,6 +1422,10 @@ class Backpropagators:
         torch_imports: Dict[str, List[str]] = {}
         dynamic: List[cst.CSTNode] = []
         module.visit(Collect())
+        for name, method in renamed:
+            for definition in list(methods.get(method, [])):
+                if all(d is not definition for d in methods.setdefault(name, [])):
+                    methods[name].append(definition)
         self._attribute_values = attribute_values
         self._attribute_stores = attribute_stores
         self._torch_imports = torch_imports
