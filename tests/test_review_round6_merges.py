@@ -25,6 +25,8 @@ Causes:
   anywhere (`computed_method_calls`).
 - Module-level code: a class-body alias of a method (`__call__ = forward`) made `probe(l1)` run a
   method that backpropagates (`Backpropagators`: the alias binds the method under that name too).
+- `statements.may_catch` trusted `with torch.enable_grad():` where the file patches torch through
+  another name (`import torch as T; T.enable_grad = ...`), `sys.modules`, or what a call returns.
 """
 from pathlib import Path
 
@@ -57,10 +59,12 @@ EXPECTED = {
     "U_15_gf003_hook_from_class_dict": ("GF003", "`torch.Tensor.__dict__['register_' + 'hook']` (line 15) calls a method by a computed name"),
     "U_16_gf003_hook_by_getattr_static": ("GF003", "`inspect.getattr_static(h, 'register_' + 'hook')` (line 16) calls a method"),
     "U_17_gf003_main_call_bound_to_backprop_method": ("GF003", "`forward` (line 9) may backpropagate when Python runs it"),
+    "U_18_gf003_context_patched_through_alias": ("GF003", "`step` is called where an exception may be caught (line 20)"),
 }
 
 # Programs that leave process state behind: run in a process of their own.
 APART = {
+    "U_18_gf003_context_patched_through_alias",  # torch.enable_grad patched
     "U_12_gf003_logging_record_keeps_loss",  # a handler added to a named logger
 }
 
@@ -180,3 +184,21 @@ def test_class_body_alias_of_a_method():
     found = Backpropagators(cst.parse_module(source))
     assert [d.name.value for d in found.implicit_methods] == ["forward"]
     assert found.suspect(cst.parse_expression("p.again"))
+
+
+@pytest.mark.parametrize(
+    "patch, caught",
+    [
+        ("", False),
+        ("import torch as T\nT.enable_grad = f\n", True),
+        ("import torch.autograd as ag\nag.grad_mode.enable_grad = f\n", True),
+        ("import sys\nsys.modules['torch'].enable_grad = f\n", True),
+        ("import importlib\nimportlib.import_module('torch').enable_grad = f\n", True),
+        ("import numpy as np\nnp.x = f\n", False),
+    ],
+)
+def test_passing_context_patched_elsewhere(patch, caught):
+    from gradfix.analysis.statements import may_catch
+
+    module = cst.parse_module("import torch\n" + patch + "with torch.enable_grad():\n    pass\n")
+    assert may_catch(module.body[-1], module) is caught
