@@ -25,6 +25,9 @@ Causes:
   anywhere (`computed_method_calls`).
 - Module-level code: a class-body alias of a method (`__call__ = forward`) made `probe(l1)` run a
   method that backpropagates (`Backpropagators`: the alias binds the method under that name too).
+- A torch optimizer built in the function was taken to keep nothing: its param groups keep every
+  key (`{"params": [w], "extra": l1}`) and its hyperparameters may be tensors; a global step hook
+  reaches them (`backward.optimizer_keeps_nothing`, shared with GF005).
 - `statements.may_catch` trusted `with torch.enable_grad():` where the file patches torch through
   another name (`import torch as T; T.enable_grad = ...`), `sys.modules`, or what a call returns.
 """
@@ -60,10 +63,12 @@ EXPECTED = {
     "U_16_gf003_hook_by_getattr_static": ("GF003", "`inspect.getattr_static(h, 'register_' + 'hook')` (line 16) calls a method"),
     "U_17_gf003_main_call_bound_to_backprop_method": ("GF003", "`forward` (line 9) may backpropagate when Python runs it"),
     "U_18_gf003_context_patched_through_alias": ("GF003", "`step` is called where an exception may be caught (line 20)"),
+    "U_19_gf003_param_group_keeps_loss": ("GF003", "`torch.optim.SGD()` (line 23) is not proven to keep no tensor of the graph"),
 }
 
 # Programs that leave process state behind: run in a process of their own.
 APART = {
+    "U_19_gf003_param_group_keeps_loss",  # a global optimizer step hook registered
     "U_18_gf003_context_patched_through_alias",  # torch.enable_grad patched
     "U_12_gf003_logging_record_keeps_loss",  # a handler added to a named logger
 }
@@ -115,6 +120,8 @@ def test_what_keeps_a_tensor_beyond_the_call():
         "    print(sorted([l1.item()], key=abs))\n",
         "    log.info('loss %s', l1.item())\n",
         "    log.info(f'loss {l1}')\n",
+        "    opt = torch.optim.SGD([w], lr=0.1)\n    opt.step()\n",
+        "    opt = torch.optim.SGD([{'params': [w], 'lr': l1.item()}])\n    opt.step()\n",
     ):
         assert _merge(tail) is None, tail
     kept = {
@@ -123,6 +130,8 @@ def test_what_keeps_a_tensor_beyond_the_call():
         "    sorted([l1], key=kept.append)\n": "`sorted()` (line 18)",
         "    max([l1], key=lambda t: t)\n": "",
         "    log.warning('loss %s', l1)\n": "`log.warning()` (line 18)",
+        "    opt = torch.optim.SGD([{'params': [w], 'extra': l1}])\n": "`torch.optim.SGD()` (line 18)",
+        "    opt = torch.optim.SGD([w], lr=l1)\n": "`torch.optim.SGD()` (line 18)",
     }
     for tail, reason in kept.items():
         text = _merge(tail)

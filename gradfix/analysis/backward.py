@@ -1173,7 +1173,7 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
                 for inner in _store_targets(target):
                     if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value, facts):
                         return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
-        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call, facts):
+        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call, facts, scope):
             return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
     return None
 
@@ -1224,7 +1224,7 @@ def hands_on_arguments(call: cst.Call, classifier, facts: Optional["FileFacts"] 
     return None
 
 
-def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call, facts: Optional["FileFacts"] = None) -> bool:
+def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call, facts: Optional["FileFacts"] = None, scope: Optional[cst.CSTNode] = None) -> bool:
     """A call in the function holding a merge that cannot keep a tensor for later (`_graph_leaves`)."""
     if hands_on_arguments(call, classifier, facts) is not None:
         return False
@@ -1241,11 +1241,35 @@ def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call, facts: Op
             return True  # `scaler.scale(loss)`, `scaler.step(opt)`, `scaler.update()`
         if method in MUTATING_METHODS and not all(value_like(a.value, facts) for a in call.args):
             return False
-    if classifier is not None:
-        qualified = classifier.qualified(func)
-        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
-            return True
+    if classifier is not None and scope is not None and optimizer_built(call, classifier):
+        return optimizer_keeps_nothing(call, scope, facts)
     return harmless_call(call, classifier)
+
+
+def optimizer_built(call: cst.Call, classifier) -> bool:
+    """`torch.optim.SGD(...)`, `torch.optim.lr_scheduler.StepLR(...)`: a torch optimizer or scheduler built."""
+    return any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in classifier.qualified(call.func))
+
+
+def optimizer_keeps_nothing(call: cst.Call, scope: cst.CSTNode, facts: Optional["FileFacts"] = None) -> bool:
+    """A torch optimizer or scheduler built in `scope` (`optimizer_built`) holds parameters, never a
+    tensor of `scope`'s graph, where no argument reads a name `scope` binds: its param groups keep
+    every key they are given (`{"params": [w], "extra": loss}`) and its hyperparameters may be
+    tensors (`lr=loss`), which a step hook or a later reader of `opt.param_groups` reaches (review,
+    round 6). Values (`lr=0.1`, `loss.item()`) and names from outside (`model.parameters()`,
+    `args.lr`) are fine."""
+    local = scope_bindings(scope.body) if isinstance(scope, cst.FunctionDef) else frozenset()
+    for arg in call.args:
+        if value_like(arg.value, facts):
+            continue
+        if any(n.value in local for n in _all_within(arg.value, cst.Name) if not _attribute_name(n, arg.value)):
+            return False
+    return True
+
+
+def _attribute_name(name: cst.Name, within: cst.CSTNode) -> bool:
+    """`name` is the attribute part of an `x.name` in `within`, not a name read."""
+    return any(isinstance(n, cst.Attribute) and n.attr is name for n in _walk(within))
 
 
 def _property(function: cst.FunctionDef) -> bool:

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
-from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, old_keyword_reasons, spelling_reasons, value_like
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, same_expr
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
@@ -362,12 +362,12 @@ class Visitor(BlockVisitor):
         """Why the first call in `scope` (but the backward itself) may keep a tensor of the graph, or None."""
         for call in calls_within(scope):
             if call is not backward.call:
-                why = self._call_keeps(call, backward)
+                why = self._call_keeps(call, backward, scope)
                 if why is not None:
                     return why
         return None
 
-    def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
+    def _call_keeps(self, call: cst.Call, backward: BackwardCall, scope: cst.CSTNode) -> Optional[str]:
         func = call.func
         at = self.line(call)
         handed = hands_on_arguments(call, self.classifier, self.facts)
@@ -390,8 +390,8 @@ class Visitor(BlockVisitor):
             if method in MUTATING_METHODS and not all(self._value(a.value) for a in call.args):
                 return f"`{code_of(func).strip()}()` (line {at}) stores a tensor in a container that may outlive the call"
         qualified = self.classifier.qualified(func)
-        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
-            return None  # an optimizer or scheduler built: it holds parameters, never a graph's tensors
+        if optimizer_built(call, self.classifier) and optimizer_keeps_nothing(call, scope, self.facts):
+            return None  # an optimizer or scheduler built from outside values: it holds parameters, never a graph's tensors
         if qualified & ACCELERATOR_CLASSES and all(graph_free(a.value) for a in call.args):
             return None  # `Accelerator(...)` built from settings: it holds no tensor
         if harmless_call(call, self.classifier):
