@@ -1259,17 +1259,18 @@ def optimizer_keeps_nothing(call: cst.Call, scope: cst.CSTNode, facts: Optional[
     round 6). Values (`lr=0.1`, `loss.item()`) and names from outside (`model.parameters()`,
     `args.lr`) are fine."""
     local = scope_bindings(scope.body) if isinstance(scope, cst.FunctionDef) else frozenset()
-    for arg in call.args:
-        if value_like(arg.value, facts):
-            continue
-        if any(n.value in local for n in _all_within(arg.value, cst.Name) if not _attribute_name(n, arg.value)):
-            return False
-    return True
+    return not any(_reads_local(arg.value, local, facts) for arg in call.args)
 
 
-def _attribute_name(name: cst.Name, within: cst.CSTNode) -> bool:
-    """`name` is the attribute part of an `x.name` in `within`, not a name read."""
-    return any(isinstance(n, cst.Attribute) and n.attr is name for n in _walk(within))
+def _reads_local(node: cst.CSTNode, local: AbstractSet[str], facts: Optional["FileFacts"]) -> bool:
+    """`node` reads a name in `local` other than inside a value (`l1.item()`, `float(l1)`)."""
+    if isinstance(node, cst.BaseExpression) and value_like(node, facts):
+        return False
+    if isinstance(node, cst.Name):
+        return node.value in local
+    if isinstance(node, cst.Attribute):
+        return _reads_local(node.value, local, facts)
+    return any(_reads_local(child, local, facts) for child in node.children)
 
 
 def _property(function: cst.FunctionDef) -> bool:
