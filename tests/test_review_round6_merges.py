@@ -24,7 +24,8 @@ Causes:
   `vars(T)[name]`), a getter renamed (`ga = getattr`), or a string built to spell `register_...`
   anywhere (`computed_method_calls`).
 - Module-level code: a class-body alias of a method (`__call__ = forward`) made `probe(l1)` run a
-  method that backpropagates (`Backpropagators`: the alias binds the method under that name too).
+  method that backpropagates (`Backpropagators`: the alias binds the method under that name too); a
+  property made by a call in the class body (`again = property(run)`) runs where `fin.again` is read.
 - A torch optimizer built in the function was taken to keep nothing: its param groups keep every
   key (`{"params": [w], "extra": l1}`) and its hyperparameters may be tensors; a global step hook
   reaches them (`backward.optimizer_keeps_nothing`, shared with GF005).
@@ -63,6 +64,7 @@ EXPECTED = {
     "U_16_gf003_hook_by_getattr_static": ("GF003", "`inspect.getattr_static(h, 'register_' + 'hook')` (line 16) calls a method"),
     "U_17_gf003_main_call_bound_to_backprop_method": ("GF003", "`forward` (line 9) may backpropagate when Python runs it"),
     "U_18_gf003_context_patched_through_alias": ("GF003", "`step` is called where an exception may be caught (line 20)"),
+    "U_20_gf005_main_property_made_by_call": None,
     "U_19_gf003_param_group_keeps_loss": ("GF003", "`torch.optim.SGD()` (line 23) is not proven to keep no tensor of the graph"),
 }
 
@@ -193,6 +195,9 @@ def test_class_body_alias_of_a_method():
     found = Backpropagators(cst.parse_module(source))
     assert [d.name.value for d in found.implicit_methods] == ["forward"]
     assert found.suspect(cst.parse_expression("p.again"))
+    made = "import torch\nclass F:\n    def run(self):\n        l.backward()\n    again = property(run)\n    other = run\n"
+    found = Backpropagators(cst.parse_module(made))
+    assert [d.name.value for d in found.implicit_methods] == ["run"]
 
 
 @pytest.mark.parametrize(

@@ -1386,6 +1386,12 @@ class Backpropagators:
                     # `__call__ = forward` in a class body: the method runs by that name too
                     # (`probe(l1)`; review, round 6).
                     renamed.extend((t.target.value, node.value.value) for t in node.targets if isinstance(t.target, cst.Name))
+                elif self.in_class[-1] and isinstance(node.value, cst.Call):
+                    # `again = property(run)`, `cached_property(run)`, a descriptor of any maker: the
+                    # method may run where the attribute is read, without a call (review, round 6).
+                    for arg in node.value.args:
+                        if isinstance(arg.value, cst.Name):
+                            wrapped.extend((t.target.value, arg.value.value) for t in node.targets if isinstance(t.target, cst.Name))
 
             def on_visit(self, node: cst.CSTNode) -> bool:
                 # Every store into an attribute, by any form (review, round 5: `self.opt, n = Fin(), 0`,
@@ -1436,6 +1442,7 @@ class Backpropagators:
 
         aliases: set = set()
         renamed: List[Tuple[str, str]] = []  # (name, method name) of class-body `name = method`
+        wrapped: List[Tuple[str, str]] = []  # (name, method name) of class-body `name = maker(method)`
         based: set = set()  # ids of the methods defined in a class with a base (`class Net(nn.Module)`)
         # What the file stores into attributes, by attribute name (None: a store other than
         # `x.X = value`), every attribute store target, the names the file binds by an import of
@@ -1447,10 +1454,13 @@ class Backpropagators:
         torch_imports: Dict[str, List[str]] = {}
         dynamic: List[cst.CSTNode] = []
         module.visit(Collect())
-        for name, method in renamed:
+        read_runs: set = set()  # (name, id of the def) run where the attribute `name` is read
+        for name, method in renamed + wrapped:
             for definition in list(methods.get(method, [])):
                 if all(d is not definition for d in methods.setdefault(name, [])):
                     methods[name].append(definition)
+                if (name, method) in wrapped:
+                    read_runs.add((name, id(definition)))
         self._attribute_values = attribute_values
         self._attribute_stores = attribute_stores
         self._torch_imports = torch_imports
@@ -1489,7 +1499,8 @@ class Backpropagators:
         # With them, a property of the file that may backpropagate: it runs where its attribute is read
         # (`fin.again`, `if fin.again:`, `f"{fin.again}"`), which names no call (review, round 5).
         self.implicit_methods: List[cst.FunctionDef] = [
-            d for name in sorted(self.methods) for d in methods[name] if (_implicit(name) or _property(d)) and self.uses(d)
+            d for name in sorted(self.methods) for d in methods[name]
+            if (_implicit(name) or _property(d) or (name, id(d)) in read_runs) and self.uses(d)
         ]
         # The methods of a class with a base that may backpropagate: the base's code may call them
         # by another name (`nn.Module.__call__` runs `forward`, a base's template method its hooks;
