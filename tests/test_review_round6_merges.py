@@ -29,6 +29,8 @@ Causes:
 - A torch optimizer built in the function was taken to keep nothing: its param groups keep every
   key (`{"params": [w], "extra": l1}`) and its hyperparameters may be tensors; a global step hook
   reaches them (`backward.optimizer_keeps_nothing`, shared with GF005).
+- A function that backpropagates, bound to another name by `:=`, a conditional or `or`
+  (`cb = finish if ok else None`; `cb()` later): `Backpropagators.uses` saw plain values only.
 - `statements.may_catch` trusted `with torch.enable_grad():` where the file patches torch through
   another name (`import torch as T; T.enable_grad = ...`), `sys.modules`, or what a call returns.
 """
@@ -65,6 +67,8 @@ EXPECTED = {
     "U_17_gf003_main_call_bound_to_backprop_method": ("GF003", "`forward` (line 9) may backpropagate when Python runs it"),
     "U_18_gf003_context_patched_through_alias": ("GF003", "`step` is called where an exception may be caught (line 20)"),
     "U_20_gf005_main_property_made_by_call": None,
+    "U_21_gf005_main_function_bound_by_walrus": None,
+    "U_22_gf005_main_function_bound_by_conditional": None,
     "U_19_gf003_param_group_keeps_loss": ("GF003", "`torch.optim.SGD()` (line 23) is not proven to keep no tensor of the graph"),
 }
 

@@ -1677,6 +1677,19 @@ class Backpropagators:
             def _held(self, value: Optional[cst.BaseExpression]) -> None:
                 if isinstance(value, (cst.Name, cst.Attribute)) and outer.suspect(value):
                     found.append(value)
+                # `cb = finish if ok else None`, `cb = finish or None`, `(cb := finish)`: the value may
+                # be the function itself (review, round 6).
+                elif isinstance(value, cst.IfExp):
+                    self._held(value.body)
+                    self._held(value.orelse)
+                elif isinstance(value, cst.BooleanOperation):
+                    self._held(value.left)
+                    self._held(value.right)
+                elif isinstance(value, cst.NamedExpr):
+                    self._held(value.value)
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                self._held(node.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 self._held(node.value)
