@@ -1266,6 +1266,8 @@ def _reads_local(node: cst.CSTNode, local: AbstractSet[str], facts: Optional["Fi
     """`node` reads a name in `local` other than inside a value (`l1.item()`, `float(l1)`)."""
     if isinstance(node, cst.BaseExpression) and value_like(node, facts):
         return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("parameters", "named_parameters") and not node.args:
+        return False  # `net.parameters()`: leaves (an optimizer refuses a tensor with a graph)
     if isinstance(node, cst.Name):
         return node.value in local
     if isinstance(node, cst.Attribute):
