@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
-from gradfix.analysis.loops import function_parameters, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_reasons
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
@@ -447,23 +447,50 @@ def _inplace_updates(statements: Sequence[cst.BaseStatement]) -> List[str]:
     return found
 
 
-def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
+def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
     """Calls that may call a method whose name the code computes, in the file's order (review, round
     5: `getattr(h, "register_" + "hook")(fn)`): `getattr(x, name)` called at once or bound to a name,
     `methodcaller(name)`, `attrgetter(name)` where `name` is not a string literal and may spell
     `register_...` (an f-string or a sum whose first part is a literal only where that literal is a
-    prefix or an extension of `register_`; anything else: a name, a call)."""
-    found: List[cst.Call] = []
+    prefix or an extension of `register_`; anything else: a name, a call). Review, round 6: also
+    `x.__getattribute__(name)`, `object.__getattribute__(x, name)`, `inspect.getattr_static(x, name)`,
+    a class's namespace read by such a key (`torch.Tensor.__dict__[name]`, `vars(T)[name]`), a
+    getter handed on or renamed (`ga = getattr`), and any string the code builds that may spell
+    `register_...` wherever it goes (`"register_" + "hook"`)."""
+    found: List[cst.CSTNode] = []
     parents: Dict[int, cst.CSTNode] = {}
     for node in _walk(module):
         for child in children(node):
             parents[id(child)] = node
-    for call in _all_within(module, cst.Call):
-        name = last_name(call.func)
-        if name not in ("getattr", "methodcaller", "attrgetter"):
+    for node in _walk(module):
+        if isinstance(node, cst.Subscript):
+            # `T.__dict__[name]`, `vars(T)[name]`: a class's methods by a computed key.
+            holder = node.value
+            namespace = (isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__") or (
+                isinstance(holder, cst.Call) and last_name(holder.func) == "vars"
+            )
+            keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+            if namespace and any(_may_spell_register(k) for k in keys):
+                found.append(node)
             continue
-        position = 1 if name == "getattr" else 0
+        if isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GETTERS:
+            parent = parents.get(id(node))
+            named = isinstance(parent, (cst.Attribute, cst.ImportAlias, cst.FunctionDef, cst.Param)) or (isinstance(parent, cst.Arg) and parent.keyword is node)
+            if not (isinstance(parent, cst.Call) and parent.func is node) and not named:
+                found.append(node)  # `ga = getattr`, `map(getattr, ...)`: called elsewhere, by another name
+            continue
+        if isinstance(node, (cst.BinaryOperation, cst.FormattedString)) and not isinstance(parents.get(id(node)), cst.BinaryOperation):
+            if _literal_prefix(node) is not None and _may_spell_register(node):
+                found.append(node)
+            continue
+        if not isinstance(node, cst.Call):
+            continue
+        call = node
+        name = last_name(call.func)
+        if name not in _GETTERS:
+            continue
         positional = [a for a in call.args if a.keyword is None]
+        position = 1 if name in ("getattr", "getattr_static") or (name == "__getattribute__" and len(positional) == 2) else 0
         if any(a.star for a in call.args):
             found.append(call)
             continue
@@ -472,9 +499,31 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.Call]:
         if not _may_spell_register(positional[position].value):
             continue
         parent = parents.get(id(call))
-        if name != "getattr" or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
+        if name in ("methodcaller", "attrgetter") or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
             found.append(call)
-    return found
+    # A string built inside a getter's call is shown as that call.
+    calls = [n for n in found if isinstance(n, cst.Call)]
+    return [n for n in found if isinstance(n, (cst.Call, cst.Subscript, cst.Name, cst.Attribute)) or not any(_within(n, c) for c in calls)]
+
+
+# Calls that read an attribute by a name given as a value (`computed_method_calls`).
+_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter", "__getattribute__", "getattr_static"})
+
+
+def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    return any(n is node for n in _walk(outer))
+
+
+def _literal_prefix(expr: cst.BaseExpression) -> Optional[str]:
+    """The literal text a built string starts with (`"register_" + k`, `f"register_{k}"`), or None."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = expr.left
+        while isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add):
+            left = left.left
+        return string_value(left) if isinstance(left, cst.SimpleString) else None
+    if isinstance(expr, cst.FormattedString) and expr.parts and isinstance(expr.parts[0], cst.FormattedStringText):
+        return expr.parts[0].value
+    return None
 
 
 def _may_spell_register(expr: cst.BaseExpression) -> bool:
@@ -613,6 +662,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     replaces two backward passes by one (GF001, GF003, GF004).
     """
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
+    reasons.extend(torch_hook_reasons(facts))
     reasons.extend(implicit_dunder_reasons(facts))
     for call in facts.unpreserved_checkpoints[:1]:
         reasons.append(Reason(
@@ -641,6 +691,25 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
                 CUSTOM_FUNCTION,
             ))
     return reasons
+
+
+def torch_hook_reasons(facts: "FileFacts") -> List[Reason]:
+    """A `__torch_function__` (of a tensor subclass or a mode) runs at every torch call on the tensors
+    it covers, a tensor subclass's methods in place of torch's: code of the file that may count, log
+    or draw, twice in the original and once after a rewrite that merges two evaluations (review,
+    round 5) or two backward passes (`Tensor.backward` is a torch call too, and the merged sum's `+`
+    one more; review, round 6). Proven only where the file has none. Shared by every merge (one
+    text: `Reasons` keeps it once)."""
+    hooks = [*facts.torch_function_overrides, *facts.tensor_subclasses]
+    if not hooks:
+        return []
+    first = hooks[0]  # (each list in file order: a mention of `__torch_function__` first)
+    shown = first.name.value if isinstance(first, cst.ClassDef) else code_of(first).strip()
+    return [Reason(
+        f"`{shown}` (line {facts.line(first)}) may run code of the file at each torch call on a tensor "
+        f"(`__torch_function__`, a tensor subclass): twice in the original, once after the rewrite",
+        CUSTOM_FUNCTION,
+    )]
 
 
 def _brief(node: cst.CSTNode) -> str:
@@ -1037,9 +1106,11 @@ def outside_backward_reasons(scope: cst.CSTNode, facts: "FileFacts", classifier,
     return []
 
 
-def value_like(node: Optional[cst.BaseExpression]) -> bool:
+def value_like(node: Optional[cst.BaseExpression], facts: Optional["FileFacts"] = None) -> bool:
     """An expression whose result carries no graph: a literal, an f-string, `.item()`, `float(...)`,
-    and tuples or lists of those (GF005's escapes and the merges' `_graph_leaves` share it)."""
+    and tuples or lists of those (GF005's escapes and the merges' `_graph_leaves` share it). With
+    the file's `facts`, a builtin read by its text counts only where the file does not bind its
+    name (`def float(t): return t`) nor may rebind builtins (review, round 6)."""
     if node is None or is_literal(node) or isinstance(node, cst.FormattedString):
         return True
     if isinstance(node, cst.Call):
@@ -1047,10 +1118,24 @@ def value_like(node: Optional[cst.BaseExpression]) -> bool:
         if isinstance(func, cst.Attribute) and func.attr.value in VALUE_METHODS:
             return True
         if isinstance(func, cst.Name) and func.value in VALUE_FUNCTIONS:
-            return True
+            return facts is None or not (func.value in facts.binding_counts or facts.changes_builtins)
     if isinstance(node, (cst.Tuple, cst.List)):
-        return all(value_like(e.value) for e in node.elements)
+        return all(value_like(e.value, facts) for e in node.elements)
     return False
+
+
+def fresh_binding(name: str, function: cst.FunctionDef, facts: Optional["FileFacts"] = None) -> bool:
+    """`name` is bound in `function` only to new objects (literals, values, graph-free factories,
+    arithmetic results): an augmented assignment to it (`keep += [loss]`, `total += loss`) changes
+    nothing from outside the call. A parameter, or a name bound to what another name holds
+    (`keep = store`), may be a list or a tensor of the caller's, which `+=` changes in place (GF005's
+    escapes and the merges' `_graph_leaves` share it; review, round 6)."""
+    # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
+    augmented = {id(n.value) for n in _all_within(function, cst.AugAssign)}
+    bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
+    return bool(bindings) and all(
+        v is not None and (value_like(v, facts) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
+    )
 
 
 def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls: Sequence[BackwardCall]) -> Optional[str]:
@@ -1067,22 +1152,29 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
     line = facts.line
     scalers = [c.scaler for c in calls if c.scaler is not None]
     for node in _walk(scope.body):
-        if isinstance(node, cst.Return) and not value_like(node.value):
+        if isinstance(node, cst.Return) and not value_like(node.value, facts):
             return f"`return {code_of(node.value).strip()}` (line {line(node)}) may hand a tensor of the graph to the caller"  # type: ignore[union-attr]
         if isinstance(node, (cst.Yield, cst.Await, cst.Global, cst.Nonlocal)):
             return f"`{code_of(node).strip()[:40]}` (line {line(node)}) may let a tensor of the graph outlive the call"
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             return f"a nested function, lambda or class (line {line(node)}) may keep a tensor of the graph"
         value = getattr(node, "value", None) if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) else None
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and not value_like(node.value, facts):
+            if not fresh_binding(node.target.value, scope, facts):
+                # `keep += [l1]` on a parameter extends the caller's list in place (review, round 6).
+                return (
+                    f"`{node.target.value} {code_of(node.operator).strip()}` (line {line(node)}) may change an object from "
+                    f"outside the call in place, which then holds a tensor of the graph"
+                )
         for target in _store_targets(node):
-            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value)):
+            if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value, facts)):
                 return f"`{code_of(target).strip()}` (line {line(target)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 for inner in _store_targets(target):
-                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value):
+                    if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value, facts):
                         return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
-        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call):
+        if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call, facts, scope):
             return f"`{code_of(node.func).strip()}()` (line {line(node)}) is not proven to keep no tensor of the graph"
     return None
 
@@ -1105,26 +1197,83 @@ def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
-def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call) -> bool:
+# Methods proven harmless between two passes (`between.harmless_call`) that still keep what they
+# are handed: a logger's record holds its arguments (`log.info("%s", loss)`: `LogRecord.args`, which
+# a `MemoryHandler` or a handler of the file keeps), a tracker or progress bar may keep its values.
+_RECORDING_METHODS = frozenset(
+    {"log", "info", "debug", "warning", "warn", "error", "critical", "exception", "add_scalar", "add_scalars", "add_histogram", "set_postfix", "set_description"}
+)
+
+
+def hands_on_arguments(call: cst.Call, classifier, facts: Optional["FileFacts"] = None) -> Optional[str]:
+    """How `call`, harmless between two passes, may still keep a tensor it is handed beyond the call
+    (a phrase), or None: a logging or tracking call given a tensor (`log.info("%s", loss)`), or a
+    `key=` function other than a builtin value function, which the callee runs on each item
+    (`sorted([loss], key=keep.append)`, `max(..., key=...)`; review, round 6). Lightning's `self.log`
+    keeps a detached copy (`CalleeClassifier.lightning_log`). Shared by the merges' `_graph_leaves`
+    and GF005's keeping calls."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "key":
+            key = arg.value
+            builtin = isinstance(key, cst.Name) and key.value in FRESH_FUNCTIONS | VALUE_FUNCTIONS
+            if not (builtin and (facts is None or not (key.value in facts.binding_counts or facts.changes_builtins))):  # type: ignore[union-attr]
+                return f"runs `{code_of(key).strip()}` on what it is handed"
+    if last_name(call.func) in _RECORDING_METHODS and not all(value_like(a.value, facts) for a in call.args):
+        if classifier is not None and classifier.lightning_log(call):
+            return None
+        return "may keep what it is handed (a logging record holds its arguments)"
+    return None
+
+
+def _keeps_nothing(call: cst.Call, classifier, scalers, harmless_call, facts: Optional["FileFacts"] = None, scope: Optional[cst.CSTNode] = None) -> bool:
     """A call in the function holding a merge that cannot keep a tensor for later (`_graph_leaves`)."""
+    if hands_on_arguments(call, classifier, facts) is not None:
+        return False
     func = call.func
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         if method in STEP_METHODS and not call.args:
             return True
-        if method in MODULE_LEAF_METHODS and all(value_like(a.value) for a in call.args):
+        if method in MODULE_LEAF_METHODS and all(value_like(a.value, facts) for a in call.args):
             return True
         if method in BACKPROP_NAMES and all(a.keyword is not None and a.keyword.value != "create_graph" for a in call.args):
             return True  # `loss.backward(retain_graph=True)`: it leaves gradients, no graph
         if method in ("step", "scale", "unscale_", "update") and any(same_expr(func.value, s) for s in scalers) and len(call.args) <= 1:
             return True  # `scaler.scale(loss)`, `scaler.step(opt)`, `scaler.update()`
-        if method in MUTATING_METHODS and not all(value_like(a.value) for a in call.args):
+        if method in MUTATING_METHODS and not all(value_like(a.value, facts) for a in call.args):
             return False
-    if classifier is not None:
-        qualified = classifier.qualified(func)
-        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
-            return True
+    if classifier is not None and scope is not None and optimizer_built(call, classifier):
+        return optimizer_keeps_nothing(call, scope, facts)
     return harmless_call(call, classifier)
+
+
+def optimizer_built(call: cst.Call, classifier) -> bool:
+    """`torch.optim.SGD(...)`, `torch.optim.lr_scheduler.StepLR(...)`: a torch optimizer or scheduler built."""
+    return any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in classifier.qualified(call.func))
+
+
+def optimizer_keeps_nothing(call: cst.Call, scope: cst.CSTNode, facts: Optional["FileFacts"] = None) -> bool:
+    """A torch optimizer or scheduler built in `scope` (`optimizer_built`) holds parameters, never a
+    tensor of `scope`'s graph, where no argument reads a name `scope` binds: its param groups keep
+    every key they are given (`{"params": [w], "extra": loss}`) and its hyperparameters may be
+    tensors (`lr=loss`), which a step hook or a later reader of `opt.param_groups` reaches (review,
+    round 6). Values (`lr=0.1`, `loss.item()`) and names from outside (`model.parameters()`,
+    `args.lr`) are fine."""
+    local = scope_bindings(scope.body) if isinstance(scope, cst.FunctionDef) else frozenset()
+    return not any(_reads_local(arg.value, local, facts) for arg in call.args)
+
+
+def _reads_local(node: cst.CSTNode, local: AbstractSet[str], facts: Optional["FileFacts"]) -> bool:
+    """`node` reads a name in `local` other than inside a value (`l1.item()`, `float(l1)`)."""
+    if isinstance(node, cst.BaseExpression) and value_like(node, facts):
+        return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("parameters", "named_parameters") and not node.args:
+        return False  # `net.parameters()`: leaves (an optimizer refuses a tensor with a graph)
+    if isinstance(node, cst.Name):
+        return node.value in local
+    if isinstance(node, cst.Attribute):
+        return _reads_local(node.value, local, facts)
+    return any(_reads_local(child, local, facts) for child in node.children)
 
 
 def _property(function: cst.FunctionDef) -> bool:
@@ -1236,6 +1385,16 @@ class Backpropagators:
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 assigns.append(node)
+                if self.in_class[-1] and isinstance(node.value, cst.Name):
+                    # `__call__ = forward` in a class body: the method runs by that name too
+                    # (`probe(l1)`; review, round 6).
+                    renamed.extend((t.target.value, node.value.value) for t in node.targets if isinstance(t.target, cst.Name))
+                elif self.in_class[-1] and isinstance(node.value, cst.Call):
+                    # `again = property(run)`, `cached_property(run)`, a descriptor of any maker: the
+                    # method may run where the attribute is read, without a call (review, round 6).
+                    for arg in node.value.args:
+                        if isinstance(arg.value, cst.Name):
+                            wrapped.extend((t.target.value, arg.value.value) for t in node.targets if isinstance(t.target, cst.Name))
 
             def on_visit(self, node: cst.CSTNode) -> bool:
                 # Every store into an attribute, by any form (review, round 5: `self.opt, n = Fin(), 0`,
@@ -1285,6 +1444,8 @@ class Backpropagators:
                                 aliases.add(alias.asname.name.value)
 
         aliases: set = set()
+        renamed: List[Tuple[str, str]] = []  # (name, method name) of class-body `name = method`
+        wrapped: List[Tuple[str, str]] = []  # (name, method name) of class-body `name = maker(method)`
         based: set = set()  # ids of the methods defined in a class with a base (`class Net(nn.Module)`)
         # What the file stores into attributes, by attribute name (None: a store other than
         # `x.X = value`), every attribute store target, the names the file binds by an import of
@@ -1296,6 +1457,13 @@ class Backpropagators:
         torch_imports: Dict[str, List[str]] = {}
         dynamic: List[cst.CSTNode] = []
         walk_tree(module, Collect())
+        read_runs: set = set()  # (name, id of the def) run where the attribute `name` is read
+        for name, method in renamed + wrapped:
+            for definition in list(methods.get(method, [])):
+                if all(d is not definition for d in methods.setdefault(name, [])):
+                    methods[name].append(definition)
+                if (name, method) in wrapped:
+                    read_runs.add((name, id(definition)))
         self._attribute_values = attribute_values
         self._attribute_stores = attribute_stores
         self._torch_imports = torch_imports
@@ -1334,7 +1502,8 @@ class Backpropagators:
         # With them, a property of the file that may backpropagate: it runs where its attribute is read
         # (`fin.again`, `if fin.again:`, `f"{fin.again}"`), which names no call (review, round 5).
         self.implicit_methods: List[cst.FunctionDef] = [
-            d for name in sorted(self.methods) for d in methods[name] if (_implicit(name) or _property(d)) and self.uses(d)
+            d for name in sorted(self.methods) for d in methods[name]
+            if (_implicit(name) or _property(d) or (name, id(d)) in read_runs) and self.uses(d)
         ]
         # The methods of a class with a base that may backpropagate: the base's code may call them
         # by another name (`nn.Module.__call__` runs `forward`, a base's template method its hooks;
@@ -1511,6 +1680,19 @@ class Backpropagators:
             def _held(self, value: Optional[cst.BaseExpression]) -> None:
                 if isinstance(value, (cst.Name, cst.Attribute)) and outer.suspect(value):
                     found.append(value)
+                # `cb = finish if ok else None`, `cb = finish or None`, `(cb := finish)`: the value may
+                # be the function itself (review, round 6).
+                elif isinstance(value, cst.IfExp):
+                    self._held(value.body)
+                    self._held(value.orelse)
+                elif isinstance(value, cst.BooleanOperation):
+                    self._held(value.left)
+                    self._held(value.right)
+                elif isinstance(value, cst.NamedExpr):
+                    self._held(value.value)
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                self._held(node.value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
                 self._held(node.value)

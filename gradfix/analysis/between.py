@@ -482,7 +482,39 @@ def names_bound_to_gradients(node: cst.CSTNode, classifier) -> bool:
 
 
 def _bound_to_gradients(name: cst.Name, classifier) -> bool:
-    return any(reads_gradients(value) for value in classifier.assigned_values(name) or ())
+    values = classifier.assigned_values(name)
+    if values is None:
+        # Not resolved to assignments (`:=`, a `match` capture, a loop or `with` target): every
+        # such binding of the name in the file, by name (review, round 6: `if (g := w.grad) is
+        # None`, `match w.grad: case g:` read between the passes).
+        values = _other_bindings(classifier).get(name.value, [])
+    return any(reads_gradients(value) for value in values)
+
+
+_OTHER_BINDINGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _other_bindings(classifier) -> Dict[str, List[cst.BaseExpression]]:
+    """The values the file (`classifier`'s) binds to names by forms other than an assignment: `(n := value)`,
+    `match value: case n:`, `for n in value`, `with value as n` (each name of the target or
+    pattern bound to the whole value), once per classifier."""
+    found = _OTHER_BINDINGS.get(classifier)
+    facts = getattr(classifier, "facts", None)
+    if found is None and facts is None:
+        return {}
+    if found is None:
+        module = facts.module
+        found = {}
+        pairs: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []
+        pairs += [(node.target, node.value) for node in nodes_within(module, cst.NamedExpr)]
+        pairs += [(case.pattern, node.subject) for node in nodes_within(module, cst.Match) for case in node.cases]
+        pairs += [(node.target, node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))]
+        pairs += [(node.asname, node.item) for node in nodes_within(module, cst.WithItem) if node.asname is not None]
+        for target, value in pairs:
+            for bound in nodes_within(target, cst.Name):
+                found.setdefault(bound.value, []).append(value)
+        _OTHER_BINDINGS[classifier] = found
+    return found
 
 
 def _gradient_parameter(name: cst.Name, classifier) -> bool:
@@ -545,6 +577,12 @@ def gradient_stores(module: cst.Module) -> List[cst.CSTNode]:
     ]
     loops = [((node.target,), node.iter) for node in nodes_within(module, (cst.For, cst.CompFor))]
     bindings += loops
+    # `(g := w.grad)`, `match w.grad: case g:` bind a name too (review, round 6): followed as
+    # names, stored where a call keeps them (`G.append(g)`).
+    bindings += [((node.target,), node.value) for node in nodes_within(module, cst.NamedExpr)]
+    bindings += [
+        (tuple(nodes_within(case.pattern, cst.Name)), node.subject) for node in nodes_within(module, cst.Match) for case in node.cases
+    ]
     # `G += [w.grad]` adds in place to what `G` holds, a list or a tensor another name may hold
     # (review, round 5): never a plain binding.
     augmented = [((node.target,), node.value) for node in nodes_within(module, cst.AugAssign)]
@@ -641,6 +679,13 @@ def holds_gradient(expr: cst.BaseExpression, bound: AbstractSet[str] = frozenset
         return holds_gradient(expr.left, bound) or holds_gradient(expr.right, bound)
     if isinstance(expr, cst.NamedExpr):
         return holds_gradient(expr.value, bound)
+    if isinstance(expr, cst.BinaryOperation):
+        # `[w.grad] * 2`, `[w.grad] + G`: a sequence's repetition or concatenation holds its items
+        # (review, round 6); arithmetic on a tensor (`w.grad * 2`) is a new tensor.
+        return any(
+            isinstance(side, (cst.Tuple, cst.List, cst.ListComp, cst.Name, cst.BinaryOperation)) and holds_gradient(side, bound)
+            for side in (expr.left, expr.right)
+        )
     return False
 
 

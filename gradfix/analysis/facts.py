@@ -23,10 +23,11 @@ from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins,
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
+from gradfix.analysis.loops import assignments
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
-from gradfix.analysis.vocabulary import GRADIENT_HOOKS, names_forward_hook
+from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, names_forward_hook
 from gradfix.analysis.walk import walk_tree
 
 
@@ -410,7 +411,8 @@ def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallState
 
 def _changes_state(function: cst.FunctionDef) -> bool:
     """Whether the body stores an attribute or an item, updates in place, declares `global` or
-    `nonlocal`, deletes, or calls `setattr` (its nested functions' bodies included)."""
+    `nonlocal`, deletes, calls `setattr`, or fills a container not made in the body
+    (`keep.append(x)`, `self.seen.add(x)`) (its nested functions' bodies included)."""
     for target in nodes_within(function.body, cst.AssignTarget):
         if isinstance(target.target, (cst.Attribute, cst.Subscript)):
             return True
@@ -421,4 +423,16 @@ def _changes_state(function: cst.FunctionDef) -> bool:
     for call in nodes_within(function.body, cst.Call):
         if last_name(call.func) in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
             return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in MUTATING_METHODS and not _new_container(call.func.value, function):
+            # `keep.append(other)` in a `__radd__`: `loss + acc` keeps the loss (review, round 6).
+            return True
     return False
+
+
+def _new_container(receiver: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    """`receiver` is a name `function` binds only to a new display or comprehension (`out = []`)."""
+    if not isinstance(receiver, cst.Name):
+        return False
+    values = [v for name, v in assignments(function) if name == receiver.value]
+    displays = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.ListComp, cst.DictComp, cst.SetComp)
+    return bool(values) and all(isinstance(v, displays) for v in values)

@@ -35,6 +35,7 @@ from gradfix.analysis.exprs import (
     strip_parens,
     swap_first_two,
 )
+from gradfix.analysis.backward import torch_hook_reasons
 from gradfix.analysis.linear import Coef, parse_coef
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, Callee
 from gradfix.analysis.bindings_index import class_members
@@ -220,18 +221,8 @@ class MergeSafety:
             reasons.add(f"{callee.reason}; parameters it owns receive (a+b)·∂f/∂θ{cancel} in the original but ∂f/∂θ after the rewrite")
         if callee.unproven:
             reasons.add(callee.unproven)
-        hooks = [*self.facts.torch_function_overrides, *self.facts.tensor_subclasses]
-        if hooks:
-            # `__torch_function__` (of a tensor subclass or a mode) runs at every torch call on the
-            # tensors it covers, a tensor subclass's methods in place of torch's: code of the file
-            # that may count, log or draw, twice in the original and once after the rewrite
-            # (review, round 5). Proven only where the file has none.
-            first = hooks[0]  # (each list in file order: a mention of `__torch_function__` first)
-            shown = first.name.value if isinstance(first, cst.ClassDef) else code_of(first).strip()
-            reasons.add(
-                f"`{shown}` ({self.classifier.where(first)}) may run code of the file at each torch call on a tensor "
-                f"(`__torch_function__`, a tensor subclass): twice in the original, once after the rewrite"
-            )
+        # `__torch_function__` or a tensor subclass of the file (`backward.torch_hook_reasons`).
+        reasons.extend(torch_hook_reasons(self.facts))
         operands = list(c1.args) + ([cst.Arg(c1.func.value)] if match.receiver else [])  # type: ignore[attr-defined]
         for inner in calls_in(operands):
             if detach_receiver(inner) is not None:

@@ -166,6 +166,13 @@ def _import_facts(module: cst.Module) -> Tuple[Dict[str, str], Set[str]]:
                 other.add("*")  # (a name or attribute set by string)
 
     walk_tree(module, Walk())
+    # A module stored into through any name reaches every name bound to it or to a module of its
+    # package (`import torch as T; T.enable_grad = f` patches `torch.enable_grad`), and `sys.modules`
+    # every module (review, round 6).
+    patched = {imports[name].split(".")[0] for name in other & set(imports)}
+    if "sys" in patched:
+        other.add("*")
+    other.update(name for name, dotted in imports.items() if dotted.split(".")[0] in patched)
     if "*" in other:
         imports = {}
     facts = (imports, other)
@@ -209,3 +216,5 @@ def _bound(target: cst.CSTNode, other: Set[str]) -> None:
             node = node.value
         if isinstance(node, cst.Name):
             other.add(node.value)
+        else:
+            other.add("*")  # `importlib.import_module("torch").no_grad = f`: a store into what a call gives

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
-from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, later_use_reasons, old_keyword_reasons, spelling_reasons, value_like
+from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
 from gradfix.analysis.exprs import binding_counts, calls_within, code_of, same_expr
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
@@ -363,14 +363,17 @@ class Visitor(BlockVisitor):
         """Why the first call in `scope` (but the backward itself) may keep a tensor of the graph, or None."""
         for call in calls_within(scope):
             if call is not backward.call:
-                why = self._call_keeps(call, backward)
+                why = self._call_keeps(call, backward, scope)
                 if why is not None:
                     return why
         return None
 
-    def _call_keeps(self, call: cst.Call, backward: BackwardCall) -> Optional[str]:
+    def _call_keeps(self, call: cst.Call, backward: BackwardCall, scope: cst.CSTNode) -> Optional[str]:
         func = call.func
         at = self.line(call)
+        handed = hands_on_arguments(call, self.classifier, self.facts)
+        if handed is not None:
+            return f"`{code_of(func).strip()}()` (line {at}) {handed}, beyond the call"
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in STEP_METHODS and not call.args:
@@ -388,8 +391,8 @@ class Visitor(BlockVisitor):
             if method in MUTATING_METHODS and not all(self._value(a.value) for a in call.args):
                 return f"`{code_of(func).strip()}()` (line {at}) stores a tensor in a container that may outlive the call"
         qualified = self.classifier.qualified(func)
-        if any(name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper() for name in qualified):
-            return None  # an optimizer or scheduler built: it holds parameters, never a graph's tensors
+        if optimizer_built(call, self.classifier) and optimizer_keeps_nothing(call, scope, self.facts):
+            return None  # an optimizer or scheduler built from outside values: it holds parameters, never a graph's tensors
         if qualified & ACCELERATOR_CLASSES and all(graph_free(a.value) for a in call.args):
             return None  # `Accelerator(...)` built from settings: it holds no tensor
         if harmless_call(call, self.classifier):
@@ -417,7 +420,7 @@ class Visitor(BlockVisitor):
 
             def visit_AugAssign(self, node: cst.AugAssign) -> None:
                 target = node.target
-                if isinstance(target, cst.Name) and not visitor._value(node.value) and not visitor._fresh(target.value, function):
+                if isinstance(target, cst.Name) and not visitor._value(node.value) and not fresh_binding(target.value, function, visitor.facts):
                     # `total += h` on a tensor from outside (a parameter, or a name bound to one or to a
                     # view of one) is in place: that tensor then holds this graph beyond the call.
                     found.append(
@@ -468,16 +471,6 @@ class Visitor(BlockVisitor):
         walk_tree(function, Find())
         return found[0] if found else None
 
-    def _fresh(self, name: str, function: cst.FunctionDef) -> bool:
-        """A name the function binds only to new objects (literals, values, graph-free factories,
-        arithmetic results): an in-place update of it changes nothing from outside the call."""
-        # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
-        augmented = {id(n.value) for n in _augmented(function)}
-        bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
-        return bool(bindings) and all(
-            v is not None and (self._value(v) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
-        )
-
     def _holds_values(self, node: cst.BaseExpression, function: cst.FunctionDef) -> bool:
         """A name of the function bound only to values and filled only with values (`history = []`,
         `history.append(loss.item())`): returning it hands no tensor to the caller."""
@@ -502,7 +495,7 @@ class Visitor(BlockVisitor):
     def _value(self, node: cst.BaseExpression) -> bool:
         """An expression whose result carries no graph: a literal, `.item()`, `float(...)`, an f-string
         (`backward.value_like`, which the merges' escape check shares)."""
-        return value_like(node)
+        return value_like(node, self.facts)
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
@@ -533,17 +526,6 @@ def _without(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if args and call.args[-1] is arg:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return call.with_changes(args=args)
-
-
-def _augmented(function: cst.CSTNode) -> List[cst.AugAssign]:
-    found: List[cst.AugAssign] = []
-
-    class Walk(cst.CSTVisitor):
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.append(node)
-
-    walk_tree(function, Walk())
-    return found
 
 
 def _short(text: str, limit: int = 40) -> str:
