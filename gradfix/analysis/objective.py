@@ -698,7 +698,9 @@ class _Walker:
             deltas[name] = self._own_terms(deltas[name], node)
         for name in list(elements):
             elements[name] = self._own_terms(elements[name], node)
-        for name in accumulators:
+        # (Sets of names: sorted, so that the carriers, and the reasons about them, come in an order
+        # that does not change with PYTHONHASHSEED.)
+        for name in sorted(accumulators):
             # (An accumulator first bound by a reset in the loop starts from nothing.)
             self.assign(env, name, env.get(name, ZERO) + deltas[name])  # type: ignore[operator]  (the plan checked it is a Lin)
         for name in lists:
@@ -711,7 +713,7 @@ class _Walker:
     def _left_nested(self, loop: cst.For, env: Dict[str, Value], accumulators: Set[str]) -> None:
         """After a nested loop, a name its body binds (other than the accumulators it adds to) holds
         the last inner iteration's value: its terms lose their coefficients."""
-        for name in stored_names(loop.body) - accumulators:
+        for name in sorted(stored_names(loop.body) - accumulators):
             if name in env:
                 self.assign(env, name, _tainted(env[name]))
 
@@ -723,12 +725,12 @@ class _Walker:
         return Lin.of({k: c for k, c in value.terms if k not in outside}, value.tainted | frozenset(outside))
 
     def _taint_stores(self, target: cst.CSTNode, env: Dict[str, Value]) -> None:
-        for name in stored_names(target):
+        for name in sorted(stored_names(target)):
             self.assign(env, name, self._opaque(target, env, None).taint())
 
     def _taint_mutated(self, node: cst.CSTNode, env: Dict[str, Value]) -> None:
         """Carriers that are the receiver of a method call that may mutate them: their terms lose their coefficients."""
-        for name in _mutated_receivers(node) & set(env):
+        for name in sorted(_mutated_receivers(node) & set(env)):
             self.assign(env, name, _tainted(env[name]))
 
     def _unsupported(self, statement: cst.CSTNode, env: Dict[str, Value]) -> None:
@@ -736,7 +738,7 @@ class _Walker:
         if isinstance(statement, cst.BaseCompoundStatement):
             self.out.steps.append((statement, self.context))
         read = self._opaque(statement, env, None)  # type: ignore[arg-type]
-        for name in stored_names(statement):
+        for name in sorted(stored_names(statement)):
             self.assign(env, name, read)
         # A carrier changes only where it is stored (above) or is the receiver of a method call
         # that may mutate it, in a branch or a loop as in a simple statement. Its other reads
