@@ -74,7 +74,9 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     if not candidates or text is None or not parse:
         return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
-    for rule in candidates:
+    # A precheck that parses only pieces of the file runs after those that parse all of it: it then
+    # reads their tree instead of parsing its pieces too (`prechecks.marked_tree`).
+    for rule in sorted(candidates, key=lambda r: getattr(r, "PRECHECK_PARSES_PIECES", False)):
         check = getattr(rule, "might_match", None)
         if check is None or check(data, text, state):
             return candidates

@@ -138,6 +138,9 @@ SUMMARY = "Two terms of one sum evaluate the same function with complementary `.
 DEFAULT = False
 FIXABLE = "sometimes"
 REQUIRED_TOKENS = (prechecks.two_stop_gradients,)
+# `might_match` parses only the top-level statements holding a stop-gradient, or reads the whole
+# tree another rule's precheck parsed: the prefilter runs it after those (`engine.prefilter`).
+PRECHECK_PARSES_PIECES = True
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
     """Precheck with CPython's parser: some function (or the module) holds two calls of the same
