@@ -53,16 +53,15 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     2. Each rule that passed stage 1 may have a precheck (`might_match(data,
        text, state)` on the rule module, built from `gradfix.prechecks`) that
        says it cannot match. The file is skipped only when every such rule is
-       ruled out, the file decodes strictly and what the prechecks parsed
-       parses (CPython's parser: the whole file, or with GF002 alone only the
-       top-level statements that hold a stop-gradient, `prechecks.marked_tree`);
+       ruled out, the file decodes strictly and it parses (CPython's parser);
        otherwise every rule that passed stage 1 runs, exactly as without
-       stage 2, and reports the syntax error. A syntax error in a part of the
-       file no precheck had to read goes unreported, as in a file that fails
-       stage 1: gradfix reports what keeps it from analysing code that may
-       match. (What only libcst stumbles on, in a file no rule can match, is
-       not reported either: a RecursionError in its metadata passes, syntax
-       its grammar lacks.)
+       stage 2, and reports the syntax error. Where GF002's precheck parsed
+       only the top-level statements that hold a stop-gradient
+       (`prechecks.marked_tree`), those must parse: a syntax error elsewhere
+       in the file then goes unreported, as in a file that fails stage 1.
+       (What only libcst stumbles on, in a file no rule can match, is not
+       reported either: a RecursionError in its metadata passes, syntax its
+       grammar lacks.)
 
     `parse=False` stops after stage 1 (no CPython parse in this call): the
     cheap routing test of `gradfix.parallel`, whose workers then run the full
@@ -81,7 +80,10 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
         if check is None or check(data, text, state):
             return candidates
     # No rule can match if what the prechecks parsed parses; a file that does not is left to
-    # `_parse` to report (a precheck that needs the whole tree parsed all of it).
+    # `_parse` to report (a precheck that needs the whole tree parsed all of it). Where no precheck
+    # parsed anything, the whole file is parsed, so that its syntax error is reported.
+    if "tree" not in state and "marked" not in state:
+        prechecks.tree(data, state)
     return [] if _decodes(data) and state.get("tree", True) is not None else candidates
 
 

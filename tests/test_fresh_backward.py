@@ -94,8 +94,8 @@ NEAR_MISSES = {
         lambda src: src.replace("    optG.zero_grad()\n", "    ones.add_(loss_real * 0)\n    optG.zero_grad()\n"),
         # ...or handed to code that may do so...
         lambda src: src.replace("    optG.zero_grad()\n", "    poison(ones)\n    optG.zero_grad()\n"),
-        # ...or updated in place by another function of the file.
-        lambda src: src + "\n\ndef later():\n    ones.add_(1.0)\n",
+        # ...or updated in place by another function of the file with a tensor it was given.
+        lambda src: src + "\n\ndef later(t):\n    ones.add_(t)\n",
     ],
     ids=["inplace_here", "handed_on", "inplace_elsewhere"],
 )
@@ -103,6 +103,12 @@ def test_a_graph_free_tensor_from_before_that_may_be_updated_in_place_keeps_the_
     source = change(GAN) + "\n\ndef poison(t):\n    t.add_(1.0)\n"
     (finding,) = _lint(source).findings
     assert not finding.fixable and "may use a graph that `retain_graph=True` kept alive" in finding.message
+
+
+def test_a_graph_free_tensor_updated_elsewhere_by_a_number_stays_graph_free():
+    # (Review round 6: an in-place update given only Python numbers ties it to no graph.)
+    (finding,) = _lint(GAN + "\n\ndef later():\n    ones.add_(1.0)\n").findings
+    assert finding.fixable, finding.message
 
 
 @pytest.mark.parametrize("case", sorted(NEAR_MISSES))
