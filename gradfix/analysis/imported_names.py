@@ -13,7 +13,8 @@ compares the two on every dotted read of the project's and some real files.
 
 Bindings are counted from CPython's tree of the file's text, every form a name may be bound by:
 assignment and deletion targets of every kind (`for`, `with`, comprehensions, `:=`), parameters,
-defs and classes, imports, `global`/`nonlocal` declarations, `except ... as`, `match` captures.
+defs and classes, imports, `global`/`nonlocal` declarations, `except ... as`, `match` captures,
+type parameters.
 A text CPython does not parse (newer syntax that libcst reads) proves nothing.
 """
 
@@ -95,3 +96,7 @@ def _bound(node: ast.AST):
     elif isinstance(node, ast.MatchMapping):
         if node.rest:
             yield node.rest
+    elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple", "TypeAlias"):
+        # Python 3.12's type parameters and `type X = ...` (3.11 parses none of them).
+        name = getattr(node, "name", None)
+        yield name if isinstance(name, str) else getattr(name, "id", "")
