@@ -121,8 +121,12 @@ class CalleeClassifier:
         parsed = self.metadata_node(node)
         position = self.facts.nodes.positions.get(parsed)
         parent = self.facts.nodes.parents.get(parsed)
-        # (Not the `b` of `a.b` nor the keyword of `f(b=...)`: no reads, libcst's scopes skip them.)
+        # (Not the `b` of `a.b` nor the keyword of `f(b=...)`, nor a name of an import statement: no
+        # reads, libcst's scopes skip them.)
         named = (isinstance(parent, cst.Attribute) and parent.attr is parsed) or (isinstance(parent, cst.Arg) and parent.keyword is parsed)
+        while isinstance(parent, (cst.Attribute, cst.ImportAlias, cst.AsName)):
+            parent = self.facts.nodes.parents.get(parent)
+        named = named or isinstance(parent, (cst.Import, cst.ImportFrom))
         if position is not None and not named:
             sole = self.facts.sole_imports.qualified(get_full_name_for_node(node) or "", position.start.line)
             if sole is not None:

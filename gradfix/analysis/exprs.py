@@ -777,6 +777,19 @@ class _Bindings(cst.CSTVisitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self._bind((item.name.value for item in node.names), 2)
 
+    # Python 3.12's `type X = ...` and type parameters (`def f[T]()`).
+    def visit_TypeAlias(self, node: cst.TypeAlias) -> None:
+        self._bind([node.name.value])
+
+    def visit_TypeVar(self, node: cst.TypeVar) -> None:
+        self._bind([node.name.value])
+
+    def visit_TypeVarTuple(self, node: cst.TypeVarTuple) -> None:
+        self._bind([node.name.value])
+
+    def visit_ParamSpec(self, node: cst.ParamSpec) -> None:
+        self._bind([node.name.value])
+
 
 def may_change_builtins(tree: cst.CSTNode) -> bool:
     """Whether `tree` may rebind a builtin without binding its name in the file: a star import

@@ -56,7 +56,7 @@ class FileFacts:
     @cached_property
     def sole_imports(self) -> SoleImports:
         """The names bound once in the file, by a top-level import (`imported_names`)."""
-        return SoleImports(self.code)
+        return SoleImports(self.module, self.binding_counts, lambda statement: self.line(statement, end=True))
 
     @cached_property
     def lines(self) -> List[str]:
