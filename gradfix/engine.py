@@ -69,7 +69,17 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
     """
     text = _searchable(data)
     haystack = data if text is None else text
-    candidates = [r for r in rules if all(_has_any_token(haystack, token) for token in r.REQUIRED_TOKENS)]
+    # Each entry is tested once per file, whichever rules share it (every rule but GF002 needs a
+    # `backward(`): each test is a search of the whole text.
+    held: Dict[object, bool] = {}
+
+    def holds(entry) -> bool:
+        found = held.get(entry)
+        if found is None:
+            found = held[entry] = _has_any_token(haystack, entry)
+        return found
+
+    candidates = [r for r in rules if all(holds(token) for token in r.REQUIRED_TOKENS)]
     if not candidates or text is None or not parse:
         return candidates  # text None: undecodable, left to the parser to report, as before
     state: Dict[str, object] = {}
@@ -118,12 +128,15 @@ def _has_any_token(text: bytes, entry) -> bool:
 
 def _has_token(text: bytes, token: bytes) -> bool:
     """Whether `token` occurs in `text`, with any gap Python allows between its pieces."""
-    if token in text:
-        return True
     lenient = _lenient(token)
     if lenient is None:
-        return False
+        return token in text
     pieces, pattern, anchor, tail = lenient
+    # The name first: in most files it is absent, and one search of the text settles it.
+    if anchor is not None and pieces[anchor] not in text:
+        return False
+    if token in text:
+        return True
     if not all(p in text for p in pieces):
         return False
     if anchor != 1 or len(pieces[0]) != 1:
@@ -147,10 +160,25 @@ def _has_token(text: bytes, token: bytes) -> bool:
     return False
 
 
+_LINE_BREAK = re.compile(rb"[\r\n]")
+
+
+def _head_end(data: bytes) -> int:
+    """Where the third line-break character (`\r` or `\n`) of the text is, or its end: an encoding
+    declaration (`coding`) starts before it (a CRLF counts twice, as it always has here)."""
+    at = 0
+    for _ in range(3):
+        found = _LINE_BREAK.search(data, at)
+        if found is None:
+            return len(data)
+        at = found.end()
+    return at - 1
+
+
 def _searchable(data: bytes) -> Optional[bytes]:
     """The file's text as UTF-8 bytes (`data` itself unless it declares another encoding); None if undecodable."""
-    at = data.find(b"coding")
-    if at < 0 or data.count(b"\n", 0, at) + data.count(b"\r", 0, at) > 2:
+    # (searched for in the first two lines only: the whole file was once searched, per prefilter call)
+    if data.find(b"coding", 0, _head_end(data)) < 0:
         return data  # no encoding declaration in the first two lines: UTF-8
     import io
     import tokenize
@@ -209,13 +237,13 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
         result.error = parsed
         return result
     try:
-        findings, module = _run(parsed, path, candidates, options.grad_scale_import, b";" in data)
+        findings, module, code = _run(parsed, path, candidates, options.grad_scale_import, b";" in data)
     except RecursionError:
         # Valid but deeply nested code (hundreds of unary operators) exhausts
         # libcst's recursive metadata passes: report it, do not crash.
         result.error = "1:1: too deeply nested for gradfix's analysis (RecursionError)"
         return result
-    findings, suppressed = _unsuppressed(findings, module.code, options.ignore_noqa)
+    findings, suppressed = _unsuppressed(findings, code, options.ignore_noqa)
     result.findings = findings
     result.suppressed = suppressed
     if not options.fix:
@@ -224,7 +252,7 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
 
     from gradfix.fixes.apply import apply_fixes
 
-    text = module.code
+    text = code
     applied = 0
     fixed_findings: List[Finding] = []
     for _ in range(MAX_FIX_PASSES):
@@ -242,8 +270,8 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
             result.applied = 0
             result.remaining = list(result.findings)
             return result
-        findings, module = _run(reparsed, path, candidates, options.grad_scale_import, ";" in text)
-        findings, _ = _unsuppressed(findings, module.code, options.ignore_noqa)
+        findings, module, code = _run(reparsed, path, candidates, options.grad_scale_import, ";" in text)
+        findings, _ = _unsuppressed(findings, code, options.ignore_noqa)
     result.applied = applied
     result.fixed_findings = fixed_findings
     result.remaining = findings
@@ -337,7 +365,7 @@ def _unsuppressed(findings: List[Finding], source: str, ignore_noqa: bool) -> Tu
 
 
 def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str = DEFAULT_GRAD_SCALE_IMPORT, may_join: bool = True):
-    """The findings of the rules on a parsed file, and the module their positions refer to.
+    """The findings of the rules on a parsed file, the module their positions refer to, and its text.
 
     `may_join`: whether the file's text holds a `;` (False spares the walk for `a; b` lines).
     """
@@ -384,5 +412,5 @@ def _run(module, path: str, rules: Sequence[ModuleType], grad_scale_import: str 
             findings.append(finding)
     if joined is not None:
         findings = [joined[1].finding(f) for f in findings]
-        return findings, module
-    return findings, wrapper.module
+        return findings, module, module.code
+    return findings, wrapper.module, facts.code

@@ -59,8 +59,11 @@ def backward_retain(text: bytes) -> bool:
 def backward_of_call(text: bytes) -> bool:
     """A backward of a parenthesised or called receiver, or of an argument, may be written (`BACKWARD_OF_CALL`)."""
     return (BACKWARD_OF_CALL_ACCELERATE if accelerate_possible(text) else BACKWARD_OF_CALL).search(text) is not None
-# `.detach()` with no arguments, or `torch.detach(`: the stop-gradient markers (`exprs.detach_receiver`).
-DETACH_CALL = re.compile(rb"\." + GAP + rb"detach" + GAP + rb"\(" + GAP + rb"\)|torch" + GAP + rb"\." + GAP + rb"detach" + GAP + rb"\(")
+# The stop-gradient calls (`exprs.detach_receiver`: `.detach()`, `torch.detach(`), loosely: any call of
+# a name that ends in `detach` (`x.detach(y)`, `undetach(` too; a prefilter test may let more through,
+# never less). A pattern that starts with a literal is searched for fast: the exact one, which starts
+# at every `.`, took a tenth of a second per megabyte, most of the token stage on a big tree.
+DETACH_CALL = re.compile(rb"detach" + GAP + rb"\(")
 # The legacy `X.data` read as an operand (`exprs.data_stop`), or `X.data.clone()`: not followed by a
 # name character, `.`, `(`, an assignment or `import` (`torch.utils.data.X`, `p.data.copy_(...)`,
 # `p.data = w`, `from torch.utils.data import ...` are none of them).

@@ -64,7 +64,7 @@ from gradfix.analysis.vocabulary import (
     VIEW_METHODS,
     is_inplace_name,
 )
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import node_types, walk_tree
 
 
 # The builtins that call a metaclass hook of the class they are given.
@@ -184,6 +184,8 @@ _SYNTAX_ONLY = (
     cst.Colon, cst.Comma, cst.Dot, cst.Semicolon, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
     cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar,
 )
+# Both, as a set of exact types (`walk.node_types`: `isinstance` on libcst's classes is slow).
+_KNOWN = node_types(*_ALLOWED_NODES, *_SYNTAX_ONLY)
 
 
 def _kind_of(node: cst.CSTNode) -> str:
@@ -251,7 +253,7 @@ class _Scanner(cst.CSTVisitor):
 
     # -- the allowlist ------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if not isinstance(node, _ALLOWED_NODES) and not isinstance(node, _SYNTAX_ONLY):
+        if type(node) not in _KNOWN:
             # Reported once, at the outermost node gradfix does not know; its parts are still
             # scanned for barriers and stores (a `match` capture rebinding an operand).
             if self._quiet == 0:
@@ -261,7 +263,7 @@ class _Scanner(cst.CSTVisitor):
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if not isinstance(original_node, _ALLOWED_NODES) and not isinstance(original_node, _SYNTAX_ONLY):
+        if type(original_node) not in _KNOWN:
             self._quiet -= 1
 
     # -- definitions bind a name; their decorators and defaults run now -------------------

@@ -50,8 +50,8 @@ class FileFacts:
 
     @cached_property
     def code(self) -> str:
-        """The file's text, as libcst writes the module."""
-        return self.module.code
+        """The file's text, as libcst writes the module (written by `node_maps`' pass)."""
+        return self.nodes.code
 
     @cached_property
     def sole_imports(self) -> SoleImports:

@@ -5,19 +5,28 @@ every node's syntactic position and its parent; a fix also needs the whitespace-
 the statements it replaces (from the first comment or blank line a statement owns to the end of
 its newline: `fixes.rewrite.Layout`). libcst's providers would write the file out once more for
 the spans and walk it once more for the parents (its `ParentNodeProvider`, which asks every node
-for its children, is slower than the writing); here one pass records all three. Writing a node
-writes its children inside it, so the node being written when a child starts is its parent:
-`tests/test_positions.py` checks that all three equal what libcst's providers give.
+for its children, is slower than the writing); here one pass records all three, and the text.
+Writing a node writes its children inside it, so the node being written when a child starts is its
+parent.
+
+libcst's own state turns every token into a line and column as it is written (a regular
+expression per token) and builds two positions per node; most nodes' positions are never read.
+Here the pass records, per node, only the indexes of the tokens where it starts and ends; a node's
+line and column are worked out from the written text when a rule first asks (`_Ranges`).
+`tests/test_positions.py` checks that all of it equals what libcst's providers give.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Dict, List
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Callable, Dict, Iterator, List, Mapping, Tuple
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 
 def _subclasses(cls: type) -> frozenset:
@@ -35,48 +44,134 @@ def _subclasses(cls: type) -> frozenset:
 # once per node of the file, so the test stays a set lookup.
 _STATEMENTS = _subclasses(cst.BaseStatement)
 
+# What libcst counts as a line break when it positions a token (`position_provider.NEWLINE_RE`).
+_NEWLINE = re.compile(r"\r\n?|\n")
 
-class _Computed:
-    """What libcst's codegen state writes syntactic positions into (a provider's `_computed`)."""
-
-    def __init__(self) -> None:
-        self._computed: Dict[cst.CSTNode, CodeRange] = {}
+# A node's range as token indexes: it starts before token `start` and ends before token `end`.
+_Marks = Dict[cst.CSTNode, Tuple[int, int]]
 
 
-@dataclass(frozen=False)
-class _State(PositionProvidingCodegenState):
-    spans: Dict[cst.CSTNode, CodeRange] = field(default_factory=dict)
-    parents: Dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
-    writing: List[cst.CSTNode] = field(default_factory=list)
+class _Syntactic:
+    """`record_syntactic_position`: the node's range is what it writes inside the `with` (or the
+    start of `start_node`, the end of `end_node`), and overrides the whole node's range."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: "_State", node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc) -> None:
+        marks = self.state.marks
+        start = marks[self.start_node][0] if self.start_node is not None else self.start
+        end = marks[self.end_node][1] if self.end_node is not None else len(self.state.tokens)
+        marks[self.node] = (start, end)
+
+
+class _State(CodegenState):
+    """libcst's codegen state, recording token indexes (as `PositionProvidingCodegenState` records
+    positions), the statements' whitespace-inclusive ranges and every node's parent."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.marks: _Marks = {}
+        self.spans: _Marks = {}
+        self.parents: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self.writing: List[cst.CSTNode] = []
+        self.starts: List[int] = []
+        self.drop_last = False
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        super().before_codegen(node)
         if self.writing:
             self.parents[node] = self.writing[-1]
         self.writing.append(node)
+        self.starts.append(len(self.tokens))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack[-1]  # what the whitespace-inclusive provider records as the start
-        super().after_codegen(node)
+        start = self.starts.pop()
         self.writing.pop()
+        end = len(self.tokens)
+        # A syntactic range recorded inside the node is kept (as libcst's state keeps it).
+        if node not in self.marks:
+            self.marks[node] = (start, end)
         if type(node) in _STATEMENTS:
-            self.spans[node] = CodeRange(start, CodePosition(self.line, self.column))
+            self.spans[node] = (start, end)
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+        return _Syntactic(self, node, start_node, end_node)
+
+    def pop_trailing_newline(self) -> None:
+        # libcst's state has counted the dropped newline into its line and column, so the module
+        # ends after it: the token stays for the positions and is left out of the text.
+        self.drop_last = bool(self.tokens)
+
+
+class _Text:
+    """Where each token written starts in the text, and where each line starts: what turns a token
+    index into a line and column (made once, on the first position asked)."""
+
+    def __init__(self, tokens: List[str], text: str) -> None:
+        self.offsets = list(accumulate(map(len, tokens), initial=0))
+        self.line_starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+    def position(self, index: int) -> CodePosition:
+        offset = self.offsets[index]
+        line = bisect_right(self.line_starts, offset)
+        return CodePosition(line, offset - self.line_starts[line - 1])
+
+
+class _Ranges(Mapping):
+    """node -> CodeRange, from the token indexes of `marks`, computed when first read."""
+
+    def __init__(self, marks: _Marks, text: Callable[[], _Text]) -> None:
+        self._marks = marks
+        self._text = text
+        self._cache: Dict[cst.CSTNode, CodeRange] = {}
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._cache.get(node)
+        if found is None:
+            start, end = self._marks[node]
+            text = self._text()
+            found = self._cache[node] = CodeRange(text.position(start), text.position(end))
+        return found
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._marks
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks)
 
 
 @dataclass(frozen=True)
 class NodeMaps:
     """A parsed file's nodes: `positions`, every node's syntactic range (libcst's `PositionProvider`);
     `spans`, every statement's whitespace-inclusive range (its `WhitespaceInclusivePositionProvider`);
-    `parents`, every node's parent, the module's left out (its `ParentNodeProvider`)."""
+    `parents`, every node's parent, the module's left out (its `ParentNodeProvider`); `code`, the
+    text that pass wrote (the module's `code`, which a second codegen pass would write again)."""
 
-    positions: Dict[cst.CSTNode, CodeRange]
-    spans: Dict[cst.CSTNode, CodeRange]
+    positions: Mapping[cst.CSTNode, CodeRange]
+    spans: Mapping[cst.CSTNode, CodeRange]
     parents: Dict[cst.CSTNode, cst.CSTNode]
+    code: str
 
 
 def node_maps(module: cst.Module) -> NodeMaps:
-    """The positions, statement spans and parents of a module's nodes, from one codegen pass."""
-    computed = _Computed()
-    state = _State(default_indent=module.default_indent, default_newline=module.default_newline, provider=computed)  # type: ignore[arg-type]
+    """The positions, statement spans, parents and text of a module's nodes, from one codegen pass."""
+    state = _State(module.default_indent, module.default_newline)
     module._codegen(state)
-    return NodeMaps(computed._computed, state.spans, state.parents)
+    written = "".join(state.tokens)
+    code = written[: -len(state.tokens[-1])] if state.drop_last else written
+    made: List[_Text] = []
+
+    def text() -> _Text:
+        if not made:
+            made.append(_Text(state.tokens, written))
+        return made[0]
+
+    return NodeMaps(_Ranges(state.marks, text), _Ranges(state.spans, text), state.parents, code)

@@ -15,7 +15,7 @@ import libcst as cst
 
 from gradfix.analysis.exprs import last_name
 from gradfix.analysis.vocabulary import PASSING_CONTEXTS
-from gradfix.analysis.walk import children, walk_tree
+from gradfix.analysis.walk import children, node_types, walk_tree
 
 # What may hold a statement: statements themselves (an `if` in an `elif` chain is one) and the
 # parts of compound statements that hold blocks.
@@ -28,13 +28,15 @@ _HOLDERS = (
     cst.Finally,
     cst.MatchCase,
 )
+_HOLDER_TYPES = node_types(*_HOLDERS)
 
 
 def statement_parts(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The children of a module, block, compound statement or clause that may hold statements, in order."""
-    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+    kind = type(node)
+    if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
         return []  # small statements only: no block below
-    return [child for child in children(node) if isinstance(child, _HOLDERS)]
+    return [child for child in children(node) if type(child) in _HOLDER_TYPES]
 
 
 def walk_statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:

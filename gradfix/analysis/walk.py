@@ -9,13 +9,19 @@ same nodes in the same order as `node.visit(visitor)` (pre-order, children in so
 `forget()` (the engine calls it after each file). Nodes are immutable, so a node's children never
 change; an entry holds its node, so its id cannot be reused while the entry lives.
 
+`node.children` itself is libcst's `_visit_and_replace_children` run with a collecting visitor: it
+too rebuilds the node. Here a node's children are read from its fields, in the order that method
+visits them, learnt once per node type (`_fields`) from libcst itself; the types whose method visits a
+field only sometimes (`_CONDITIONAL`) ask libcst every time. `tests/test_walk.py` checks both against
+libcst's `children` and `visit` on every node of the fixtures and of gradfix's sources.
+
 A visitor with per-attribute hooks (`visit_Call_func`, `on_visit_attribute`), or one that is not a
 plain `CSTVisitor` (a transformer), is handed to libcst's own `visit`.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -25,12 +31,82 @@ _CHILDREN: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}
 _MAX_ENTRIES = 2_000_000
 
 
+# node type -> the names of its fields, in the order libcst's `_visit_and_replace_children` visits them
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+# Types whose `_visit_and_replace_children` visits a field only when it is set (libcst 1.x: an
+# f-string's or t-string's `format_spec`): the order learnt on one node may lack a field of the next.
+_CONDITIONAL = frozenset({"FormattedStringExpression", "TemplatedStringExpression"})
+
+
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields libcst visits on one node (it announces each one, set or not)."""
+
+    def __init__(self) -> None:
+        self.names: List[str] = []
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.names.append(attribute)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False  # the node's own fields only
+
+
+def _fields(kind: type, node: cst.CSTNode) -> Optional[Tuple[str, ...]]:
+    """The visiting order of `kind`'s fields, or None where it must be asked of libcst per node."""
+    names = _FIELDS.get(kind)
+    if names is None:
+        if kind.__name__ in _CONDITIONAL:
+            return None
+        order = _FieldOrder()
+        node._visit_and_replace_children(order)
+        names = _FIELDS[kind] = tuple(order.names)
+    return names
+
+
+def node_types(*classes: type) -> frozenset:
+    """The classes given and every subclass of them: `type(node) in node_types(A, B)` is
+    `isinstance(node, (A, B))` for libcst's nodes, whose classes are all defined when libcst is
+    imported (gradfix defines none). libcst's node classes are ABCs: `isinstance` on one calls
+    `ABCMeta.__instancecheck__`, a Python function, for every node that is not exactly of the
+    class, which made it the analyses' most frequent call."""
+    found = set(classes)
+    todo = list(classes)
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return frozenset(found)
+
+
+_SEQUENCES = (tuple, list)
+
+
+def _read(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    """`tuple(node.children)`, read from the node's fields without rebuilding it."""
+    names = _fields(type(node), node)
+    if names is None:
+        return tuple(node.children)
+    found: List[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        # A visited field holds a node, a sequence of nodes (a body, parameters, `lpar`), None or
+        # MaybeSentinel.DEFAULT.
+        if value is None or value is cst.MaybeSentinel.DEFAULT:
+            continue
+        if type(value) in _SEQUENCES:
+            found.extend(value)
+        else:
+            found.append(value)
+    return tuple(found)
+
+
 def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
     """`node.children`, read once per node."""
     entry = _CHILDREN.get(id(node))
     if entry is not None and entry[0] is node:
         return entry[1]
-    found = tuple(node.children)
+    found = _read(node)
     if len(_CHILDREN) >= _MAX_ENTRIES:
         _CHILDREN.clear()
     _CHILDREN[id(node)] = (node, found)

@@ -1,0 +1,170 @@
+"""`analysis.walk` reads the same children and calls the same visitor methods, in the same order, as libcst."""
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gradfix.analysis import walk
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = (
+    sorted((ROOT / "fixtures").rglob("*.py"))[::3]
+    + sorted((ROOT / "gradfix").rglob("*.py"))
+    + sorted((ROOT / "tests" / "review_round6").glob("*.py"))[::4]
+)
+
+# Shapes whose children are easy to get wrong: optional and sentinel fields set or not, sequences,
+# f-strings with and without format specs (libcst visits `format_spec` only when it is set),
+# `import *` against a name list, 3.12 type parameters, `match`, decorators, comments everywhere.
+_ODD = '''\
+# comment
+from . import (a as b,)  # trailing
+from .. import *
+from x.y import z
+import a.b as c, d
+@dec(1,)
+@other
+async def f(a, /, b: int = 1, *args, c, d=2, **kw) -> "r":
+    x: int = 1; y = 2;
+    global g
+    async with a as (b, c), d:
+        async for e in f:
+            await e
+    return [e async for e in f if e], {k: v for k, v in d.items()}, {*a}, (yield)
+class C(B, metaclass=M):
+    def __init__(self): nonlocal_ = lambda q, *, r=1: q ** -r
+print(f"{x!r:>{width}} {y=} {z:.3f} {'a' 'b'} {f'{nested:{spec}}'}", f"plain", rf"\\d{x}")
+match point:
+    case Point(x=0, y=[1, *rest]) | {"k": _, **more} if rest:
+        pass
+    case _:
+        pass
+try:
+    pass
+except* (A, B) as e:
+    raise C from e
+else:
+    pass
+finally:
+    del a[1:2:3], b.c
+while (n := n - 1) > 0 and not x or y if z else w:
+    x @= y; x <<= 1
+type Alias[T: int, *Ts, **P] = dict[T, P]
+def g[T = int](x: T) -> T: return x
+s = a[..., None] @ b; t = ~x; u = (1,); v = ()
+'''
+
+
+CASES = ["odd", *(p for p in SOURCES if p.stat().st_size)]
+
+
+def _module(case):
+    return cst.parse_module(_ODD if case == "odd" else case.read_bytes())
+
+
+def _id(case):
+    return case if case == "odd" else str(case.relative_to(ROOT))
+
+
+def _every(node):
+    yield node
+    for child in node.children:
+        yield from _every(child)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_children_are_libcsts(case):
+    module = _module(case)
+    try:
+        for node in _every(module):
+            expected = tuple(node.children)
+            got = walk.children(node)
+            assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected)), type(node).__name__
+    finally:
+        walk.forget()
+
+
+def test_the_odd_shapes_cover_the_conditional_and_optional_fields():
+    kinds = {type(node).__name__ for node in _every(cst.parse_module(_ODD))}
+    assert {"FormattedStringExpression", "ImportStar", "TypeParam", "TypeAlias", "MatchOr", "Lambda", "NamedExpr"} <= kinds
+
+
+class _Recorder(cst.CSTVisitor):
+    """Records every `on_visit`/`on_leave`; does not descend into functions or lambdas."""
+
+    def __init__(self) -> None:
+        self.events = []
+
+    def on_visit(self, node):
+        self.events.append(("visit", id(node)))
+        return not isinstance(node, (cst.FunctionDef, cst.Lambda))
+
+    def on_leave(self, node):
+        self.events.append(("leave", id(node)))
+
+
+class _Typed(cst.CSTVisitor):
+    """libcst's own `on_visit`: `visit_<Type>` returning False skips the children."""
+
+    def __init__(self) -> None:
+        self.events = []
+
+    def visit_ClassDef(self, node):
+        self.events.append(("class", id(node)))
+        return False
+
+    def visit_Name(self, node):
+        self.events.append(("name", id(node)))
+
+    def leave_Call(self, node):
+        self.events.append(("call", id(node)))
+
+    def visit_FormattedStringExpression(self, node):
+        self.events.append(("fexpr", id(node)))
+
+
+@pytest.mark.parametrize("kind", [_Recorder, _Typed])
+@pytest.mark.parametrize("case", CASES[::7], ids=_id)
+def test_walk_tree_calls_what_visit_calls(kind, case):
+    module = _module(case)
+    by_libcst, by_walk = kind(), kind()
+    module.visit(by_libcst)
+    try:
+        walk.walk_tree(module, by_walk)
+    finally:
+        walk.forget()
+    assert by_walk.events == by_libcst.events
+    assert len(by_walk.events) > 10 or case != "odd"
+
+
+def _all_node_classes():
+    found, todo = set(), [cst.CSTNode]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    return found
+
+
+@pytest.mark.parametrize(
+    "classes",
+    [
+        (cst.BaseStatement, cst.BaseSuite),
+        (cst.BaseExpression,),
+        (cst.BaseParenthesizableWhitespace, cst.BaseBinaryOp, cst.Comma),
+        (cst.Name, cst.Attribute),
+    ],
+    ids=lambda classes: "-".join(c.__name__ for c in classes),
+)
+def test_node_types_is_isinstance(classes):
+    """Taken now, after every module gradfix imports has loaded: a node class defined after libcst's
+    import (by gradfix or anything it imports) would be missing from sets made at import."""
+    import gradfix.cli  # noqa: F401 - everything the command line loads
+
+    types = walk.node_types(*classes)
+    assert types == {c for c in _all_node_classes() | set(classes) if issubclass(c, classes)}
+    nodes = list(_every(cst.parse_module(_ODD)))
+    assert any(type(n) in types for n in nodes) and not all(type(n) in types for n in nodes)
+    assert all((type(n) in types) == isinstance(n, classes) for n in nodes)
