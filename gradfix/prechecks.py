@@ -173,6 +173,101 @@ def top_level_cuts(text: bytes) -> List[int]:
     return cuts
 
 
+# The lines of a class's body that may start one of its statements: like `_LAYOUT`, at any indentation.
+_BODY_LAYOUT = re.compile(
+    _LAYOUT.pattern.replace(rb"|\n(?P<line>", rb"|\n(?P<indent>[ \t]*)(?P<line>"),
+    re.S | re.M,
+)
+# The name of the class a class's pieces are parsed under (`_class_pieces`): no identifier of a file.
+PIECE_CLASS = "_gradfix_piece_"
+
+
+def _breaks(text: bytes, end: int) -> int:
+    """The line breaks before `end`, counted as CPython counts lines (`\n`, `\r\n`, a lone `\r`)."""
+    return text.count(b"\n", 0, end) + text.count(b"\r", 0, end) - text.count(b"\r\n", 0, end)
+
+
+def _body_indent(text: bytes, start: int, end: int) -> Optional[bytes]:
+    """The indentation of the body of `text[start:end]` if that is a class statement (its
+    decorators first), from CPython's tokenizer: the INDENT token after the header's logical line;
+    None where it is no class, the body stands on the header's line or the tokens cannot tell."""
+    import io
+    import tokenize
+
+    header = False  # past the `class` keyword (`def` and `class` cannot stand in a decorator)
+    done = False  # past the header's logical line
+    try:
+        for token in tokenize.tokenize(io.BytesIO(text[start:end]).readline):
+            if not header and token.type == tokenize.NAME and token.string in ("class", "def", "async"):
+                if token.string != "class":
+                    return None
+                header = True
+            elif header and token.type == tokenize.NEWLINE:
+                done = True
+            elif done and token.type not in (tokenize.NL, tokenize.COMMENT):
+                return token.string.encode() if token.type == tokenize.INDENT else None
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def _class_cuts(text: bytes, start: int, end: int, indent: bytes) -> List[int]:
+    """`top_level_cuts` inside a class statement: `start`, the start of each definition (of its
+    first decorator) standing in the class's body at `indent`, and `end`. A line of the body at that
+    indentation starts one of its statements unless it continues brackets: there neither `def` nor
+    `class` can stand, and a piece cut at a `@` there (a matrix product) does not parse."""
+    cuts = [start]
+    decorated, unsure = -1, False
+    for match in _BODY_LAYOUT.finditer(text, start, end):
+        if match.lastgroup != "line" or match.group("indent") != indent:
+            continue  # a comment, a string literal, a continued line, a deeper line
+        word = match.group("line")
+        at = match.start("indent")
+        if word == b"@":
+            decorated = at if decorated < 0 else decorated
+        elif word in (b")", b"]", b"}"):
+            continue
+        elif word.startswith((b"def", b"async", b"class")):
+            cut = at if decorated < 0 else decorated
+            if cut > cuts[-1] and not unsure:
+                cuts.append(cut)
+            decorated, unsure = -1, False
+        elif decorated >= 0:
+            decorated, unsure = -1, True
+    if end > cuts[-1]:
+        cuts.append(end)
+    return cuts
+
+
+def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]"):
+    """The statements of the class statement `text[start:end]` that hold a marker, parsed one
+    definition at a time, under a class named `PIECE_CLASS` at the file's lines, then the marked
+    statements of the module that follow the class in the run; None where the class is not cut
+    (a body on its header's line, a marker among its first statements)."""
+    import ast
+
+    indent = _body_indent(text, start, end)
+    if not indent:
+        return None
+    cuts = _class_cuts(text, start, end, indent)
+    if len(cuts) < 3:
+        return None
+    body: list = []
+    after: list = []
+    for k in range(len(cuts) - 1):
+        if marker.search(text, cuts[k], cuts[k + 1]) is None:
+            continue
+        if k == 0:
+            return None  # the header's piece (its bases, docstring, attributes): the class whole
+        # The piece's first line is its own: the class line right above it (a class is at least one line).
+        lines = _breaks(text, cuts[k])
+        source = b"\n" * (lines - 1) + b"class " + PIECE_CLASS.encode() + b":\n" + text[cuts[k] : cuts[k + 1]]
+        parsed = ast.parse(source).body
+        body.extend(parsed[0].body)
+        after.extend(parsed[1:])  # the module's statements between the class and the next definition
+    return [ast.ClassDef(name=PIECE_CLASS, bases=[], keywords=[], body=body, decorator_list=[]), *after]
+
+
 def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.Pattern[bytes]"):
     """(CPython's tree of the top-level statements around every match of `marker`, whether that is
     the whole file's tree), or None when the file does not parse.
@@ -180,9 +275,12 @@ def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.
     The parse is most of a precheck's cost, and most of a file holds no marker: the text is cut
     into runs of whole statements of the module's body (`top_level_cuts`), and only the runs
     holding a marker are parsed, each at its own lines: the tree of each is the one CPython makes
-    of those statements in the whole file. Where a run does not parse, or the text is not the
-    file's bytes (a declared encoding), the whole file is parsed (`tree`), as the caller must also
-    do when it needs what the runs leave out."""
+    of those statements in the whole file. A run that is one class is cut again, at the definitions
+    of its body (`_class_pieces`: a file often is one big class, with a marker in a method or two);
+    the marked ones are parsed under a class named `PIECE_CLASS`, whose body holds them as the
+    file's class does. Where a run does not parse, or the text is not the file's bytes (a declared
+    encoding), the whole file is parsed (`tree`), as the caller must also do when it needs what the
+    runs leave out."""
     import ast
     import warnings
     from bisect import bisect_right
@@ -198,15 +296,21 @@ def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for k in pieces:
-                    start = cuts[k]
+                    start, end = cuts[k], cuts[k + 1]
+                    if text.startswith((b"class", b"@"), start):
+                        split = _class_pieces(text, start, end, marker)
+                        if split is not None:
+                            body.extend(split)
+                            continue
                     # (the blank lines before it: its nodes' lines are the file's)
-                    body.extend(ast.parse(b"\n" * text.count(b"\n", 0, start) + text[start : cuts[k + 1]]).body)
-            found = (ast.Module(body=body, type_ignores=[]), len(pieces) == len(cuts) - 1)
+                    body.extend(ast.parse(b"\n" * _breaks(text, start) + text[start:end]).body)
+            whole = len(pieces) == len(cuts) - 1 and not any(isinstance(s, ast.ClassDef) and s.name == PIECE_CLASS for s in body)
+            found = (ast.Module(body=body, type_ignores=[]), whole)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             found = None
     if found is None:
-        whole = tree(data, state)
-        found = None if whole is None else (whole, True)
+        whole_tree = tree(data, state)
+        found = None if whole_tree is None else (whole_tree, True)
     state["marked"] = found
     return found
 

@@ -35,15 +35,28 @@ def _check(text: bytes) -> None:
     assert marked is not None
     tree, is_whole = marked
     full = _statements(whole)
-    pieces = _statements(tree)
+    # A class cut at its definitions: its marked ones, parsed under `PIECE_CLASS`, are statements
+    # of a class body of the whole tree.
+    split = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == prechecks.PIECE_CLASS]
+    members = [ast.dump(m, include_attributes=True) for s in whole.body if isinstance(s, ast.ClassDef) for m in s.body]
+    from_classes = [ast.dump(m, include_attributes=True) for s in split for m in s.body]
+    pieces = _statements(ast.Module(body=[s for s in tree.body if s not in split], type_ignores=[]))
     assert all(p in full for p in pieces)
+    assert all(m in members for m in from_classes)
     if is_whole:
-        assert pieces == full
-    # Every statement whose lines hold a marker is in the pieces.
+        assert pieces == full and not split
+    # Every statement whose lines hold a marker is in the pieces (a split class: its marked members).
     lines = text.splitlines()
+
+    def marked(statement) -> bool:
+        return gf002._MARKER.search(b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])) is not None
+
     for statement, dumped in zip(whole.body, full):
-        if gf002._MARKER.search(b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])):
-            assert dumped in pieces, ast.unparse(statement)[:80]
+        if marked(statement) and dumped not in pieces:
+            assert isinstance(statement, ast.ClassDef) and split, ast.unparse(statement)[:80]
+            for member in statement.body:
+                if marked(member):
+                    assert ast.dump(member, include_attributes=True) in from_classes, ast.unparse(member)[:80]
     assert gf002.might_match(text, text, {}) == bool(gf002._pair(whole, True, text, {}))
 
 
@@ -71,6 +84,23 @@ TRICKY = [
     b"def f(x, y):\n    return g(x.detach(), y) + g(x, y.detach()\ndef k():\n    pass\n",
     # an unterminated triple-quoted string swallows the rest
     b'def f(x, y):\n    return g(x.detach(), y) + g(x, y.detach())\nS = """\ndef k():\n    x.detach()\n',
+    # Classes cut at their definitions (`_class_pieces`): the pair in one method, markers in others
+    b"import torch\nclass M(nn.Module):\n    '''doc\n    def fake(self): pass\n    '''\n    def a(self, x):\n        return x.detach()\n\n    @property\n    def b(self):\n        return 1\n    async def c(self, x, y):\n        return g(x.detach(), y) + g(x, y.detach())\n",
+    # the pair's sum after a nested def (the method is one piece), a nested class at the body's indent
+    b"class M:\n    def f(self, x, y):\n        p = g(x.detach(), y)\n        q = g(x, y.detach())\n        def inner():\n            pass\n        return p + q\n    class Inner:\n        def h(self, x):\n            return x.detach()\n",
+    # methods inside an `if` of the class body (deeper than the body), a multi-line decorator
+    b"class M:\n    if FLAG:\n        def f(self, x, y):\n            return g(x.detach(), y) + g(x, y.detach())\n    @dec(\n        a=1,\n    )\n    def h(self, x):\n        return x.detach()\n",
+    # a decorator's argument at the body's indent, a matrix product at the body's indent in brackets
+    b"class M:\n    @dec(\n    a=1)\n    def f(self, x, y):\n        return g(x.detach(), y) + g(x, y.detach())\n    def h(self, x):\n        y = (x\n    @ w)\n        return y.detach()\n",
+    # a marker among the class's attributes (the header's piece: the class whole), a multi-line header
+    b"class M(\n    Base,\n):\n    W = w.detach()\n    def f(self, x, y):\n        return g(x.detach(), y) + g(x, y.detach())\n",
+    # a body on the header's line, a class after it; tabs; lone CR line ends
+    b"class A: w = g(x.detach(), y) + g(x, y.detach())\nclass B:\n\tdef f(self, x, y):\n\t\treturn g(x.detach(), y) + g(x, y.detach())\n\tdef h(self, x):\n\t\treturn x.detach()\n",
+    b"class M:\r    def f(self, x, y):\r        return g(x.detach(), y) + g(x, y.detach())\r    def h(self):\r        pass\r    def k(self, x):\r        return x.detach()\r",
+    # the module's statements after a class, in the class's run: a pair there (the whole tree decides)
+    b"class M:\n    def f(self):\n        pass\n    def h(self, x):\n        return x.detach()\nq = g(x.detach(), y)\ne = g(x, y.detach())\nloss = q + e\n",
+    # no pair: the two calls in two methods (two scopes)
+    b"class M:\n    def f(self, x, y):\n        return g(x.detach(), y)\n    def h(self, x, y):\n        return g(x, y.detach())\n",
 ]
 
 
@@ -97,3 +127,22 @@ def test_the_project_files():
     assert len(files) > 60
     for path in files:
         _check(path.read_bytes())
+
+
+def test_a_class_is_parsed_at_its_marked_definitions_only():
+    text = TRICKY[12]  # one method of four holds the pair, one more a marker
+    state: dict = {}
+    tree, whole = prechecks.marked_tree(text, text, state, gf002._MARKER)
+    assert not whole and "tree" not in state
+    (piece,) = tree.body
+    assert piece.name == prechecks.PIECE_CLASS
+    assert [(m.name, m.lineno) for m in piece.body] == [("a", 6), ("c", 12)]
+    assert gf002.might_match(text, text, {})
+    # Lone CR line ends (no cut: the cuts are made at `\n` line starts): the file's lines.
+    text = TRICKY[18]
+    tree, _ = prechecks.marked_tree(text, text, {}, gf002._MARKER)
+    assert [(m.name, m.lineno) for s in tree.body for m in s.body] == [("f", 2), ("h", 4), ("k", 6)]
+    # A CR line end before a cut: the piece's lines still count it.
+    text = b"x = 1\ry = 2\nclass M:\n    def f(self):\n        pass\n    def k(self, x):\n        return g(x.detach(), y) + g(x, y.detach())\n"
+    tree, _ = prechecks.marked_tree(text, text, {}, gf002._MARKER)
+    assert [(m.name, m.lineno) for s in tree.body for m in s.body] == [("k", 6)]
