@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import AbstractSet, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
@@ -23,11 +24,11 @@ from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins,
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
-from gradfix.analysis.loops import assignments
+from gradfix.analysis.loops import assignments, function_parameters
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
-from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, names_forward_hook
+from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, PURE_TENSOR_METHODS, names_forward_hook
 from gradfix.analysis.walk import walk_tree
 
 
@@ -115,6 +116,32 @@ class FileFacts:
         return name_references(self.module, names_forward_hook, strings=True)
 
     @cached_property
+    def functions_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
+        """Every function and method of the file (at any depth), by its name."""
+        found: Dict[str, List[cst.FunctionDef]] = {}
+        for node in walk_statements(self.module):
+            if isinstance(node, cst.FunctionDef):
+                found.setdefault(node.name.value, []).append(node)
+        return found
+
+    @cached_property
+    def attribute_store_names(self) -> Optional[FrozenSet[str]]:
+        """The attribute names the file stores into (`x.keep = f`, `for x.k in ...`, `x.k += ...`,
+        `del x.k`); None where it may bind any (`bound_attribute_names`)."""
+        if self.bound_attribute_names is None:
+            return None
+        found = set()
+        for kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del):
+            for node in nodes_within(self.module, kind):
+                if isinstance(node, cst.WithItem):
+                    target = node.asname.name if node.asname is not None else None
+                else:
+                    target = node.target
+                if target is not None:
+                    found.update(n.attr.value for n in nodes_within(target, cst.Attribute))
+        return frozenset(found)
+
+    @cached_property
     def implicit_dunders(self) -> List[cst.FunctionDef]:
         """The special methods of the file's classes that Python runs without a call by name
         (`len(x)`, `x[i]`, `if x`, operators, `x.a = v`, f-strings) and that may change state:
@@ -131,7 +158,7 @@ class FileFacts:
                 name = statement.name.value
                 if not (len(name) > 4 and name.startswith("__") and name.endswith("__")) or name in _CALLED_DUNDERS:
                     continue
-                if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement):
+                if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
                     found.append(statement)
         return found
 
@@ -409,24 +436,106 @@ def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallState
     ]
 
 
-def _changes_state(function: cst.FunctionDef) -> bool:
+def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = None, seen: Optional[set] = None) -> bool:
     """Whether the body stores an attribute or an item, updates in place, declares `global` or
     `nonlocal`, deletes, calls `setattr`, or fills a container not made in the body
-    (`keep.append(x)`, `self.seen.add(x)`) (its nested functions' bodies included)."""
-    for target in nodes_within(function.body, cst.AssignTarget):
+    (`keep.append(x)`, `self.seen.add(x)`) (its nested functions' and lambdas' bodies included).
+    With the file's `facts` (review, round 7): also where it calls a function or method of the file
+    (by its name, `record(x)`, `self.keep(x)`) that changes state, or hands a parameter (`other`,
+    `self`, a name the body binds) to a callee not proven to keep nothing (`heapq.heappush(kept, other)`,
+    `kept.__iadd__([other])`, `app(other)` for `app = kept.append`): `_hands_on`."""
+    body = function.body
+    for target in _within_all(body, cst.AssignTarget):
         if isinstance(target.target, (cst.Attribute, cst.Subscript)):
             return True
-    if nodes_within(function.body, cst.AugAssign) or nodes_within(function.body, cst.Global) or nodes_within(function.body, cst.Nonlocal):
+    if _within_all(body, cst.AugAssign) or _within_all(body, cst.Global) or _within_all(body, cst.Nonlocal):
         return True
-    if nodes_within(function.body, cst.Del):
+    if _within_all(body, cst.Del):
         return True
-    for call in nodes_within(function.body, cst.Call):
+    calls = _within_all(body, cst.Call)
+    for call in calls:
         if last_name(call.func) in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
             return True
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in MUTATING_METHODS and not _new_container(call.func.value, function):
             # `keep.append(other)` in a `__radd__`: `loss + acc` keeps the loss (review, round 6).
             return True
+    if facts is None:
+        return False
+    seen = set() if seen is None else seen
+    seen.add(id(function))
+    # What may hold a parameter: the parameters and every name the body binds (`out = [other]`).
+    params = function_parameters(function) | set(binding_counts(function.body))
+    for call in calls:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in MUTATING_METHODS:
+            continue  # (on a container the body makes: seen above; what it holds goes on only by a name)
+        name = last_name(call.func)
+        helpers = facts.functions_by_name.get(name, ())
+        for helper in helpers:
+            if id(helper) not in seen and _changes_state(helper, facts, seen):
+                return True  # `record(other)`, `self.keep(other)`: a function of the file that keeps it
+        if helpers and _runs_only_the_file_s(call, facts):
+            continue  # (those functions, just checked, change nothing)
+        if _hands_on(call, params, facts):
+            return True
     return False
+
+
+def _runs_only_the_file_s(call: cst.Call, facts: "FileFacts") -> bool:
+    """`call` runs a function of the file of its name, not another object bound to that name: a name
+    the file binds once (its `def`), or a method called on `self`/`cls` whose name the file never
+    binds on an object by a store (`self.keep = f`) nor may bind by a computed name."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return facts.binding_counts.get(func.value) == 1 and not facts.changes_builtins
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        stored = facts.attribute_store_names
+        return stored is not None and func.attr.value not in stored
+    return False
+
+
+def _within_all(node: cst.CSTNode, kind: type) -> list:
+    """Every node of type `kind` inside `node`, lambdas' bodies included (code that may run there)."""
+    from gradfix.analysis.backward import _all_within
+
+    return _all_within(node, kind)
+
+
+# Builtins a special method may hand its parameters to: they compute a value and keep nothing
+# (`key=` functions aside: `hands_on_arguments`). Code of the file they run (`__len__`, `__str__`,
+# `__iter__`) is a special method of the file, checked on its own.
+_DUNDER_SAFE_BUILTINS = frozenset(
+    {"print", "len", "float", "int", "str", "bool", "round", "abs", "min", "max", "sum", "isinstance", "issubclass", "repr",
+     "format", "list", "tuple", "dict", "range", "enumerate", "zip", "sorted", "any", "all", "hasattr", "getattr", "type",
+     "id", "hash", "callable", "iter"}
+)
+# Methods a special method may call on anything with its parameters: they read and compute.
+_DUNDER_SAFE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "get", "keys", "values", "items", "format", "copy"})
+
+
+def _hands_on(call: cst.Call, params: AbstractSet[str], facts: "FileFacts") -> bool:
+    """`call` hands a name of `params` (or something read from one) to a callee not proven to keep
+    nothing: a callee other than a builtin of `_DUNDER_SAFE_BUILTINS` the file does not rebind, a
+    read-only or pure tensor method (`_DUNDER_SAFE_METHODS`, `PURE_TENSOR_METHODS`) no class of the
+    file defines, or a function of `torch`, `math` or `numpy` (not a registration of a hook)."""
+    from gradfix.analysis.backward import _walk, hands_on_arguments
+
+    handed = any(isinstance(n, cst.Name) and n.value in params for arg in call.args for n in _walk(arg.value))
+    if not handed:
+        return False
+    func = call.func
+    if isinstance(func, cst.Name):
+        trusted = func.value in _DUNDER_SAFE_BUILTINS and func.value not in facts.binding_counts and not facts.changes_builtins
+        return not trusted or hands_on_arguments(call, None, facts) is not None
+    if not isinstance(func, cst.Attribute):
+        return True  # `(lambda: ...)(other)`, `table[k](other)`: code not seen
+    method = func.attr.value
+    if method in _DUNDER_SAFE_METHODS | PURE_TENSOR_METHODS and method not in facts.functions_by_name:
+        return False
+    dotted = get_full_name_for_node(func)
+    qualified = facts.sole_imports.qualified(dotted, facts.line(call)) if dotted else None
+    if qualified is not None and qualified.split(".")[0] in ("torch", "math", "numpy") and not re.search("hook|register", qualified):
+        return False
+    return True
 
 
 def _new_container(receiver: cst.BaseExpression, function: cst.FunctionDef) -> bool:
