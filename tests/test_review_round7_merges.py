@@ -22,10 +22,27 @@ Causes:
   (`x.__dict__`, `vars(x)`, `inspect.getmembers(x)`) counts unless it is subscripted, read by
   `.get`/`.pop`/`.setdefault` with a key that cannot spell `register_...`, asked for its keys,
   stored into (`self.__dict__.update(kw)`) or displayed (`print`, `sorted`, `json.dump`, a log).
+- `FileFacts.tensor_subclasses` read a class's bases by their last name (`...Tensor`,
+  `...Parameter`): a base under another name (`TT = torch.Tensor`, `from torch import Tensor as
+  Base`), a call's result (`type(torch.zeros(1))`) and a class made by `type(name, bases, ns)` were
+  no tensor subclass, so an `__add__` they override ran once more for the merged sum. Now a base
+  name of the file is followed to what it is bound to (any binding form but an assignment, an
+  import or a class statement counts as a tensor class), a call base is one (but `namedtuple`), and
+  a 3-argument `type(...)` or `types.new_class` makes one.
+- `FileFacts.implicit_dunders` saw special methods defined by `def` only: one bound in a class body
+  to another object (`__radd__ = kept.append`, `__radd__ = list.append`), set on a class from
+  outside (`Acc.__radd__ = f`) or by `setattr(Acc, "__radd__", f)` ran at `l1 + acc` and kept the
+  loss. Now such a binding counts unless its value is a literal or a method of the class that
+  changes nothing (`__radd__ = __add__`, `__hash__ = None`, `__slots__ = ()`).
+- `Backpropagators.uses` collected a reference to a function that backpropagates where it was
+  called by name, handed on as an argument, stored or returned: `(again if ok else f)()`,
+  `(again or f)()`, `again.__call__()` and `match again: case f: f()` call it with no call of its
+  name. Now every reference but a call's callee, a binding and a keyword counts as a use.
 
 Near misses that stay safe and exact: a list made in the function only (X_12), a special method
 calling a pure helper of the file and builtins (X_13), namespaces read by literal keys, sorted or
-updated (X_14).
+updated (X_14), bases that name no tensor class and inert special-method bindings (X_22), a function that
+backpropagates run outside the merging function only (X_27).
 """
 from pathlib import Path
 
@@ -41,6 +58,8 @@ CASES = sorted((Path(__file__).parent / "review_round7").glob("X_*.py"))
 
 _DUNDER = "runs without a call by name"
 _COMPUTED = "calls a method by a computed name"
+_TORCH = "may run code of the file at each torch call on a tensor"
+_LATER = "a later `again`, which may backpropagate, (line 16) may use a graph"
 EXPECTED = {
     "X_01_gf003_parameter_rebound_in_branch": ("GF003", "`keep +=` (line 15) may change an object from outside the call in place"),
     "X_02_gf003_match_capture_binds_augmented_name": ("GF003", "`keep +=` (line 18) may change an object from outside the call in place"),
@@ -53,10 +72,23 @@ EXPECTED = {
     "X_09_gf003_hook_from_namespace_get": ("GF003", f"`torch.Tensor.__dict__` (line 7) {_COMPUTED}"),
     "X_10_gf003_hook_from_copied_namespace": ("GF003", f"`vars(torch.Tensor)` (line 7) {_COMPUTED}"),
     "X_11_gf003_hook_from_getmembers": ("GF003", f"`inspect.getmembers(torch.Tensor)` (line 7) {_COMPUTED}"),
+    "X_15_gf003_tensor_subclass_base_alias": ("GF003", f"`Logged` (line 8) {_TORCH}"),
+    "X_16_gf003_tensor_subclass_base_imported_as": ("GF003", f"`Logged` (line 8) {_TORCH}"),
+    "X_17_gf003_tensor_subclass_base_by_call": ("GF003", f"`Logged` (line 5) {_TORCH}"),
+    "X_18_gf003_tensor_subclass_made_by_type": ("GF003", f'`type("Logged", (torch.Tensor,), {{"__add__": add}})` (line 10) {_TORCH}'),
+    "X_19_gf003_class_body_dunder_bound_method": ("GF003", f"`__radd__ = kept.append` (line 10) {_DUNDER}"),
+    "X_20_gf003_class_body_dunder_unbound_builtin": ("GF003", f"`__radd__ = list.append` (line 10) {_DUNDER}"),
+    "X_21_gf003_setattr_dunder_by_literal": ("GF003", f'`setattr(Acc, "__radd__", kept.append)` (line 13) {_DUNDER}'),
+    "X_23_gf003_later_backward_called_through_conditional": ("GF003", _LATER),
+    "X_24_gf003_later_backward_called_through_or": ("GF003", _LATER),
+    "X_25_gf003_later_backward_called_by_dunder_call": ("GF003", _LATER),
+    "X_26_gf003_later_backward_bound_by_match_capture": ("GF003", _LATER),
     # Near misses: a safe fix, executed exact.
     "X_12_gf003_fresh_local_list_near_miss": ("GF003", None),
     "X_13_gf003_dunder_pure_helper_near_miss": ("GF003", None),
     "X_14_gf003_namespace_read_by_name_near_miss": ("GF003", None),
+    "X_22_gf003_class_bases_and_dunder_aliases_near_miss": ("GF003", None),
+    "X_27_gf003_backprop_function_outside_near_miss": ("GF003", None),
 }
 
 # Programs that leave process state behind: run in a process of their own.
@@ -189,3 +221,45 @@ list(vars(cfg).keys())
     assert [module.code_for_node(c) for c in computed_method_calls(module)] == [
         "vars(T)", "T.__dict__", "'register_' + kind", "vars(T)", "inspect.getmembers(T)", "vars(T)", "T.__dict__", "vars(T)", "vars(T)",
     ]
+
+
+def test_tensor_class_bases():
+    from gradfix.analysis.facts import FileFacts
+    from gradfix.analysis.positions import node_maps
+
+    def subclasses(source):
+        module = cst.parse_module(source)
+        facts = FileFacts(module, node_maps(module))
+        return [n.name.value if isinstance(n, cst.ClassDef) else module.code_for_node(n) for n in facts.tensor_subclasses]
+
+    assert subclasses("import torch\nTT = torch.Tensor\nclass A(TT): pass\nclass B(A): pass\n") == ["A", "B"]
+    assert subclasses("from torch import Tensor as Base\nclass A(Base): pass\n") == ["A"]
+    assert subclasses("class A(make()): pass\nclass B(namedtuple('B', 'x')): pass\n") == ["A"]
+    assert subclasses("def f(base):\n    class A(base): pass\n") == ["A"]
+    assert subclasses("X = type('X', (object,), {})\nY = type(x)\n") == ["type('X', (object,), {})"]
+    assert subclasses("import torch.nn as nn\nBase = nn.Module\nclass A(Base): pass\nclass B(Generic[T], A): pass\n") == []
+
+
+def test_every_reference_is_a_use():
+    from gradfix.analysis.backward import Backpropagators
+
+    source = """import torch
+def again():
+    l.backward()
+def f(again=1):
+    (again if ok else g)()
+    (again or g)()
+    again.__call__()
+    x = [y for y in (again,)]
+    if cb is again:
+        pass
+    again()
+    print(sep=again)
+    h(again=1)
+    obj.again
+"""
+    module = cst.parse_module(source)
+    found = Backpropagators(module)
+    function = module.body[2]
+    shown = [module.code_for_node(n) for n in found.uses(function)]
+    assert shown == ["again", "again", "again", "again", "again", "again()", "again"], shown

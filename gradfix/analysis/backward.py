@@ -766,8 +766,10 @@ def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
     state (`FileFacts.implicit_dunders`): between the evaluations or passes a rewrite merges, a
     `len(x)`, `x[i]`, `if x` or `x.a = v` may run it and rebind an operand (review, stop 24)."""
     for dunder in facts.implicit_dunders[:1]:
+        # A method, or a special method bound by an assignment (`__radd__ = kept.append`, `Acc.__radd__ = f`).
+        shown = dunder.name.value if isinstance(dunder, cst.FunctionDef) else code_of(dunder).strip().split("\n")[0][:60]
         return [Reason(
-            f"`{dunder.name.value}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
+            f"`{shown}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
             f"operators, `x.a = v`) and may change state: gradfix does not follow where it runs",
             BETWEEN,
         )]
@@ -1771,8 +1773,35 @@ class Backpropagators:
             def visit_Return(self, node: cst.Return) -> None:
                 self._held(node.value)
 
+            # Any other reference but a call's callee is a use too (review, round 7): it may be
+            # called where gradfix does not see a call of its name (`(finish if ok else f)()`,
+            # `(finish or f)()`, `finish.__call__()`, `match finish: case cb: cb()`).
+            def visit_Name(self, node: cst.Name) -> None:
+                self._reference(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                self._reference(node)
+
+            def _reference(self, node: cst.BaseExpression) -> None:
+                if not outer.suspect(node):
+                    return
+                parent = parents.get(node)
+                if isinstance(parent, cst.Call) and parent.func is node:
+                    return  # a call: `visit_Call`
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    return  # `x.finish`: the attribute is checked as a whole
+                if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param)) and parent.name is node:
+                    return
+                if isinstance(parent, cst.Arg) and parent.keyword is node:
+                    return
+                if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.NameItem, cst.AsName, cst.ImportAlias)):
+                    return  # a binding of the name, not a read
+                found.append(node)
+
+        parents = self._parents()
         walk_tree(scope, Collect())
-        return found
+        seen: set = set()
+        return [n for n in found if not (id(n) in seen or seen.add(id(n)))]
 
 
 def merge_reasons(

@@ -20,7 +20,7 @@ from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
-from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
@@ -142,7 +142,7 @@ class FileFacts:
         return frozenset(found)
 
     @cached_property
-    def implicit_dunders(self) -> List[cst.FunctionDef]:
+    def implicit_dunders(self) -> List[cst.CSTNode]:
         """The special methods of the file's classes that Python runs without a call by name
         (`len(x)`, `x[i]`, `if x`, operators, `x.a = v`, f-strings) and that may change state:
         `__setattr__`, `__delattr__`, `__set__`, `__delete__` always; any other (not `__init__`,
@@ -150,16 +150,38 @@ class FileFacts:
         checked where they stand) whose body stores an
         attribute or an item, updates in place, declares `global`/`nonlocal`, deletes, or calls
         `setattr`. Between two evaluations or passes they may rebind an operand (review, stop 24)."""
-        found: List[cst.FunctionDef] = []
+        found: List[cst.CSTNode] = []
         for node in class_defs(self.module):
+            methods = {s.name.value: s for s in walk_statements(node.body) if isinstance(s, cst.FunctionDef)}
+            in_methods = {id(n) for m in methods.values() for n in walk_statements(m.body)}
             for statement in walk_statements(node.body):
-                if not isinstance(statement, cst.FunctionDef):
-                    continue
-                name = statement.name.value
-                if not (len(name) > 4 and name.startswith("__") and name.endswith("__")) or name in _CALLED_DUNDERS:
-                    continue
-                if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
-                    found.append(statement)
+                if isinstance(statement, cst.FunctionDef):
+                    name = statement.name.value
+                    if not _dunder(name) or name in _CALLED_DUNDERS:
+                        continue
+                    if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
+                        found.append(statement)
+                elif isinstance(statement, cst.SimpleStatementLine) and id(statement) not in in_methods:
+                    # A special method bound by a class-body assignment (review, round 7): `__radd__ =
+                    # kept.append`, `__radd__ = list.append`, a lambda: code gradfix does not read. An
+                    # alias of a method of the class (`__radd__ = __add__`) is that method; a literal
+                    # (`__hash__ = None`, `__slots__ = ("a",)`) is no code.
+                    for small in statement.body:
+                        for target, value in _assigned(small):
+                            if isinstance(target, cst.Name) and _dunder(target.value) and target.value not in _CALLED_DUNDERS:
+                                if not _inert_dunder_value(value, methods, self):
+                                    found.append(small)
+        # `Acc.__radd__ = record`, anywhere: a special method set on a class from outside it.
+        for target in nodes_within(self.module, cst.AssignTarget):
+            if isinstance(target.target, cst.Attribute) and _dunder(target.target.attr.value) and target.target.attr.value not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"}:
+                found.append(target.target)
+        # `setattr(Acc, "__radd__", kept.append)`: the same by its name as a literal.
+        for call in nodes_within(self.module, cst.Call):
+            if last_name(call.func) in ("setattr", "__setattr__"):
+                names = [string_value(a.value) for a in call.args if isinstance(a.value, cst.SimpleString)]
+                if any(n is not None and _dunder(n) and n not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"} for n in names):
+                    found.append(call)
+        found.sort(key=self.line)
         return found
 
     @cached_property
@@ -182,14 +204,23 @@ class FileFacts:
         return name_references(self.module, words.__contains__, strings=True)
 
     @cached_property
-    def tensor_subclasses(self) -> List[cst.ClassDef]:
+    def tensor_subclasses(self) -> List[cst.CSTNode]:
         """The classes of the file that may subclass a tensor (a base whose name ends in `Tensor` or
-        `Parameter`): any tensor method they define runs in place of torch's on their instances."""
-        found: List[cst.ClassDef] = []
-        for node in class_defs(self.module):
-            bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
-            if any(base.endswith(("Tensor", "Parameter")) for base in bases):
+        `Parameter`): any tensor method they define runs in place of torch's on their instances.
+        Review, round 7: also a base that may name one under another name (`TT = torch.Tensor`,
+        `from torch import Tensor as Base`, `type(torch.zeros(1))`: `_may_name_tensor_class`), and a
+        class made by a call (`type("Logged", (torch.Tensor,), ns)`, `types.new_class`), whose bases
+        gradfix does not read."""
+        found: List[cst.CSTNode] = []
+        bindings = _class_name_bindings(self.module)
+        for node in walk_statements(self.module):
+            if isinstance(node, cst.ClassDef) and any(_may_name_tensor_class(base.value, bindings, set()) for base in node.bases):
                 found.append(node)
+        for call in nodes_within(self.module, cst.Call):
+            name = last_name(call.func)
+            if (name == "type" and len(call.args) >= 3) or name in ("new_class", "prepare_class") or any(a.star for a in call.args if name == "type"):
+                found.append(call)
+        found.sort(key=self.line)
         return found
 
     @cached_property
@@ -434,6 +465,91 @@ def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallState
         for small in statement.body
         if isinstance(small, kind)
     ]
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _assigned(small: cst.BaseSmallStatement) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    """(target, value) for each target an assignment statement binds (tuple targets: value None)."""
+    if isinstance(small, cst.Assign):
+        return [(t.target, small.value if isinstance(t.target, cst.Name) else None) for t in small.targets]
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return [(small.target, small.value)]
+    if isinstance(small, cst.AugAssign):
+        return [(small.target, None)]
+    return []
+
+
+def _inert_dunder_value(value: Optional[cst.BaseExpression], methods: Dict[str, cst.FunctionDef], facts: "FileFacts") -> bool:
+    """A class-body value bound to a special method's name that runs no code that may change state:
+    a literal or a tuple/list of literals, or the name of a method of the class that changes none."""
+    if value is None:
+        return False
+    if is_literal(value):
+        return True
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(not isinstance(e, cst.StarredElement) and is_literal(e.value) for e in value.elements)
+    if isinstance(value, cst.Name) and value.value in methods:
+        method = methods[value.value]
+        return not _changes_state(method, facts)
+    return False
+
+
+def _class_name_bindings(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """What each name of the file may be bound to, for reading class bases (`_may_name_tensor_class`):
+    an assignment's value, an import's imported name (`from torch import Tensor as Base`: `Tensor`),
+    a class statement's bases (as a tuple), None for any other binding form."""
+    found: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+    for name in binding_counts(module):
+        found[name] = []
+    covered: Dict[str, int] = {}
+
+    def add(name: str, value: Optional[cst.BaseExpression], weight: int = 1) -> None:
+        found.setdefault(name, []).append(value)
+        covered[name] = covered.get(name, 0) + weight
+
+    for node in nodes_within(module, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                add(target.target.value, node.value)
+    for node in nodes_within(module, cst.ImportAlias):
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            add(node.asname.name.value, cst.Name(last_name(node.name) or "_"))
+        elif isinstance(node.name, cst.Name):
+            add(node.name.value, node.name)
+    for node in walk_statements(module):
+        if isinstance(node, cst.ClassDef):
+            add(node.name.value, cst.Tuple([cst.Element(b.value) for b in node.bases]))
+    counts = binding_counts(module)
+    for name, values in found.items():
+        if counts.get(name, 0) != covered.get(name, 0):
+            values.append(None)  # bound by another form too (a parameter, a loop target, `global`...)
+    return found
+
+
+def _may_name_tensor_class(expr: cst.BaseExpression, bindings, seen: set) -> bool:
+    """Whether a class base may be a tensor class: a name or attribute ending in `Tensor` or
+    `Parameter`, a name of the file bound to one (`TT = torch.Tensor`, an import under another
+    name, a class of the file that subclasses one), a call's result (`type(torch.zeros(1))`; not
+    `namedtuple(...)`), or anything else gradfix does not read. A subscript is its value's
+    (`Generic[T]`); a name or attribute the file does not bind is the class it names."""
+    if isinstance(expr, cst.Subscript):
+        return _may_name_tensor_class(expr.value, bindings, seen)
+    if isinstance(expr, cst.Tuple):
+        return any(_may_name_tensor_class(e.value, bindings, seen) for e in expr.elements)
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        name = last_name(expr)
+        if name.endswith(("Tensor", "Parameter")):
+            return True
+        if not isinstance(expr, cst.Name) or expr.value in seen or expr.value not in bindings:
+            return False  # `nn.Module`, `object`, a class of another module
+        seen.add(expr.value)
+        return any(value is None or _may_name_tensor_class(value, bindings, seen) for value in bindings[expr.value])
+    if isinstance(expr, cst.Call):
+        return last_name(expr.func) not in ("namedtuple", "NamedTuple")
+    return True
 
 
 def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = None, seen: Optional[set] = None) -> bool:
