@@ -23,7 +23,7 @@ from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
-from gradfix.analysis.exprs import access_path, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
+from gradfix.analysis.exprs import _DropFunctionBodies, access_path, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
 from gradfix.analysis.walk import children, walk_tree
 
 
@@ -463,14 +463,13 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
         for child in children(node):
             parents[id(child)] = node
     for node in _walk(module):
+        if _namespace(node) and not _namespace_read_by_name(node, parents):
+            found.append(node)  # `T.__dict__.get(k)`, `dict(vars(T))[k]`, `inspect.getmembers(T)`: methods by any key
+            continue
         if isinstance(node, cst.Subscript):
             # `T.__dict__[name]`, `vars(T)[name]`: a class's methods by a computed key.
-            holder = node.value
-            namespace = (isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__") or (
-                isinstance(holder, cst.Call) and last_name(holder.func) == "vars"
-            )
             keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
-            if namespace and any(_may_spell_register(k) for k in keys):
+            if _namespace(node.value) and any(_may_spell_register(k) for k in keys):
                 found.append(node)
             continue
         if isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GETTERS:
@@ -504,6 +503,49 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
     # A string built inside a getter's call is shown as that call.
     calls = [n for n in found if isinstance(n, cst.Call)]
     return [n for n in found if isinstance(n, (cst.Call, cst.Subscript, cst.Name, cst.Attribute)) or not any(_within(n, c) for c in calls)]
+
+
+def _namespace(node: cst.CSTNode) -> bool:
+    """An object's or a class's namespace, whose values are its methods: `T.__dict__`, `vars(T)`,
+    `inspect.getmembers(T)` (and `getmembers_static`)."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "__dict__"
+    return isinstance(node, cst.Call) and last_name(node.func) in ("vars", "getmembers", "getmembers_static")
+
+
+# Where a namespace may go without its methods being called by a computed key: a display of it
+# (`print(vars(args))`, `json.dump(vars(args), f)`, a log), its keys (`sorted(vars(x))`, `.keys()`),
+# a store into it (`self.__dict__.update(kw)`).
+_NAMESPACE_DISPLAYS = frozenset(
+    {"print", "str", "repr", "len", "format", "sorted", "list", "set", "tuple", "dumps", "dump", "pprint", "pformat",
+     "log", "info", "debug", "warning", "error"}
+)
+
+
+def _namespace_read_by_name(node: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> bool:
+    """A namespace (`_namespace`) read only where gradfix sees the key (review, round 7): a subscript
+    (its key checked by `computed_method_calls`), `.get(key)`/`.pop(key)`/`.setdefault(key, ...)`
+    with a key that cannot spell `register_...`, `.keys()`, a store (`.update(...)`, `.clear()`,
+    an assignment target), a display of it (`_NAMESPACE_DISPLAYS`, an f-string). Anything else
+    (`.items()`, `.values()`, `.copy()`, `dict(vars(T))`, a name bound to it, handed to a function)
+    may call a method by a key gradfix does not see."""
+    parent = parents.get(id(node))
+    if isinstance(parent, cst.Subscript) and parent.value is node:
+        return True
+    if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.FormattedStringExpression):
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        method = parent.attr.value
+        if method in ("keys", "update", "clear"):
+            return True
+        call = parents.get(id(parent))
+        if method in ("get", "pop", "setdefault") and isinstance(call, cst.Call) and call.func is parent and call.args:
+            return not call.args[0].star and not _may_spell_register(call.args[0].value)
+        return False
+    if isinstance(parent, cst.Arg) and not parent.star:
+        call = parents.get(id(parent))
+        return isinstance(call, cst.Call) and last_name(call.func) in _NAMESPACE_DISPLAYS
+    return False
 
 
 # Calls that read an attribute by a name given as a value (`computed_method_calls`).
@@ -724,8 +766,10 @@ def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
     state (`FileFacts.implicit_dunders`): between the evaluations or passes a rewrite merges, a
     `len(x)`, `x[i]`, `if x` or `x.a = v` may run it and rebind an operand (review, stop 24)."""
     for dunder in facts.implicit_dunders[:1]:
+        # A method, or a special method bound by an assignment (`__radd__ = kept.append`, `Acc.__radd__ = f`).
+        shown = dunder.name.value if isinstance(dunder, cst.FunctionDef) else code_of(dunder).strip().split("\n")[0][:60]
         return [Reason(
-            f"`{dunder.name.value}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
+            f"`{shown}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
             f"operators, `x.a = v`) and may change state: gradfix does not follow where it runs",
             BETWEEN,
         )]
@@ -1131,11 +1175,31 @@ def fresh_binding(name: str, function: cst.FunctionDef, facts: Optional["FileFac
     (`keep = store`), may be a list or a tensor of the caller's, which `+=` changes in place (GF005's
     escapes and the merges' `_graph_leaves` share it; review, round 6)."""
     # `t += x` keeps `t`'s object or makes a new one: only the other bindings decide.
-    augmented = {id(n.value) for n in _all_within(function, cst.AugAssign)}
-    bindings = [v for bound, v in assignments(function) if bound == name and (v is None or id(v) not in augmented)]
-    return bool(bindings) and all(
-        v is not None and (value_like(v, facts) or graph_free(v) or isinstance(v, cst.BinaryOperation)) for v in bindings
-    )
+    if name in function_parameters(function):
+        return False  # `if keep is None: keep = []` leaves a caller's list bound (review, round 7)
+    # Every binding of the name in the function's own scope must be a plain assignment of a value:
+    # an import (`from m import kept as keep`), a `match` capture, `except ... as`, a tuple or loop
+    # target, `global`/`nonlocal` may bind an object from outside (review, round 7). `binding_counts`
+    # counts every form (an augmented assignment twice); the forms read here must account for all.
+    own = function.body.visit(_DropFunctionBodies())
+    values: List[cst.BaseExpression] = []
+    weight = 0
+    for node in _walk(own):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    values.append(node.value)
+                    weight += 1
+        elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)) and isinstance(node.target, cst.Name) and node.target.value == name:
+            if node.value is None:
+                return False  # (an annotation alone binds nothing, but counts as a binding form)
+            values.append(node.value)
+            weight += 1
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value == name:
+            weight += 2
+    if binding_counts(own).get(name, 0) != weight:
+        return False
+    return bool(values) and all(value_like(v, facts) or graph_free(v) or isinstance(v, cst.BinaryOperation) for v in values)
 
 
 def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls: Sequence[BackwardCall]) -> Optional[str]:
@@ -1709,8 +1773,35 @@ class Backpropagators:
             def visit_Return(self, node: cst.Return) -> None:
                 self._held(node.value)
 
+            # Any other reference but a call's callee is a use too (review, round 7): it may be
+            # called where gradfix does not see a call of its name (`(finish if ok else f)()`,
+            # `(finish or f)()`, `finish.__call__()`, `match finish: case cb: cb()`).
+            def visit_Name(self, node: cst.Name) -> None:
+                self._reference(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                self._reference(node)
+
+            def _reference(self, node: cst.BaseExpression) -> None:
+                if not outer.suspect(node):
+                    return
+                parent = parents.get(node)
+                if isinstance(parent, cst.Call) and parent.func is node:
+                    return  # a call: `visit_Call`
+                if isinstance(parent, cst.Attribute) and parent.attr is node:
+                    return  # `x.finish`: the attribute is checked as a whole
+                if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param)) and parent.name is node:
+                    return
+                if isinstance(parent, cst.Arg) and parent.keyword is node:
+                    return
+                if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.NameItem, cst.AsName, cst.ImportAlias)):
+                    return  # a binding of the name, not a read
+                found.append(node)
+
+        parents = self._parents()
         walk_tree(scope, Collect())
-        return found
+        seen: set = set()
+        return [n for n in found if not (id(n) in seen or seen.add(id(n)))]
 
 
 def merge_reasons(

@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import AbstractSet, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
-from gradfix.analysis.exprs import binding_counts, code_of, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
-from gradfix.analysis.loops import assignments
+from gradfix.analysis.loops import assignments, function_parameters
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
-from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, names_forward_hook
+from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, PURE_TENSOR_METHODS, names_forward_hook
 from gradfix.analysis.walk import walk_tree
 
 
@@ -115,7 +116,33 @@ class FileFacts:
         return name_references(self.module, names_forward_hook, strings=True)
 
     @cached_property
-    def implicit_dunders(self) -> List[cst.FunctionDef]:
+    def functions_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
+        """Every function and method of the file (at any depth), by its name."""
+        found: Dict[str, List[cst.FunctionDef]] = {}
+        for node in walk_statements(self.module):
+            if isinstance(node, cst.FunctionDef):
+                found.setdefault(node.name.value, []).append(node)
+        return found
+
+    @cached_property
+    def attribute_store_names(self) -> Optional[FrozenSet[str]]:
+        """The attribute names the file stores into (`x.keep = f`, `for x.k in ...`, `x.k += ...`,
+        `del x.k`); None where it may bind any (`bound_attribute_names`)."""
+        if self.bound_attribute_names is None:
+            return None
+        found = set()
+        for kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del):
+            for node in nodes_within(self.module, kind):
+                if isinstance(node, cst.WithItem):
+                    target = node.asname.name if node.asname is not None else None
+                else:
+                    target = node.target
+                if target is not None:
+                    found.update(n.attr.value for n in nodes_within(target, cst.Attribute))
+        return frozenset(found)
+
+    @cached_property
+    def implicit_dunders(self) -> List[cst.CSTNode]:
         """The special methods of the file's classes that Python runs without a call by name
         (`len(x)`, `x[i]`, `if x`, operators, `x.a = v`, f-strings) and that may change state:
         `__setattr__`, `__delattr__`, `__set__`, `__delete__` always; any other (not `__init__`,
@@ -123,16 +150,38 @@ class FileFacts:
         checked where they stand) whose body stores an
         attribute or an item, updates in place, declares `global`/`nonlocal`, deletes, or calls
         `setattr`. Between two evaluations or passes they may rebind an operand (review, stop 24)."""
-        found: List[cst.FunctionDef] = []
+        found: List[cst.CSTNode] = []
         for node in class_defs(self.module):
+            methods = {s.name.value: s for s in walk_statements(node.body) if isinstance(s, cst.FunctionDef)}
+            in_methods = {id(n) for m in methods.values() for n in walk_statements(m.body)}
             for statement in walk_statements(node.body):
-                if not isinstance(statement, cst.FunctionDef):
-                    continue
-                name = statement.name.value
-                if not (len(name) > 4 and name.startswith("__") and name.endswith("__")) or name in _CALLED_DUNDERS:
-                    continue
-                if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement):
-                    found.append(statement)
+                if isinstance(statement, cst.FunctionDef):
+                    name = statement.name.value
+                    if not _dunder(name) or name in _CALLED_DUNDERS:
+                        continue
+                    if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
+                        found.append(statement)
+                elif isinstance(statement, cst.SimpleStatementLine) and id(statement) not in in_methods:
+                    # A special method bound by a class-body assignment (review, round 7): `__radd__ =
+                    # kept.append`, `__radd__ = list.append`, a lambda: code gradfix does not read. An
+                    # alias of a method of the class (`__radd__ = __add__`) is that method; a literal
+                    # (`__hash__ = None`, `__slots__ = ("a",)`) is no code.
+                    for small in statement.body:
+                        for target, value in _assigned(small):
+                            if isinstance(target, cst.Name) and _dunder(target.value) and target.value not in _CALLED_DUNDERS:
+                                if not _inert_dunder_value(value, methods, self):
+                                    found.append(small)
+        # `Acc.__radd__ = record`, anywhere: a special method set on a class from outside it.
+        for target in nodes_within(self.module, cst.AssignTarget):
+            if isinstance(target.target, cst.Attribute) and _dunder(target.target.attr.value) and target.target.attr.value not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"}:
+                found.append(target.target)
+        # `setattr(Acc, "__radd__", kept.append)`: the same by its name as a literal.
+        for call in nodes_within(self.module, cst.Call):
+            if last_name(call.func) in ("setattr", "__setattr__"):
+                names = [string_value(a.value) for a in call.args if isinstance(a.value, cst.SimpleString)]
+                if any(n is not None and _dunder(n) and n not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"} for n in names):
+                    found.append(call)
+        found.sort(key=self.line)
         return found
 
     @cached_property
@@ -155,14 +204,23 @@ class FileFacts:
         return name_references(self.module, words.__contains__, strings=True)
 
     @cached_property
-    def tensor_subclasses(self) -> List[cst.ClassDef]:
+    def tensor_subclasses(self) -> List[cst.CSTNode]:
         """The classes of the file that may subclass a tensor (a base whose name ends in `Tensor` or
-        `Parameter`): any tensor method they define runs in place of torch's on their instances."""
-        found: List[cst.ClassDef] = []
-        for node in class_defs(self.module):
-            bases = [code_of(base.value).strip().rsplit(".", 1)[-1] for base in node.bases]
-            if any(base.endswith(("Tensor", "Parameter")) for base in bases):
+        `Parameter`): any tensor method they define runs in place of torch's on their instances.
+        Review, round 7: also a base that may name one under another name (`TT = torch.Tensor`,
+        `from torch import Tensor as Base`, `type(torch.zeros(1))`: `_may_name_tensor_class`), and a
+        class made by a call (`type("Logged", (torch.Tensor,), ns)`, `types.new_class`), whose bases
+        gradfix does not read."""
+        found: List[cst.CSTNode] = []
+        bindings = _class_name_bindings(self.module)
+        for node in walk_statements(self.module):
+            if isinstance(node, cst.ClassDef) and any(_may_name_tensor_class(base.value, bindings, set()) for base in node.bases):
                 found.append(node)
+        for call in nodes_within(self.module, cst.Call):
+            name = last_name(call.func)
+            if (name == "type" and len(call.args) >= 3) or name in ("new_class", "prepare_class") or any(a.star for a in call.args if name == "type"):
+                found.append(call)
+        found.sort(key=self.line)
         return found
 
     @cached_property
@@ -409,24 +467,191 @@ def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallState
     ]
 
 
-def _changes_state(function: cst.FunctionDef) -> bool:
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _assigned(small: cst.BaseSmallStatement) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    """(target, value) for each target an assignment statement binds (tuple targets: value None)."""
+    if isinstance(small, cst.Assign):
+        return [(t.target, small.value if isinstance(t.target, cst.Name) else None) for t in small.targets]
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return [(small.target, small.value)]
+    if isinstance(small, cst.AugAssign):
+        return [(small.target, None)]
+    return []
+
+
+def _inert_dunder_value(value: Optional[cst.BaseExpression], methods: Dict[str, cst.FunctionDef], facts: "FileFacts") -> bool:
+    """A class-body value bound to a special method's name that runs no code that may change state:
+    a literal or a tuple/list of literals, or the name of a method of the class that changes none."""
+    if value is None:
+        return False
+    if is_literal(value):
+        return True
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(not isinstance(e, cst.StarredElement) and is_literal(e.value) for e in value.elements)
+    if isinstance(value, cst.Name) and value.value in methods:
+        method = methods[value.value]
+        return not _changes_state(method, facts)
+    return False
+
+
+def _class_name_bindings(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """What each name of the file may be bound to, for reading class bases (`_may_name_tensor_class`):
+    an assignment's value, an import's imported name (`from torch import Tensor as Base`: `Tensor`),
+    a class statement's bases (as a tuple), None for any other binding form."""
+    found: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+    for name in binding_counts(module):
+        found[name] = []
+    covered: Dict[str, int] = {}
+
+    def add(name: str, value: Optional[cst.BaseExpression], weight: int = 1) -> None:
+        found.setdefault(name, []).append(value)
+        covered[name] = covered.get(name, 0) + weight
+
+    for node in nodes_within(module, cst.Assign):
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                add(target.target.value, node.value)
+    for node in nodes_within(module, cst.ImportAlias):
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            add(node.asname.name.value, cst.Name(last_name(node.name) or "_"))
+        elif isinstance(node.name, cst.Name):
+            add(node.name.value, node.name)
+    for node in walk_statements(module):
+        if isinstance(node, cst.ClassDef):
+            add(node.name.value, cst.Tuple([cst.Element(b.value) for b in node.bases]))
+    counts = binding_counts(module)
+    for name, values in found.items():
+        if counts.get(name, 0) != covered.get(name, 0):
+            values.append(None)  # bound by another form too (a parameter, a loop target, `global`...)
+    return found
+
+
+def _may_name_tensor_class(expr: cst.BaseExpression, bindings, seen: set) -> bool:
+    """Whether a class base may be a tensor class: a name or attribute ending in `Tensor` or
+    `Parameter`, a name of the file bound to one (`TT = torch.Tensor`, an import under another
+    name, a class of the file that subclasses one), a call's result (`type(torch.zeros(1))`; not
+    `namedtuple(...)`), or anything else gradfix does not read. A subscript is its value's
+    (`Generic[T]`); a name or attribute the file does not bind is the class it names."""
+    if isinstance(expr, cst.Subscript):
+        return _may_name_tensor_class(expr.value, bindings, seen)
+    if isinstance(expr, cst.Tuple):
+        return any(_may_name_tensor_class(e.value, bindings, seen) for e in expr.elements)
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        name = last_name(expr)
+        if name.endswith(("Tensor", "Parameter")):
+            return True
+        if not isinstance(expr, cst.Name) or expr.value in seen or expr.value not in bindings:
+            return False  # `nn.Module`, `object`, a class of another module
+        seen.add(expr.value)
+        return any(value is None or _may_name_tensor_class(value, bindings, seen) for value in bindings[expr.value])
+    if isinstance(expr, cst.Call):
+        return last_name(expr.func) not in ("namedtuple", "NamedTuple")
+    return True
+
+
+def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = None, seen: Optional[set] = None) -> bool:
     """Whether the body stores an attribute or an item, updates in place, declares `global` or
     `nonlocal`, deletes, calls `setattr`, or fills a container not made in the body
-    (`keep.append(x)`, `self.seen.add(x)`) (its nested functions' bodies included)."""
-    for target in nodes_within(function.body, cst.AssignTarget):
+    (`keep.append(x)`, `self.seen.add(x)`) (its nested functions' and lambdas' bodies included).
+    With the file's `facts` (review, round 7): also where it calls a function or method of the file
+    (by its name, `record(x)`, `self.keep(x)`) that changes state, or hands a parameter (`other`,
+    `self`, a name the body binds) to a callee not proven to keep nothing (`heapq.heappush(kept, other)`,
+    `kept.__iadd__([other])`, `app(other)` for `app = kept.append`): `_hands_on`."""
+    body = function.body
+    for target in _within_all(body, cst.AssignTarget):
         if isinstance(target.target, (cst.Attribute, cst.Subscript)):
             return True
-    if nodes_within(function.body, cst.AugAssign) or nodes_within(function.body, cst.Global) or nodes_within(function.body, cst.Nonlocal):
+    if _within_all(body, cst.AugAssign) or _within_all(body, cst.Global) or _within_all(body, cst.Nonlocal):
         return True
-    if nodes_within(function.body, cst.Del):
+    if _within_all(body, cst.Del):
         return True
-    for call in nodes_within(function.body, cst.Call):
+    calls = _within_all(body, cst.Call)
+    for call in calls:
         if last_name(call.func) in ("setattr", "__setattr__", "delattr", "__delattr__") or is_inplace_call(call):
             return True
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in MUTATING_METHODS and not _new_container(call.func.value, function):
             # `keep.append(other)` in a `__radd__`: `loss + acc` keeps the loss (review, round 6).
             return True
+    if facts is None:
+        return False
+    seen = set() if seen is None else seen
+    seen.add(id(function))
+    # What may hold a parameter: the parameters and every name the body binds (`out = [other]`).
+    params = function_parameters(function) | set(binding_counts(function.body))
+    for call in calls:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in MUTATING_METHODS:
+            continue  # (on a container the body makes: seen above; what it holds goes on only by a name)
+        name = last_name(call.func)
+        helpers = facts.functions_by_name.get(name, ())
+        for helper in helpers:
+            if id(helper) not in seen and _changes_state(helper, facts, seen):
+                return True  # `record(other)`, `self.keep(other)`: a function of the file that keeps it
+        if helpers and _runs_only_the_file_s(call, facts):
+            continue  # (those functions, just checked, change nothing)
+        if _hands_on(call, params, facts):
+            return True
     return False
+
+
+def _runs_only_the_file_s(call: cst.Call, facts: "FileFacts") -> bool:
+    """`call` runs a function of the file of its name, not another object bound to that name: a name
+    the file binds once (its `def`), or a method called on `self`/`cls` whose name the file never
+    binds on an object by a store (`self.keep = f`) nor may bind by a computed name."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return facts.binding_counts.get(func.value) == 1 and not facts.changes_builtins
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        stored = facts.attribute_store_names
+        return stored is not None and func.attr.value not in stored
+    return False
+
+
+def _within_all(node: cst.CSTNode, kind: type) -> list:
+    """Every node of type `kind` inside `node`, lambdas' bodies included (code that may run there)."""
+    from gradfix.analysis.backward import _all_within
+
+    return _all_within(node, kind)
+
+
+# Builtins a special method may hand its parameters to: they compute a value and keep nothing
+# (`key=` functions aside: `hands_on_arguments`). Code of the file they run (`__len__`, `__str__`,
+# `__iter__`) is a special method of the file, checked on its own.
+_DUNDER_SAFE_BUILTINS = frozenset(
+    {"print", "len", "float", "int", "str", "bool", "round", "abs", "min", "max", "sum", "isinstance", "issubclass", "repr",
+     "format", "list", "tuple", "dict", "range", "enumerate", "zip", "sorted", "any", "all", "hasattr", "getattr", "type",
+     "id", "hash", "callable", "iter"}
+)
+# Methods a special method may call on anything with its parameters: they read and compute.
+_DUNDER_SAFE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "get", "keys", "values", "items", "format", "copy"})
+
+
+def _hands_on(call: cst.Call, params: AbstractSet[str], facts: "FileFacts") -> bool:
+    """`call` hands a name of `params` (or something read from one) to a callee not proven to keep
+    nothing: a callee other than a builtin of `_DUNDER_SAFE_BUILTINS` the file does not rebind, a
+    read-only or pure tensor method (`_DUNDER_SAFE_METHODS`, `PURE_TENSOR_METHODS`) no class of the
+    file defines, or a function of `torch`, `math` or `numpy` (not a registration of a hook)."""
+    from gradfix.analysis.backward import _walk, hands_on_arguments
+
+    handed = any(isinstance(n, cst.Name) and n.value in params for arg in call.args for n in _walk(arg.value))
+    if not handed:
+        return False
+    func = call.func
+    if isinstance(func, cst.Name):
+        trusted = func.value in _DUNDER_SAFE_BUILTINS and func.value not in facts.binding_counts and not facts.changes_builtins
+        return not trusted or hands_on_arguments(call, None, facts) is not None
+    if not isinstance(func, cst.Attribute):
+        return True  # `(lambda: ...)(other)`, `table[k](other)`: code not seen
+    method = func.attr.value
+    if method in _DUNDER_SAFE_METHODS | PURE_TENSOR_METHODS and method not in facts.functions_by_name:
+        return False
+    dotted = get_full_name_for_node(func)
+    qualified = facts.sole_imports.qualified(dotted, facts.line(call)) if dotted else None
+    if qualified is not None and qualified.split(".")[0] in ("torch", "math", "numpy") and not re.search("hook|register", qualified):
+        return False
+    return True
 
 
 def _new_container(receiver: cst.BaseExpression, function: cst.FunctionDef) -> bool:

@@ -1,0 +1,32 @@
+# GF003 safe merge wrong: `l1 + acc` runs `Acc.__radd__`, which extends the module list by `kept.__iadd__([other])` (no container method by name); the caller backpropagates the loss through the graph the merged backward frees.
+import heapq
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+kept = []
+class Acc:
+    def __radd__(self, other):
+        kept.__iadd__([other])
+        return self
+
+
+acc = Acc()
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    l2.backward()
+    print((l1 + acc) is acc)
+
+
+def train():
+    step()
+    kept[0].backward()
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad.tolist())
