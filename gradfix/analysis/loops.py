@@ -52,6 +52,7 @@ from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
+    FRESH_METHODS,
     GRAD_MODE_CONTEXTS,
     GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
@@ -64,6 +65,7 @@ from gradfix.analysis.vocabulary import (
     STEP_METHODS,
     TRUSTED_MODULES,
     VALUE_METHODS,
+    VIEW_METHODS,
     has_inplace_suffix,
 )
 from gradfix.analysis.walk import children, walk_tree
@@ -367,10 +369,13 @@ def loop_reasons(
                 )
             ]
         tensors = [value for value in values if _plain_tensor(value)]
-        if tensors and not held and not objects and _handed_on(scope if name in outside else module, name, loop, names_free, before=True):
+        if tensors and not held and not objects and _handed_on(
+            scope if name in outside else module, name, loop, names_free, tensor=_torch_objects(module),
+        ):
             # `v = buf; v.copy_(h)`, `torch.Tensor.copy_(buf, h)`, `put(buf, h)`: a tensor handed
-            # before the loop to code that may write a graph into it in place (review, round 6).
-            # (In the loop, `model(x)` hands it on too; its in-place writes are not followed.)
+            # before the loop to code that may write a graph into it in place (review, round 6);
+            # in the loop too, and through its views (`bv = buf[:]; bv.copy_(h)`), special methods
+            # (`buf.__iadd__(h)`) and calls (`operator.iadd`, a module of the file given it) (review, round 7).
             return [
                 Reason(
                     f"`{name}` (line {line(tensors[0])}) is a tensor the function hands on (to another name or a "
@@ -457,6 +462,31 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
     return free
 
 
+def _torch_objects(module: cst.Module) -> Callable[[str, List[cst.CSTNode]], bool]:
+    """Whether a name read under `parents` (its enclosing function's, or the module's where that
+    binds it nowhere) is bound only to torch objects (`_torch_object`: `nn.Linear(3, 3)`), whose
+    call runs torch's code."""
+    cache: Dict[int, Dict[str, List[Optional[cst.BaseExpression]]]] = {}
+
+    def bindings(scope: cst.CSTNode) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+        if id(scope) not in cache:
+            cache[id(scope)] = _bindings_outside(scope, None) if scope is not module else _bindings_outside(module, None)
+        return cache[id(scope)]
+
+    def objects(name: str, parents: List[cst.CSTNode]) -> bool:
+        scope = next((p for p in reversed(parents) if isinstance(p, (cst.FunctionDef, cst.Lambda, cst.ClassDef))), module)
+        if isinstance(scope, (cst.Lambda, cst.ClassDef)):
+            return False
+        values = bindings(scope).get(name)
+        if values is None and scope is not module:
+            if name in function_parameters(scope) or name in _declared(scope):
+                return False
+            values = bindings(module).get(name)
+        return bool(values) and all(_torch_object(value) for value in values)
+
+    return objects
+
+
 def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
     """A list, dict or set built by a display, a comprehension or `list()`/`dict()`/`set()`: code
     that holds it under another name may put a graph into it."""
@@ -506,6 +536,7 @@ def _handed_on(
     names_free: Optional[Callable[[str], bool]] = None,
     *,
     before: bool = False,
+    tensor: Optional[Callable[[str, List[cst.CSTNode]], bool]] = None,
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -515,7 +546,9 @@ def _handed_on(
     (`return history`) cannot fill it for the loop. Review, round 4: `alias = outs;
     alias.append(h)` and `fill(outs, h)` put a graph in a list proven from `[]`. `before`: up to the
     start of `loop`. In the module (`scope`), after the loop only the rest of the function that holds
-    it is left out: a function defined below it may be called before the loop (review, round 6)."""
+    it is left out: a function defined below it may be called before the loop (review, round 6).
+    `tensor` (a tensor's name; says whether a name holds a torch module object): each read, the
+    loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7)."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
@@ -532,7 +565,9 @@ def _handed_on(
                 self._done()
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
-                if names_free is None:
+                if tensor is not None:
+                    plain = _tensor_read(node, self.parents, tensor)
+                elif names_free is None:
                     plain = _plain_use(node, self.parents[-1], grand)
                 else:
                     plain = _plain_use(node, self.parents[-1], grand) or _only_read(node, self.parents, names_free)
@@ -559,6 +594,81 @@ def _handed_on(
 
     walk_tree(scope, Reads())
     return found[0]
+
+
+# Attributes of a tensor that are no view of its storage, or a view autograd does not link to it
+# (`.data`, like `.detach()`: what is written into it puts no graph into the tensor).
+_TENSOR_FACTS = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "layout", "data", "grad", "grad_fn"})
+# Attributes that are views of the tensor.
+_TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Builtins that read what they are given and return a new value.
+_VALUE_BUILTINS = _READING_BUILTINS | {"float", "int", "bool", "round", "abs"}
+
+
+def _tensor_read(node: cst.Name, parents: List[cst.CSTNode], torch_object: Callable[[str, List[cst.CSTNode]], bool]) -> bool:
+    """For a tensor proven graph-free where bound (`_handed_on` with `tensor`): a read that makes no
+    alias of its storage that code could write a graph into. Followed through its views (`buf[:]`,
+    `buf.view(-1)`, `.T`) and in-place updates (`buf.mul_(0.9)`, which return it and which
+    `_inplace_updates` sees), until a value that is new (`FRESH_METHODS`, `.detach()`, an operand
+    of arithmetic, an index, a reading builtin's argument, a `FRESH_METHODS` function of torch) or
+    discarded (a statement of its own; a store into it, which `stores_into_objects` sees). A call of
+    a torch module object (`model(x)`) may return its input (`nn.Identity`): its result is followed
+    in turn. Not: bound to another name (`bv = buf[:]; bv.copy_(h)`), a special method
+    (`buf.__iadd__(h)`), a method not listed, iterated (its rows are views), handed to any other
+    call (`operator.iadd(buf, h)`, `getattr(buf, "copy_")`, a module of the file whose `forward`
+    writes into its input) (review, round 7)."""
+    first = parents[-1]
+    if isinstance(first, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and first.target is node:
+        return True  # a binding of the name, no read
+    if isinstance(first, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+        return True  # a definition's name
+    k = len(parents) - 1
+    child: cst.CSTNode = node
+    while k >= 0:
+        parent = parents[k]
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            attr = parent.attr.value
+            if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
+                if attr in FRESH_METHODS or attr == "detach":
+                    return True
+                if attr.startswith("__") or not (has_inplace_suffix(attr) or attr in VIEW_METHODS):
+                    return False
+                child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
+                continue
+            if attr in _TENSOR_FACTS:
+                return True
+            if attr not in _TENSOR_VIEWS:
+                return False
+            child, k = parent, k - 1
+            continue
+        if isinstance(parent, cst.Subscript) and parent.value is child:
+            child, k = parent, k - 1
+            continue
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
+            return True
+        if isinstance(parent, cst.Expr):
+            return parent.value is child
+        if isinstance(parent, (cst.If, cst.While)):
+            return parent.test is child
+        if isinstance(parent, cst.AssignTarget):
+            return parent.target is child and child is not node  # `buf[0] = v`: a store (`stores_into_objects`)
+        if isinstance(parent, cst.AugAssign):
+            return parent.target is child  # `buf += v`, `buf[0] += v`: a binding or a store, seen as such
+        if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
+            return False
+        call = parents[k - 1]
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return False
+        text = code_of(call.func).strip()
+        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS:
+            return True
+        if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS:
+            return True
+        if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
+            child, k = call, k - 2  # what a torch module returns may be its input
+            continue
+        return False
+    return False
 
 
 def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:

@@ -1,0 +1,56 @@
+"""Review round 7 (reviewer W, loops and GF004): what round 6's loop and GF004 proofs still missed.
+
+Causes:
+- A tensor bound before the loop to a graph-free value (`buf = torch.zeros(3)`) and written into
+  through another name: a view bound to a name (`bv = buf[:]`, `bv = buf.view(-1)`; a subscript or a
+  method call on `buf` was taken as a read), a special method (`buf.__iadd__(h)`: no `_` suffix, not
+  an in-place update), and in the loop an alias (`v = buf; v.copy_(out)`) or a call given it
+  (`operator.iadd(buf, out)`): the handing on was checked only before the loop (W_01..W_05). Now
+  every read of such a tensor, up to the end of the loop, must be one `loops._tensor_read` proves
+  makes no alias of it: followed through views and in-place updates to a new value (arithmetic,
+  `FRESH_METHODS`, `.detach()`, a reading builtin, a `FRESH_METHODS` torch function) or a
+  discarded one; a call of a torch module object (`lin(buf)`) has its result followed in turn, since
+  it may return its input. A module of the file given the tensor (whose `forward` may write into it)
+  is a call like any other: not proven (round 6's known `model(x)` item; a module of the file is not
+  proven graph-free anyway, so no safe fix came of it, unexecuted).
+- GF004: an f-string formats only a 0-dim tensor as a number; any other shape (`f"{s_loss.view(1)}"`,
+  `f"{s_loss * torch.ones(2)}"`), the builtin `format` of one, and `f"{s_loss=}"` (a repr) show its
+  autograd state (W_06..W_09). A plain `{x}` or `format(x)` is now a value read only where `x` is proven
+  0-dim (`_scalar`: numbers, arithmetic on them, full reductions, names bound only so); a literal
+  format spec (`:.3f`) formats a number or raises alike (W_10 keeps the reach).
+"""
+from pathlib import Path
+
+import pytest
+
+from tests.test_review_reproducers import check_case
+
+CASES = sorted((Path(__file__).parent / "review_round7").glob("W_*.py"))
+SHOWS = "shows whether `s_loss` requires grad: after the rewrite it carries the other term's gradient"
+TENSOR = "is a tensor the function hands on (to another name or a call that may write into it) before the loop reads it"
+
+EXPECTED = {
+    "W_01_gf003_loop_tensor_written_through_view": ("GF003", "`buf` (line 10) " + TENSOR),
+    "W_02_gf003_loop_tensor_view_method_alias": ("GF003", "`buf` (line 10) " + TENSOR),
+    "W_03_gf003_loop_tensor_iadd_dunder": ("GF003", "`buf` (line 10) " + TENSOR),
+    "W_04_gf003_loop_tensor_aliased_in_loop": ("GF003", "`buf` (line 10) " + TENSOR),
+    "W_05_gf003_loop_tensor_operator_iadd_in_loop": ("GF003", "`buf` (line 11) " + TENSOR),
+    "W_06_gf004_fstring_of_view_of_carrier": ("GF004", "`{s_loss.view(1)}` (line 25) " + SHOWS),
+    "W_07_gf004_format_builtin_of_view_of_carrier": ("GF004", "`format(s_loss.view(1))` (line 25) " + SHOWS),
+    "W_08_gf004_fstring_debug_specifier_of_carrier": ("GF004", "`{s_loss=}` (line 25) " + SHOWS),
+    "W_09_gf004_fstring_of_broadcast_carrier": ("GF004", "`{s_loss * torch.ones(2)}` (line 25) " + SHOWS),
+    "W_10_gf004_number_formats_of_carrier_keep_safe_fix": ("GF004", None),
+    "W_11_gf003_loop_tensor_reads_keep_safe_fix": ("GF003", None),
+}
+
+# Programs that patch torch or builtins (left patched): run in a process of their own.
+APART: set = set()
+
+
+def test_every_case_has_an_expectation():
+    assert sorted(p.stem for p in CASES) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_case(path):
+    check_case(path, EXPECTED[path.stem], apart=path.stem in APART)
