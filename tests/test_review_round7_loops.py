@@ -13,11 +13,18 @@ Causes:
   it may return its input. A module of the file given the tensor (whose `forward` may write into it)
   is a call like any other: not proven (round 6's known `model(x)` item; a module of the file is not
   proven graph-free anyway, so no safe fix came of it, unexecuted).
+- The same through a torch object (`bv = m.b.view(-1); bv.copy_(h)`: a method called on a part of it
+  was taken as a read; now its result is followed as `_tensor_read` follows a tensor's, W_12), and
+  through the tensor a copy method may return as it is (`buf = x.float()` is `x`, handed on as
+  `v = x; v.copy_(h)`; `loops._copied_from`, W_13). W_11 and W_14 keep the reach.
 - GF004: an f-string formats only a 0-dim tensor as a number; any other shape (`f"{s_loss.view(1)}"`,
   `f"{s_loss * torch.ones(2)}"`), the builtin `format` of one, and `f"{s_loss=}"` (a repr) show its
   autograd state (W_06..W_09). A plain `{x}` or `format(x)` is now a value read only where `x` is proven
   0-dim (`_scalar`: numbers, arithmetic on them, full reductions, names bound only so); a literal
-  format spec (`:.3f`) formats a number or raises alike (W_10 keeps the reach).
+  format spec (`:.3f`) formats a number or raises alike (W_10 keeps the reach). A name proven 0-dim by
+  its bindings may still be made 1-dim in place under another name or by a call given it
+  (`grow(z)`: `t.unsqueeze_(0)`, W_15): only names read as operands, by reading builtins or by
+  methods that keep no reference to them count (`_handed_names`).
 """
 from pathlib import Path
 
@@ -41,6 +48,10 @@ EXPECTED = {
     "W_09_gf004_fstring_of_broadcast_carrier": ("GF004", "`{s_loss * torch.ones(2)}` (line 25) " + SHOWS),
     "W_10_gf004_number_formats_of_carrier_keep_safe_fix": ("GF004", None),
     "W_11_gf003_loop_tensor_reads_keep_safe_fix": ("GF003", None),
+    "W_12_gf003_loop_buffer_written_through_view": ("GF003", "`m` (line 11) is an object the function hands on"),
+    "W_13_gf003_loop_tensor_is_its_source": ("GF003", "`buf` (line 11) may be `x` itself, a tensor the function hands on"),
+    "W_14_gf003_loop_object_and_copy_reads_keep_safe_fix": ("GF003", None),
+    "W_15_gf004_fstring_operand_reshaped_by_helper": ("GF004", "`{s_loss * z}` (line 31) " + SHOWS),
 }
 
 # Programs that patch torch or builtins (left patched): run in a process of their own.

@@ -384,6 +384,20 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+        for source, read in _copied_from(tensors):
+            # `buf = x.float()` is `x` itself where `x` is float already (`to`, `contiguous`, a view
+            # of it: `x[0].float()`): what is written into `x` under another name (`v = x;
+            # v.copy_(h)`) is written into `buf` (review, round 7).
+            where = scope if source in outside else module
+            if _handed_on(where, source, loop, names_free, tensor=_torch_objects(module), skip={id(read)}):
+                return [
+                    Reason(
+                        f"`{name}` (line {line(tensors[0])}) may be `{source}` itself, a tensor the function hands on (to another "
+                        f"name or a call that may write into it) before the loop reads it: what it holds is not proven free of a "
+                        f"graph the next iteration backpropagates through again, which the one backward frees",
+                        LOOP,
+                    )
+                ]
         if held and _handed_on(scope if name in outside else module, name, loop):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
             # another name, unseen by the stores checked here (review, round 4).
@@ -525,6 +539,22 @@ def _plain_tensor(value: Optional[cst.BaseExpression]) -> bool:
     )
 
 
+def _copied_from(values: Sequence[Optional[cst.BaseExpression]]) -> List[Tuple[str, cst.Name]]:
+    """For tensors bound by a method that may return its receiver (`x.float()`, `x.to(device)`,
+    `x[0].contiguous()`; not `.clone()`, a copy, nor `.detach()`, which autograd does not link to
+    it): the name the receiver's storage is rooted at and its node."""
+    found: List[Tuple[str, cst.Name]] = []
+    for value in values:
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)) or value.func.attr.value not in _TENSOR_COPIES - {"clone", "detach"}:
+            continue
+        node: cst.BaseExpression = value.func.value
+        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+            node = node.func if isinstance(node, cst.Call) else node.value
+        if isinstance(node, cst.Name):
+            found.append((node.value, node))
+    return found
+
+
 # Builtins that only read what they are given (an object handed to them stays as it is).
 _READING_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type", "isinstance", "hash", "format"})
 
@@ -537,6 +567,7 @@ def _handed_on(
     *,
     before: bool = False,
     tensor: Optional[Callable[[str, List[cst.CSTNode]], bool]] = None,
+    skip: AbstractSet[int] = frozenset(),
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -548,7 +579,8 @@ def _handed_on(
     start of `loop`. In the module (`scope`), after the loop only the rest of the function that holds
     it is left out: a function defined below it may be called before the loop (review, round 6).
     `tensor` (a tensor's name; says whether a name holds a torch module object): each read, the
-    loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7)."""
+    loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7). `skip`: reads
+    (ids of the names) left out, examined where they stand."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
@@ -563,7 +595,7 @@ def _handed_on(
             # (libcst calls on_leave also where on_visit declined the children: always pushed.)
             if before and node is loop:
                 self._done()
-            if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
+            if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents and id(node) not in skip:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
                 if tensor is not None:
                     plain = _tensor_read(node, self.parents, tensor)
@@ -605,7 +637,9 @@ _TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 _VALUE_BUILTINS = _READING_BUILTINS | {"float", "int", "bool", "round", "abs"}
 
 
-def _tensor_read(node: cst.Name, parents: List[cst.CSTNode], torch_object: Callable[[str, List[cst.CSTNode]], bool]) -> bool:
+def _tensor_read(
+    node: cst.Name, parents: List[cst.CSTNode], torch_object: Callable[[str, List[cst.CSTNode]], bool], *, holder: bool = False
+) -> bool:
     """For a tensor proven graph-free where bound (`_handed_on` with `tensor`): a read that makes no
     alias of its storage that code could write a graph into. Followed through its views (`buf[:]`,
     `buf.view(-1)`, `.T`) and in-place updates (`buf.mul_(0.9)`, which return it and which
@@ -616,7 +650,9 @@ def _tensor_read(node: cst.Name, parents: List[cst.CSTNode], torch_object: Calla
     in turn. Not: bound to another name (`bv = buf[:]; bv.copy_(h)`), a special method
     (`buf.__iadd__(h)`), a method not listed, iterated (its rows are views), handed to any other
     call (`operator.iadd(buf, h)`, `getattr(buf, "copy_")`, a module of the file whose `forward`
-    writes into its input) (review, round 7)."""
+    writes into its input) (review, round 7). `holder`: `node` holds tensors (a torch object):
+    its attributes and items are followed as views (`m.b.view(-1)`), a collecting method's result
+    (`None`) is discarded."""
     first = parents[-1]
     if isinstance(first, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and first.target is node:
         return True  # a binding of the name, no read
@@ -629,11 +665,16 @@ def _tensor_read(node: cst.Name, parents: List[cst.CSTNode], torch_object: Calla
         if isinstance(parent, cst.Attribute) and parent.value is child:
             attr = parent.attr.value
             if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
-                if attr in FRESH_METHODS or attr == "detach":
+                if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
                     return True
                 if attr.startswith("__") or not (has_inplace_suffix(attr) or attr in VIEW_METHODS):
                     return False
                 child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
+                continue
+            if attr.startswith("__"):
+                return False
+            if holder:
+                child, k = parent, k - 1  # a tensor it holds, or an object
                 continue
             if attr in _TENSOR_FACTS:
                 return True
@@ -690,8 +731,12 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
     if k < 0:
         return False
     parent = parents[k]
+    if isinstance(parent, cst.Call) and parent.func is child and child is not node and not (isinstance(child, cst.Attribute) and child.value is node):
+        # A method of a part of it (`m.b.view(-1)`, `lin.weight.t()`): what it returns may be a view
+        # of a tensor the object holds, written into under another name (review, round 7).
+        return _tensor_read(node, parents, lambda name, where: False, holder=True)
     if isinstance(parent, cst.Call):
-        return parent.func is child  # called (`model(x)`), or a method called on it or on a part of it
+        return parent.func is child  # called (`model(x)`), or a method called on it
     if isinstance(parent, cst.AssignTarget):
         return child is not node  # `m.x = v`: a store (`stores_into_objects`)
     if isinstance(parent, cst.For):

@@ -38,7 +38,7 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE, VALUE_METHODS
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, FRESH_METHODS, REDUCTIONS, REQUIRES_GRAD_SENSITIVE, VALUE_METHODS, VIEW_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -1040,6 +1040,7 @@ class _ScalarNames:
                                 touched.add(root.value)
 
             walk_tree(tree, Walk())
+            touched |= _handed_names(tree)
             self._cache[id(tree)] = (binding_counts(tree), values, touched)
         return self._cache[id(tree)]
 
@@ -1055,6 +1056,56 @@ class _ScalarNames:
         if name in touched or not found or len(found) != counts.get(name, 0):
             return None
         return found
+
+
+# Methods whose call reads a tensor and hands on no reference to it (a view has its own shape).
+_SHAPE_KEEPING_METHODS = FRESH_METHODS | VIEW_METHODS | {"item", "tolist", "backward", "detach"}
+_READING_FUNCTIONS = frozenset({"print", "float", "int", "bool", "str", "repr", "format", "len", "round", "isinstance"})
+
+
+def _handed_names(tree: cst.CSTNode) -> Set[str]:
+    """Names read somewhere in `tree` other than as an operand, in an f-string, as the receiver of a
+    method that keeps no reference (`_SHAPE_KEEPING_METHODS`), or given to a reading builtin: bound to
+    another name (`z2 = z; z2.unsqueeze_(0)`), handed to a call (`grow(z)`), put in a display,
+    returned. Such a name's object may change its shape under another name."""
+    handed: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and self.parents and node.value not in handed and not self._harmless(node):
+                handed.add(node.value)
+            self.parents.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _harmless(self, node: cst.Name) -> bool:
+            parent = self.parents[-1]
+            grand = self.parents[-2] if len(self.parents) > 1 else None
+            if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and getattr(parent, "target", None) is node:
+                return True  # a binding (`binding_counts` sees it)
+            if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+                return True
+            if isinstance(parent, cst.Attribute):
+                if parent.attr is node:
+                    return True  # an attribute's name, no read
+                return parent.attr.value in _SHAPE_KEEPING_METHODS and isinstance(grand, cst.Call) and grand.func is parent
+            if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                return True
+            if isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call):
+                if isinstance(grand.func, cst.Name) and grand.func.value in _READING_FUNCTIONS:
+                    return True
+                return False
+            if isinstance(parent, cst.Call) and parent.func is node:
+                return True  # called: a function's name
+            return False
+
+    walk_tree(tree, Walk())
+    return handed
 
 
 def _scalar(expression: cst.BaseExpression, names: _ScalarNames, visiting: Set[str]) -> bool:
