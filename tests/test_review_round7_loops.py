@@ -17,6 +17,13 @@ Causes:
   was taken as a read; now its result is followed as `_tensor_read` follows a tensor's, W_12), and
   through the tensor a copy method may return as it is (`buf = x.float()` is `x`, handed on as
   `v = x; v.copy_(h)`; `loops._copied_from`, W_13). W_11 and W_14 keep the reach.
+- A torch object's own methods were taken as reads whatever they return: `m.buffers()` hands out its
+  buffers (`for b in m.buffers(): b.copy_(h)`, W_16), `m.train()` the module itself (`m2 = m.train();
+  m2.b.copy_(h)`, W_17). Now a method's result is followed (`_only_read` -> `_tensor_read` with
+  `holder`): discarded, rebound to its own name (`model = model.to(device)`), handed to an optimizer
+  (`list(a.parameters()) + list(b.parameters())`), or a fresh value; `zero_grad()` and `step()` return
+  none of its tensors. W_18 keeps the reach. (Reach given up, unexecuted: a freezing loop
+  `for p in model.parameters(): p.requires_grad_(False)` before the loop now makes the merge unsafe.)
 - GF004: an f-string formats only a 0-dim tensor as a number; any other shape (`f"{s_loss.view(1)}"`,
   `f"{s_loss * torch.ones(2)}"`), the builtin `format` of one, and `f"{s_loss=}"` (a repr) show its
   autograd state (W_06..W_09). A plain `{x}` or `format(x)` is now a value read only where `x` is proven
@@ -52,6 +59,9 @@ EXPECTED = {
     "W_13_gf003_loop_tensor_is_its_source": ("GF003", "`buf` (line 11) may be `x` itself, a tensor the function hands on"),
     "W_14_gf003_loop_object_and_copy_reads_keep_safe_fix": ("GF003", None),
     "W_15_gf004_fstring_operand_reshaped_by_helper": ("GF004", "`{s_loss * z}` (line 31) " + SHOWS),
+    "W_16_gf003_loop_buffers_iterated_and_written": ("GF003", "`m` (line 11) is an object the function hands on"),
+    "W_17_gf003_loop_module_returned_by_train": ("GF003", "`m` (line 11) is an object the function hands on"),
+    "W_18_gf003_loop_module_methods_keep_safe_fix": ("GF003", None),
 }
 
 # Programs that patch torch or builtins (left patched): run in a process of their own.

@@ -21,7 +21,10 @@ merge is unsafe and the reason names the name and its line. What an object
 registers or is set (`register_buffer`, `register_forward_hook`, `setattr`) is
 stored into it; a forward hook registered anywhere in the file runs at each
 module call of the loop; a torch object or container handed before the loop to
-code that may store into it is not proven. Function parameters and attributes
+code that may store into it is not proven; nor is a graph-free tensor (or a torch object's
+tensor) read, up to the loop's end, other than in ways that make no alias of it that code could
+write a graph into (`_tensor_read`: not `bv = buf[:]`, `v = buf`, `buf.__iadd__(h)`,
+`m2 = m.train()`, `for b in m.buffers()`). Function parameters and attributes
 (`self.h`) are not proven (they may hold a graph built by the caller or an
 earlier call).
 """
@@ -384,7 +387,9 @@ def loop_reasons(
                     LOOP,
                 )
             ]
-        for source, read in _copied_from(tensors):
+        for source, read in _copied_from(tensors) if tensors and not held and not objects else ():
+            if source == name:
+                continue  # (`x = x.float()`: the reads of `x` are checked above)
             # `buf = x.float()` is `x` itself where `x` is float already (`to`, `contiguous`, a view
             # of it: `x[0].float()`): what is written into `x` under another name (`v = x;
             # v.copy_(h)`) is written into `buf` (review, round 7).
@@ -496,9 +501,17 @@ def _torch_objects(module: cst.Module) -> Callable[[str, List[cst.CSTNode]], boo
             if name in function_parameters(scope) or name in _declared(scope):
                 return False
             values = bindings(module).get(name)
-        return bool(values) and all(_torch_object(value) for value in values)
+        return bool(values) and all(_torch_object(value) or _moved(value, name) for value in values)
 
     return objects
+
+
+def _moved(value: Optional[cst.BaseExpression], name: str) -> bool:
+    """`model = model.to(device)`, `model = model.train()`: the object bound to `name`, moved or switched."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
+        and value.func.value.value == name and value.func.attr.value in _TENSOR_COPIES | {"train", "eval"}
+    )
 
 
 def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
@@ -602,7 +615,9 @@ def _handed_on(
                 elif names_free is None:
                     plain = _plain_use(node, self.parents[-1], grand)
                 else:
-                    plain = _plain_use(node, self.parents[-1], grand) or _only_read(node, self.parents, names_free)
+                    # (Not `_plain_use`'s method calls and items: `m.buffers()`, `m.train()` may hand
+                    # out what it holds; `_only_read` follows them. Review, round 7.)
+                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -667,8 +682,9 @@ def _tensor_read(
             if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
                 if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
                     return True
-                if attr.startswith("__") or not (has_inplace_suffix(attr) or attr in VIEW_METHODS):
+                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS):
                     return False
+                # (A holder's method may return what it holds, or itself: `m.buffers()`, `m.train()`.)
                 child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
                 continue
             if attr.startswith("__"):
@@ -685,10 +701,22 @@ def _tensor_read(
         if isinstance(parent, cst.Subscript) and parent.value is child:
             child, k = parent, k - 1
             continue
+        if holder and isinstance(parent, cst.BinaryOperation):
+            child, k = parent, k - 1  # `list(a.parameters()) + list(b.parameters())` holds the same objects
+            continue
+        if holder and isinstance(parent, (cst.Element, cst.StarredElement)) and parent.value is child and k >= 1 and isinstance(parents[k - 1], (cst.List, cst.Tuple)):
+            child, k = parents[k - 1], k - 2  # `[*a.parameters(), *b.parameters()]` holds the same objects
+            continue
+        if holder and isinstance(parent, cst.Call) and parent.func is child:
+            child, k = parent, k - 1  # `seq[0](x)`: a module it holds, called
+            continue
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
             return True
         if isinstance(parent, cst.Expr):
             return parent.value is child
+        if isinstance(parent, cst.Assign) and parent.value is child:
+            # `model = model.to(device)`, `buf = buf.view(-1)`: bound again to its own name only
+            return all(isinstance(t.target, cst.Name) and t.target.value == node.value for t in parent.targets)
         if isinstance(parent, (cst.If, cst.While)):
             return parent.test is child
         if isinstance(parent, cst.AssignTarget):
@@ -703,6 +731,11 @@ def _tensor_read(
         text = code_of(call.func).strip()
         if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS:
             return True
+        if holder and text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
+            return True  # `torch.optim.Adam(model.parameters())`: leaves it steps under `no_grad`
+        if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
+            child, k = call, k - 2  # the same objects in a new container
+            continue
         if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS:
             return True
         if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
@@ -731,12 +764,15 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
     if k < 0:
         return False
     parent = parents[k]
-    if isinstance(parent, cst.Call) and parent.func is child and child is not node and not (isinstance(child, cst.Attribute) and child.value is node):
-        # A method of a part of it (`m.b.view(-1)`, `lin.weight.t()`): what it returns may be a view
-        # of a tensor the object holds, written into under another name (review, round 7).
+    if isinstance(parent, cst.Call) and parent.func is child and child is not node:
+        # A method of it or of a part of it (`m.b.view(-1)`, `m.buffers()`, `m.train()`, which returns
+        # it): what it returns may be a tensor the object holds, or a view of one, written into under
+        # another name (review, round 7). Not `zero_grad` or `step`, which return none of them.
+        if isinstance(child, cst.Attribute) and child.value is node and child.attr.value in ("zero_grad", "step"):
+            return True
         return _tensor_read(node, parents, lambda name, where: False, holder=True)
     if isinstance(parent, cst.Call):
-        return parent.func is child  # called (`model(x)`), or a method called on it
+        return parent.func is child  # called (`model(x)`)
     if isinstance(parent, cst.AssignTarget):
         return child is not node  # `m.x = v`: a store (`stores_into_objects`)
     if isinstance(parent, cst.For):
@@ -761,6 +797,15 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
     """A definition's own name (`def outs`, a parameter), not a read."""
     return isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and getattr(parent, "name", None) is node
+
+
+def _binding_use(node: cst.Name, parent: cst.CSTNode) -> bool:
+    """A binding or definition of the name, or an attribute's name that only shares the spelling: no read."""
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is node
+    if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)):
+        return getattr(parent, "target", None) is node
+    return isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem))
 
 
 def _plain_use(node: cst.Name, parent: cst.CSTNode, grand: Optional[cst.CSTNode]) -> bool:
