@@ -22,8 +22,8 @@ Causes:
   m2.b.copy_(h)`, W_17). Now a method's result is followed (`_only_read` -> `_tensor_read` with
   `holder`): discarded, rebound to its own name (`model = model.to(device)`), handed to an optimizer
   (`list(a.parameters()) + list(b.parameters())`), or a fresh value; `zero_grad()` and `step()` return
-  none of its tensors. W_18 keeps the reach. (Reach given up, unexecuted: a freezing loop
-  `for p in model.parameters(): p.requires_grad_(False)` before the loop now makes the merge unsafe.)
+  none of its tensors; a `for` loop over them whose body only switches `requires_grad` with literals
+  (`for p in head.parameters(): p.requires_grad_(False)`, `_only_switches_grad`). W_18 keeps the reach.
 - GF004: an f-string formats only a 0-dim tensor as a number; any other shape (`f"{s_loss.view(1)}"`,
   `f"{s_loss * torch.ones(2)}"`), the builtin `format` of one, and `f"{s_loss=}"` (a repr) show its
   autograd state (W_06..W_09). A plain `{x}` or `format(x)` is now a value read only where `x` is proven

@@ -710,6 +710,8 @@ def _tensor_read(
         if holder and isinstance(parent, cst.Call) and parent.func is child:
             child, k = parent, k - 1  # `seq[0](x)`: a module it holds, called
             continue
+        if holder and isinstance(parent, cst.For) and parent.iter is child:
+            return _only_switches_grad(parent)  # `for p in model.parameters(): p.requires_grad_(False)`
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
             return True
         if isinstance(parent, cst.Expr):
@@ -743,6 +745,44 @@ def _tensor_read(
             continue
         return False
     return False
+
+
+def _only_switches_grad(loop: cst.For) -> bool:
+    """A `for` loop over what an object holds whose body only switches each item's `requires_grad`
+    (`p.requires_grad_(False)`, `p.requires_grad = False`, given literals): it writes no value into
+    them (review, round 7: the freezing loop before a training loop)."""
+    if not isinstance(loop.target, cst.Name) or loop.orelse is not None:
+        return False
+    target = loop.target.value
+    ok = [True]
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and node.value == target and ok[0]:
+                ok[0] = self._switch(node)
+            self.parents.append(node)
+            return ok[0]
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _switch(self, node: cst.Name) -> bool:
+            if len(self.parents) < 3:
+                return False
+            attr, up, top = self.parents[-1], self.parents[-2], self.parents[-3]
+            if not (isinstance(attr, cst.Attribute) and attr.value is node):
+                return False
+            if attr.attr.value == "requires_grad_" and isinstance(up, cst.Call) and up.func is attr and isinstance(top, cst.Expr):
+                return all(not a.star and is_literal(a.value) for a in up.args)
+            if attr.attr.value == "requires_grad" and isinstance(up, cst.AssignTarget) and isinstance(top, cst.Assign):
+                return len(top.targets) == 1 and is_literal(top.value)
+            return False
+
+    walk_tree(loop.body, Walk())
+    return ok[0]
 
 
 def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:

@@ -1,4 +1,4 @@
-# Reach (not a bug): a torch module moved and switched to training by statements (`model.train()`, `model = model.to("cpu")`), its parameters handed to an optimizer (`list(...) + list(...)`), gradients cleared and stepped in the loop: the merge stays safe.
+# Reach (not a bug): a torch module switched to training by a statement (`model.train()`), moved (`model = model.to("cpu")`), another frozen by a loop that only switches `requires_grad` (`for p in head.parameters(): p.requires_grad_(False)`), parameters handed to an optimizer (`list(...) + list(...)`), gradients cleared and stepped in the loop: the merge stays safe.
 import torch
 import torch.nn as nn
 
@@ -9,6 +9,8 @@ w = torch.randn(3, requires_grad=True)
 def train():
     model = nn.Linear(3, 3)
     head = nn.Linear(3, 1)
+    for p in head.parameters():
+        p.requires_grad_(False)
     model.train()
     model = model.to("cpu")
     opt = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=0.1)
