@@ -21,7 +21,10 @@ merge is unsafe and the reason names the name and its line. What an object
 registers or is set (`register_buffer`, `register_forward_hook`, `setattr`) is
 stored into it; a forward hook registered anywhere in the file runs at each
 module call of the loop; a torch object or container handed before the loop to
-code that may store into it is not proven. Function parameters and attributes
+code that may store into it is not proven; nor is a graph-free tensor (or a torch object's
+tensor) read, up to the loop's end, other than in ways that make no alias of it that code could
+write a graph into (`_tensor_read`: not `bv = buf[:]`, `v = buf`, `buf.__iadd__(h)`,
+`m2 = m.train()`, `for b in m.buffers()`). Function parameters and attributes
 (`self.h`) are not proven (they may hold a graph built by the caller or an
 earlier call).
 """
@@ -52,6 +55,7 @@ from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
+    FRESH_METHODS,
     GRAD_MODE_CONTEXTS,
     GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
@@ -64,6 +68,7 @@ from gradfix.analysis.vocabulary import (
     STEP_METHODS,
     TRUSTED_MODULES,
     VALUE_METHODS,
+    VIEW_METHODS,
     has_inplace_suffix,
 )
 from gradfix.analysis.walk import children, walk_tree
@@ -367,10 +372,13 @@ def loop_reasons(
                 )
             ]
         tensors = [value for value in values if _plain_tensor(value)]
-        if tensors and not held and not objects and _handed_on(scope if name in outside else module, name, loop, names_free, before=True):
+        if tensors and not held and not objects and _handed_on(
+            scope if name in outside else module, name, loop, names_free, tensor=_torch_objects(module),
+        ):
             # `v = buf; v.copy_(h)`, `torch.Tensor.copy_(buf, h)`, `put(buf, h)`: a tensor handed
-            # before the loop to code that may write a graph into it in place (review, round 6).
-            # (In the loop, `model(x)` hands it on too; its in-place writes are not followed.)
+            # before the loop to code that may write a graph into it in place (review, round 6);
+            # in the loop too, and through its views (`bv = buf[:]; bv.copy_(h)`), special methods
+            # (`buf.__iadd__(h)`) and calls (`operator.iadd`, a module of the file given it) (review, round 7).
             return [
                 Reason(
                     f"`{name}` (line {line(tensors[0])}) is a tensor the function hands on (to another name or a "
@@ -379,6 +387,22 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+        for source, read in _copied_from(tensors) if tensors and not held and not objects else ():
+            if source == name:
+                continue  # (`x = x.float()`: the reads of `x` are checked above)
+            # `buf = x.float()` is `x` itself where `x` is float already (`to`, `contiguous`, a view
+            # of it: `x[0].float()`): what is written into `x` under another name (`v = x;
+            # v.copy_(h)`) is written into `buf` (review, round 7).
+            where = scope if source in outside else module
+            if _handed_on(where, source, loop, names_free, tensor=_torch_objects(module), skip={id(read)}):
+                return [
+                    Reason(
+                        f"`{name}` (line {line(tensors[0])}) may be `{source}` itself, a tensor the function hands on (to another "
+                        f"name or a call that may write into it) before the loop reads it: what it holds is not proven free of a "
+                        f"graph the next iteration backpropagates through again, which the one backward frees",
+                        LOOP,
+                    )
+                ]
         if held and _handed_on(scope if name in outside else module, name, loop):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
             # another name, unseen by the stores checked here (review, round 4).
@@ -457,6 +481,39 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
     return free
 
 
+def _torch_objects(module: cst.Module) -> Callable[[str, List[cst.CSTNode]], bool]:
+    """Whether a name read under `parents` (its enclosing function's, or the module's where that
+    binds it nowhere) is bound only to torch objects (`_torch_object`: `nn.Linear(3, 3)`), whose
+    call runs torch's code."""
+    cache: Dict[int, Dict[str, List[Optional[cst.BaseExpression]]]] = {}
+
+    def bindings(scope: cst.CSTNode) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+        if id(scope) not in cache:
+            cache[id(scope)] = _bindings_outside(scope, None) if scope is not module else _bindings_outside(module, None)
+        return cache[id(scope)]
+
+    def objects(name: str, parents: List[cst.CSTNode]) -> bool:
+        scope = next((p for p in reversed(parents) if isinstance(p, (cst.FunctionDef, cst.Lambda, cst.ClassDef))), module)
+        if isinstance(scope, (cst.Lambda, cst.ClassDef)):
+            return False
+        values = bindings(scope).get(name)
+        if values is None and scope is not module:
+            if name in function_parameters(scope) or name in _declared(scope):
+                return False
+            values = bindings(module).get(name)
+        return bool(values) and all(_torch_object(value) or _moved(value, name) for value in values)
+
+    return objects
+
+
+def _moved(value: Optional[cst.BaseExpression], name: str) -> bool:
+    """`model = model.to(device)`, `model = model.train()`: the object bound to `name`, moved or switched."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
+        and value.func.value.value == name and value.func.attr.value in _TENSOR_COPIES | {"train", "eval"}
+    )
+
+
 def _mutable_container(value: Optional[cst.BaseExpression]) -> bool:
     """A list, dict or set built by a display, a comprehension or `list()`/`dict()`/`set()`: code
     that holds it under another name may put a graph into it."""
@@ -495,6 +552,22 @@ def _plain_tensor(value: Optional[cst.BaseExpression]) -> bool:
     )
 
 
+def _copied_from(values: Sequence[Optional[cst.BaseExpression]]) -> List[Tuple[str, cst.Name]]:
+    """For tensors bound by a method that may return its receiver (`x.float()`, `x.to(device)`,
+    `x[0].contiguous()`; not `.clone()`, a copy, nor `.detach()`, which autograd does not link to
+    it): the name the receiver's storage is rooted at and its node."""
+    found: List[Tuple[str, cst.Name]] = []
+    for value in values:
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)) or value.func.attr.value not in _TENSOR_COPIES - {"clone", "detach"}:
+            continue
+        node: cst.BaseExpression = value.func.value
+        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+            node = node.func if isinstance(node, cst.Call) else node.value
+        if isinstance(node, cst.Name):
+            found.append((node.value, node))
+    return found
+
+
 # Builtins that only read what they are given (an object handed to them stays as it is).
 _READING_BUILTINS = frozenset({"print", "len", "repr", "str", "id", "type", "isinstance", "hash", "format"})
 
@@ -506,6 +579,8 @@ def _handed_on(
     names_free: Optional[Callable[[str], bool]] = None,
     *,
     before: bool = False,
+    tensor: Optional[Callable[[str, List[cst.CSTNode]], bool]] = None,
+    skip: AbstractSet[int] = frozenset(),
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -515,7 +590,10 @@ def _handed_on(
     (`return history`) cannot fill it for the loop. Review, round 4: `alias = outs;
     alias.append(h)` and `fill(outs, h)` put a graph in a list proven from `[]`. `before`: up to the
     start of `loop`. In the module (`scope`), after the loop only the rest of the function that holds
-    it is left out: a function defined below it may be called before the loop (review, round 6)."""
+    it is left out: a function defined below it may be called before the loop (review, round 6).
+    `tensor` (a tensor's name; says whether a name holds a torch module object): each read, the
+    loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7). `skip`: reads
+    (ids of the names) left out, examined where they stand."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
@@ -530,12 +608,16 @@ def _handed_on(
             # (libcst calls on_leave also where on_visit declined the children: always pushed.)
             if before and node is loop:
                 self._done()
-            if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents:
+            if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents and id(node) not in skip:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
-                if names_free is None:
+                if tensor is not None:
+                    plain = _tensor_read(node, self.parents, tensor)
+                elif names_free is None:
                     plain = _plain_use(node, self.parents[-1], grand)
                 else:
-                    plain = _plain_use(node, self.parents[-1], grand) or _only_read(node, self.parents, names_free)
+                    # (Not `_plain_use`'s method calls and items: `m.buffers()`, `m.train()` may hand
+                    # out what it holds; `_only_read` follows them. Review, round 7.)
+                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -561,6 +643,148 @@ def _handed_on(
     return found[0]
 
 
+# Attributes of a tensor that are no view of its storage, or a view autograd does not link to it
+# (`.data`, like `.detach()`: what is written into it puts no graph into the tensor).
+_TENSOR_FACTS = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_leaf", "is_cuda", "layout", "data", "grad", "grad_fn"})
+# Attributes that are views of the tensor.
+_TENSOR_VIEWS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# Builtins that read what they are given and return a new value.
+_VALUE_BUILTINS = _READING_BUILTINS | {"float", "int", "bool", "round", "abs"}
+
+
+def _tensor_read(
+    node: cst.Name, parents: List[cst.CSTNode], torch_object: Callable[[str, List[cst.CSTNode]], bool], *, holder: bool = False
+) -> bool:
+    """For a tensor proven graph-free where bound (`_handed_on` with `tensor`): a read that makes no
+    alias of its storage that code could write a graph into. Followed through its views (`buf[:]`,
+    `buf.view(-1)`, `.T`) and in-place updates (`buf.mul_(0.9)`, which return it and which
+    `_inplace_updates` sees), until a value that is new (`FRESH_METHODS`, `.detach()`, an operand
+    of arithmetic, an index, a reading builtin's argument, a `FRESH_METHODS` function of torch) or
+    discarded (a statement of its own; a store into it, which `stores_into_objects` sees). A call of
+    a torch module object (`model(x)`) may return its input (`nn.Identity`): its result is followed
+    in turn. Not: bound to another name (`bv = buf[:]; bv.copy_(h)`), a special method
+    (`buf.__iadd__(h)`), a method not listed, iterated (its rows are views), handed to any other
+    call (`operator.iadd(buf, h)`, `getattr(buf, "copy_")`, a module of the file whose `forward`
+    writes into its input) (review, round 7). `holder`: `node` holds tensors (a torch object):
+    its attributes and items are followed as views (`m.b.view(-1)`), a collecting method's result
+    (`None`) is discarded."""
+    first = parents[-1]
+    if isinstance(first, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and first.target is node:
+        return True  # a binding of the name, no read
+    if isinstance(first, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+        return True  # a definition's name
+    k = len(parents) - 1
+    child: cst.CSTNode = node
+    while k >= 0:
+        parent = parents[k]
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            attr = parent.attr.value
+            if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
+                if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
+                    return True
+                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS):
+                    return False
+                # (A holder's method may return what it holds, or itself: `m.buffers()`, `m.train()`.)
+                child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
+                continue
+            if attr.startswith("__"):
+                return False
+            if holder:
+                child, k = parent, k - 1  # a tensor it holds, or an object
+                continue
+            if attr in _TENSOR_FACTS:
+                return True
+            if attr not in _TENSOR_VIEWS:
+                return False
+            child, k = parent, k - 1
+            continue
+        if isinstance(parent, cst.Subscript) and parent.value is child:
+            child, k = parent, k - 1
+            continue
+        if holder and isinstance(parent, cst.BinaryOperation):
+            child, k = parent, k - 1  # `list(a.parameters()) + list(b.parameters())` holds the same objects
+            continue
+        if holder and isinstance(parent, (cst.Element, cst.StarredElement)) and parent.value is child and k >= 1 and isinstance(parents[k - 1], (cst.List, cst.Tuple)):
+            child, k = parents[k - 1], k - 2  # `[*a.parameters(), *b.parameters()]` holds the same objects
+            continue
+        if holder and isinstance(parent, cst.Call) and parent.func is child:
+            child, k = parent, k - 1  # `seq[0](x)`: a module it holds, called
+            continue
+        if holder and isinstance(parent, cst.For) and parent.iter is child:
+            return _only_switches_grad(parent)  # `for p in model.parameters(): p.requires_grad_(False)`
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
+            return True
+        if isinstance(parent, cst.Expr):
+            return parent.value is child
+        if isinstance(parent, cst.Assign) and parent.value is child:
+            # `model = model.to(device)`, `buf = buf.view(-1)`: bound again to its own name only
+            return all(isinstance(t.target, cst.Name) and t.target.value == node.value for t in parent.targets)
+        if isinstance(parent, (cst.If, cst.While)):
+            return parent.test is child
+        if isinstance(parent, cst.AssignTarget):
+            return parent.target is child and child is not node  # `buf[0] = v`: a store (`stores_into_objects`)
+        if isinstance(parent, cst.AugAssign):
+            return parent.target is child  # `buf += v`, `buf[0] += v`: a binding or a store, seen as such
+        if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
+            return False
+        call = parents[k - 1]
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return False
+        text = code_of(call.func).strip()
+        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS:
+            return True
+        if holder and text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
+            return True  # `torch.optim.Adam(model.parameters())`: leaves it steps under `no_grad`
+        if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
+            child, k = call, k - 2  # the same objects in a new container
+            continue
+        if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS:
+            return True
+        if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
+            child, k = call, k - 2  # what a torch module returns may be its input
+            continue
+        return False
+    return False
+
+
+def _only_switches_grad(loop: cst.For) -> bool:
+    """A `for` loop over what an object holds whose body only switches each item's `requires_grad`
+    (`p.requires_grad_(False)`, `p.requires_grad = False`, given literals): it writes no value into
+    them (review, round 7: the freezing loop before a training loop)."""
+    if not isinstance(loop.target, cst.Name) or loop.orelse is not None:
+        return False
+    target = loop.target.value
+    ok = [True]
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and node.value == target and ok[0]:
+                ok[0] = self._switch(node)
+            self.parents.append(node)
+            return ok[0]
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _switch(self, node: cst.Name) -> bool:
+            if len(self.parents) < 3:
+                return False
+            attr, up, top = self.parents[-1], self.parents[-2], self.parents[-3]
+            if not (isinstance(attr, cst.Attribute) and attr.value is node):
+                return False
+            if attr.attr.value == "requires_grad_" and isinstance(up, cst.Call) and up.func is attr and isinstance(top, cst.Expr):
+                return all(not a.star and is_literal(a.value) for a in up.args)
+            if attr.attr.value == "requires_grad" and isinstance(up, cst.AssignTarget) and isinstance(top, cst.Assign):
+                return len(top.targets) == 1 and is_literal(top.value)
+            return False
+
+    walk_tree(loop.body, Walk())
+    return ok[0]
+
+
 def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:
     """For a torch object (`_handed_on` with `names_free`): a read that does not hand the object on.
     Through attributes and items (`opt.param_groups[0]["lr"]`; no dunder such as `m.__dict__`),
@@ -580,8 +804,15 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
     if k < 0:
         return False
     parent = parents[k]
+    if isinstance(parent, cst.Call) and parent.func is child and child is not node:
+        # A method of it or of a part of it (`m.b.view(-1)`, `m.buffers()`, `m.train()`, which returns
+        # it): what it returns may be a tensor the object holds, or a view of one, written into under
+        # another name (review, round 7). Not `zero_grad` or `step`, which return none of them.
+        if isinstance(child, cst.Attribute) and child.value is node and child.attr.value in ("zero_grad", "step"):
+            return True
+        return _tensor_read(node, parents, lambda name, where: False, holder=True)
     if isinstance(parent, cst.Call):
-        return parent.func is child  # called (`model(x)`), or a method called on it or on a part of it
+        return parent.func is child  # called (`model(x)`)
     if isinstance(parent, cst.AssignTarget):
         return child is not node  # `m.x = v`: a store (`stores_into_objects`)
     if isinstance(parent, cst.For):
@@ -606,6 +837,15 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
     """A definition's own name (`def outs`, a parameter), not a read."""
     return isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and getattr(parent, "name", None) is node
+
+
+def _binding_use(node: cst.Name, parent: cst.CSTNode) -> bool:
+    """A binding or definition of the name, or an attribute's name that only shares the spelling: no read."""
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is node
+    if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)):
+        return getattr(parent, "target", None) is node
+    return isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem))
 
 
 def _plain_use(node: cst.Name, parent: cst.CSTNode, grand: Optional[cst.CSTNode]) -> bool:

@@ -22,8 +22,10 @@ from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
     core_call,
+    dynamic_global,
     detach_receiver,
     is_inplace_call,
+    last_name,
     read_paths,
     same_expr,
     let_return,
@@ -36,7 +38,7 @@ from gradfix.fixes.build import FreshNames, Replace, detached, hoisted_assign, m
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.loop_shapes import iterated_sequences, local_positions, positions, read_attributes
 from gradfix.analysis.objective import Expansion, Lin, Term, expand, in_iterations, mean_operand
-from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, REDUCTIONS, REQUIRES_GRAD_SENSITIVE, VALUE_METHODS
+from gradfix.analysis.vocabulary import AUTOGRAD_STATE_ATTRIBUTES, BUILTINS_GRAPH_FREE, FRESH_METHODS, REDUCTIONS, REQUIRES_GRAD_SENSITIVE, VALUE_METHODS, VIEW_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -836,15 +838,36 @@ class Visitor(BlockVisitor):
                 func = parent.func
                 if (isinstance(func, cst.Name) and func.value in _AS_TEXT) or (isinstance(func, cst.Attribute) and func.attr.value == "format"):
                     return f"`{code_of(parent).strip()}`", "shows whether"
+                if isinstance(func, cst.Name) and func.value == "format" and parent.args and parent.args[0] is child:
+                    # `format(x)`, `format(x, spec)`: as `f"{x:spec}"` (review, round 7).
+                    spec = parent.args[1].value if len(parent.args) > 1 else None
+                    if any(a.star or a.keyword is not None for a in parent.args) or len(parent.args) > 2 or not (
+                        _nonempty_literal_spec(spec) or self._proven_scalar(child.value)
+                    ):
+                        return f"`{code_of(parent).strip()}`", "shows whether"
                 break
             if isinstance(parent, cst.FormattedStringExpression):
                 if parent.conversion in ("r", "s", "a") or isinstance(child, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+                    return f"`{code_of(parent).strip()}`", "shows whether"
+                # A tensor's `__format__` formats a 0-dim tensor as a number; any other shows its str,
+                # autograd state and all (`f"{x.view(1)}"`), and so does `f"{x=}"` (its repr). A spec
+                # (`:.3f`) formats a number or raises, either way alike (review, round 7).
+                spec = parent.format_spec
+                literal = spec is not None and all(isinstance(part, cst.FormattedStringText) for part in spec) and "".join(
+                    part.value for part in spec  # type: ignore[union-attr]
+                )
+                if not literal and (parent.equal is not None or not self._proven_scalar(child)):
                     return f"`{code_of(parent).strip()}`", "shows whether"
                 break
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and parent.right is child:
                 return f"`{code_of(parent).strip()}`", "shows whether"
             child, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
         return None
+
+    def _proven_scalar(self, expression: cst.BaseExpression) -> bool:
+        """Whether `expression` is proven a 0-dim tensor or a number (`_scalar`), its names resolved in
+        the function that holds the losses, else the module (review, round 7)."""
+        return _scalar(expression, _ScalarNames(self.scopes[-1], self.scopes[0]), set())
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """An in-place `+=` on a name carrying the terms, where another name may hold the same object
@@ -952,6 +975,175 @@ class Visitor(BlockVisitor):
             imports=self.ctx.imports_for(*ops),
             first=self._position(first.anchor),
         )
+
+
+def _nonempty_literal_spec(spec: Optional[cst.BaseExpression]) -> bool:
+    """A format spec given as a non-empty string literal (`format(x, ".3f")`)."""
+    if not isinstance(spec, cst.SimpleString):
+        return False
+    try:
+        return bool(spec.evaluated_value)
+    except Exception:  # noqa: BLE001 - an odd literal: not proven
+        return False
+
+
+# Reductions to a 0-dim tensor, called with no argument as a method (`x.mean()`) or with one positional
+# argument as a function of `torch` (`torch.mean(x)`).
+_FULL_REDUCTIONS = frozenset({"mean", "sum", "prod", "norm", "max", "min", "amax", "amin", "std", "var", "item"})
+
+
+class _ScalarNames:
+    """The values bound to a name in `scope` (else in `module`) where each binding is a plain one
+    (`x = v`, `x += v`, `x: T = v`) and nothing updates it in place, hands it to a call that may
+    (`torch.Tensor.unsqueeze_(x, 0)`, `getattr`) or stores an attribute into it (`x.data = v`); None
+    where any binding is of another form (binding_counts: a loop target, an import, a parameter,
+    `global`) or the module's names may be bound unseen (`dynamic_global`)."""
+
+    def __init__(self, scope: cst.CSTNode, module: cst.Module) -> None:
+        self.scope, self.module = scope, module
+        self._cache: Dict[int, Tuple[Dict[str, int], Dict[str, List[cst.BaseExpression]], Set[str]]] = {}
+
+    def _facts(self, tree: cst.CSTNode):
+        if id(tree) not in self._cache:
+            values: Dict[str, List[cst.BaseExpression]] = {}
+            touched: Set[str] = set()
+
+            class Walk(cst.CSTVisitor):
+                def visit_Assign(self, node: cst.Assign) -> None:
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name):
+                            values.setdefault(target.target.value, []).append(node.value)
+                        elif isinstance(target.target, cst.Attribute):
+                            root = target.target.value
+                            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                                root = root.value
+                            if isinstance(root, cst.Name):
+                                touched.add(root.value)
+
+                def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                    if isinstance(node.target, cst.Name):
+                        # (`binding_counts` counts an augmented assignment twice: listed twice.)
+                        values.setdefault(node.target.value, []).extend([node.value, node.value])
+
+                def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                    if isinstance(node.target, cst.Name) and node.value is not None:
+                        values.setdefault(node.target.value, []).append(node.value)
+
+                def visit_Call(self, node: cst.Call) -> None:
+                    name = last_name(node.func)
+                    if name is not None and (is_inplace_name(name) or name.startswith("__") or name in ("getattr", "setattr", "vars")):
+                        for part in [node.func, *(a.value for a in node.args)]:
+                            root = part
+                            while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                                root = root.func if isinstance(root, cst.Call) else root.value
+                            if isinstance(root, cst.Name):
+                                touched.add(root.value)
+
+            walk_tree(tree, Walk())
+            touched |= _handed_names(tree)
+            self._cache[id(tree)] = (binding_counts(tree), values, touched)
+        return self._cache[id(tree)]
+
+    def values(self, name: str) -> Optional[List[cst.BaseExpression]]:
+        counts, values, touched = self._facts(self.scope)
+        tree = self.scope
+        if counts.get(name, 0) == 0 and self.scope is not self.module:
+            if dynamic_global(self.module) is not None:
+                return None
+            tree = self.module
+            counts, values, touched = self._facts(self.module)
+        found = values.get(name, [])
+        if name in touched or not found or len(found) != counts.get(name, 0):
+            return None
+        return found
+
+
+# Methods whose call reads a tensor and hands on no reference to it (a view has its own shape).
+_SHAPE_KEEPING_METHODS = FRESH_METHODS | VIEW_METHODS | {"item", "tolist", "backward", "detach"}
+_READING_FUNCTIONS = frozenset({"print", "float", "int", "bool", "str", "repr", "format", "len", "round", "isinstance"})
+
+
+def _handed_names(tree: cst.CSTNode) -> Set[str]:
+    """Names read somewhere in `tree` other than as an operand, in an f-string, as the receiver of a
+    method that keeps no reference (`_SHAPE_KEEPING_METHODS`), or given to a reading builtin: bound to
+    another name (`z2 = z; z2.unsqueeze_(0)`), handed to a call (`grow(z)`), put in a display,
+    returned. Such a name's object may change its shape under another name."""
+    handed: Set[str] = set()
+
+    class Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Name) and self.parents and node.value not in handed and not self._harmless(node):
+                handed.add(node.value)
+            self.parents.append(node)
+            return True
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _harmless(self, node: cst.Name) -> bool:
+            parent = self.parents[-1]
+            grand = self.parents[-2] if len(self.parents) > 1 else None
+            if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and getattr(parent, "target", None) is node:
+                return True  # a binding (`binding_counts` sees it)
+            if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.Global, cst.Nonlocal, cst.NameItem)):
+                return True
+            if isinstance(parent, cst.Attribute):
+                if parent.attr is node:
+                    return True  # an attribute's name, no read
+                return parent.attr.value in _SHAPE_KEEPING_METHODS and isinstance(grand, cst.Call) and grand.func is parent
+            if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                return True
+            if isinstance(parent, cst.Arg) and parent.value is node and isinstance(grand, cst.Call):
+                if isinstance(grand.func, cst.Name) and grand.func.value in _READING_FUNCTIONS:
+                    return True
+                return False
+            if isinstance(parent, cst.Call) and parent.func is node:
+                return True  # called: a function's name
+            return False
+
+    walk_tree(tree, Walk())
+    return handed
+
+
+def _scalar(expression: cst.BaseExpression, names: _ScalarNames, visiting: Set[str]) -> bool:
+    """A number or a 0-dim tensor: a number literal; arithmetic on such values (broadcasting keeps
+    0 dims); a full reduction (`x.mean()`, `torch.sum(x)`, `x.item()`); a name every binding of which
+    is one (`_ScalarNames`). Not a tensor of any other shape (`x.view(1)`), whose `__format__` shows
+    its autograd state."""
+    if isinstance(expression, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expression, cst.UnaryOperation):
+        return _scalar(expression.expression, names, visiting)
+    if isinstance(expression, cst.BinaryOperation):
+        if not isinstance(expression.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)):
+            return False
+        return _scalar(expression.left, names, visiting) and _scalar(expression.right, names, visiting)
+    if isinstance(expression, cst.Name):
+        if expression.value in visiting:
+            return True  # (`s = s + x`: what enters the cycle is checked where it enters)
+        values = names.values(expression.value)
+        if values is None:
+            return False
+        visiting.add(expression.value)
+        try:
+            return all(_scalar(value, names, visiting) for value in values)
+        finally:
+            visiting.discard(expression.value)
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
+        func = expression.func
+        if func.attr.value not in _FULL_REDUCTIONS:
+            return False
+        if not expression.args:
+            return True  # `x.mean()`
+        text = code_of(func).strip()
+        return (
+            text == f"torch.{func.attr.value}" and len(expression.args) == 1
+            and expression.args[0].keyword is None and not expression.args[0].star
+        )
+    return False
 
 
 def _outside(term: Term) -> cst.CSTNode:

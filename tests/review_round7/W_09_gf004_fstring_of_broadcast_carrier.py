@@ -1,0 +1,35 @@
+# GF004 safe fix, wrong printed value: `f'{s_loss * torch.ones(2)}'` broadcasts the carrier to a vector, whose format is its str: `grad_fn=<MulBackward0>` shows after the rewrite only.
+import torch
+
+torch.manual_seed(0)
+W = torch.randn(5, 4, 4, requires_grad=True)
+V = torch.randn(5, 4, 4, requires_grad=True)
+k = 3.0
+C = torch.randn(5, 4, 4)
+
+
+def kl(p, q):
+    res = p * (torch.log(p + 0.0001) - torch.log(q + 0.0001))
+    return torch.mean(torch.sum(res, dim=-1), dim=-1)
+
+
+def step():
+    series = [torch.softmax(C[i], -1) for i in range(5)]
+    prior = [torch.softmax(V[i], -1) for i in range(5)]
+    rec = (W ** 2).mean()
+    s_loss = 0.0
+    p_loss = 0.0
+    for u in range(len(series)):
+        s_loss += torch.mean(kl(series[u], prior[u].detach()))
+        p_loss += torch.mean(kl(series[u].detach(), prior[u]))
+    print('frozen', f'{s_loss * torch.ones(2)}')
+    loss1 = rec - k * s_loss
+    loss2 = rec + k * p_loss
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+    print("loss", loss1.item(), loss2.item())
+
+
+step()
+print("W.grad norm", W.grad.norm().item())
+print("V.grad norm", V.grad.norm().item())

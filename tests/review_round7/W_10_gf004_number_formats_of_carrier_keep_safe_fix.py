@@ -1,0 +1,35 @@
+# Reach (not a bug): `f'{s_loss}'`, `f'{-s_loss * 2.0}'`, `format(s_loss)` of a carrier proven 0-dim (bound to `0.0` and added `torch.mean(...)`), and a format spec (`:.3f`), format numbers: the fix stays safe.
+import torch
+
+torch.manual_seed(0)
+W = torch.randn(5, 4, 4, requires_grad=True)
+V = torch.randn(5, 4, 4, requires_grad=True)
+k = 3.0
+C = torch.randn(5, 4, 4)
+
+
+def kl(p, q):
+    res = p * (torch.log(p + 0.0001) - torch.log(q + 0.0001))
+    return torch.mean(torch.sum(res, dim=-1), dim=-1)
+
+
+def step():
+    series = [torch.softmax(C[i], -1) for i in range(5)]
+    prior = [torch.softmax(V[i], -1) for i in range(5)]
+    rec = (W ** 2).mean()
+    s_loss = 0.0
+    p_loss = 0.0
+    for u in range(len(series)):
+        s_loss += torch.mean(kl(series[u], prior[u].detach()))
+        p_loss += torch.mean(kl(series[u].detach(), prior[u]))
+    print(f'frozen {s_loss} {-s_loss * 2.0} {s_loss:.3f}', format(s_loss), format(s_loss.sum(), '.2f'))
+    loss1 = rec - k * s_loss
+    loss2 = rec + k * p_loss
+    loss1.backward(retain_graph=True)
+    loss2.backward()
+    print("loss", loss1.item(), loss2.item())
+
+
+step()
+print("W.grad norm", W.grad.norm().item())
+print("V.grad norm", V.grad.norm().item())
