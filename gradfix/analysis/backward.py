@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gradfix.analysis.facts import FileFacts
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
-from gradfix.analysis.loops import assignments, function_parameters, graph_free, loop_reasons
+from gradfix.analysis.loops import function_parameters, graph_free, loop_reasons
 from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into

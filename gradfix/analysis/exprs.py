@@ -12,7 +12,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import node_types, nodes_outside_lambdas, walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -193,6 +193,10 @@ def contains_node(container: cst.CSTNode, node: cst.CSTNode) -> bool:
 def nodes_within(node: cst.CSTNode, kind: type) -> list:
     """Every node of type `kind` inside `node` (itself included), in walk order, lambdas' bodies
     excepted (they do not run there)."""
+    if type(node) is cst.Module:
+        # Asked of the whole file dozens of times: its nodes are listed once (`walk.nodes_outside_lambdas`).
+        types = node_types(*kind) if isinstance(kind, tuple) else node_types(kind)
+        return [n for n in nodes_outside_lambdas(node) if type(n) in types]
     found: list = []
 
     class Collect(cst.CSTVisitor):

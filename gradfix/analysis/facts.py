@@ -212,7 +212,7 @@ class FileFacts:
         class made by a call (`type("Logged", (torch.Tensor,), ns)`, `types.new_class`), whose bases
         gradfix does not read."""
         found: List[cst.CSTNode] = []
-        bindings = _class_name_bindings(self.module)
+        bindings = _class_name_bindings(self.module, self.binding_counts)
         for node in walk_statements(self.module):
             if isinstance(node, cst.ClassDef) and any(_may_name_tensor_class(base.value, bindings, set()) for base in node.bases):
                 found.append(node)
@@ -497,12 +497,12 @@ def _inert_dunder_value(value: Optional[cst.BaseExpression], methods: Dict[str, 
     return False
 
 
-def _class_name_bindings(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+def _class_name_bindings(module: cst.Module, counts: Dict[str, int]) -> Dict[str, List[Optional[cst.BaseExpression]]]:
     """What each name of the file may be bound to, for reading class bases (`_may_name_tensor_class`):
     an assignment's value, an import's imported name (`from torch import Tensor as Base`: `Tensor`),
     a class statement's bases (as a tuple), None for any other binding form."""
     found: Dict[str, List[Optional[cst.BaseExpression]]] = {}
-    for name in binding_counts(module):
+    for name in counts:  # (the file's `binding_counts`)
         found[name] = []
     covered: Dict[str, int] = {}
 
@@ -522,7 +522,6 @@ def _class_name_bindings(module: cst.Module) -> Dict[str, List[Optional[cst.Base
     for node in walk_statements(module):
         if isinstance(node, cst.ClassDef):
             add(node.name.value, cst.Tuple([cst.Element(b.value) for b in node.bases]))
-    counts = binding_counts(module)
     for name, values in found.items():
         if counts.get(name, 0) != covered.get(name, 0):
             values.append(None)  # bound by another form too (a parameter, a loop target, `global`...)

@@ -21,6 +21,7 @@ plain `CSTVisitor` (a transformer), is handed to libcst's own `visit`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -63,6 +64,7 @@ def _fields(kind: type, node: cst.CSTNode) -> Optional[Tuple[str, ...]]:
     return names
 
 
+@lru_cache(maxsize=None)
 def node_types(*classes: type) -> frozenset:
     """The classes given and every subclass of them: `type(node) in node_types(A, B)` is
     `isinstance(node, (A, B))` for libcst's nodes, whose classes are all defined when libcst is
@@ -116,6 +118,31 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 def forget() -> None:
     """Drop the children read so far (and the trees they keep alive)."""
     _CHILDREN.clear()
+    _OUTSIDE_LAMBDAS.clear()
+
+
+# id(module) -> (module, its nodes outside lambdas' bodies, in walk order)
+_OUTSIDE_LAMBDAS: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+
+
+def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
+    """Every node of the module in walk order (pre-order, children in source order), a lambda but
+    not its body: what `exprs.nodes_within` searches, listed once per file (until `forget()`) for
+    the many questions asked of the whole module."""
+    entry = _OUTSIDE_LAMBDAS.get(id(module))
+    if entry is not None and entry[0] is module:
+        return entry[1]
+    found: List[cst.CSTNode] = []
+    todo: List[cst.CSTNode] = [module]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if type(node) is not cst.Lambda:
+            todo.extend(reversed(children(node)))
+    if len(_OUTSIDE_LAMBDAS) >= 16:  # (callers outside the engine never call `forget()`)
+        _OUTSIDE_LAMBDAS.clear()
+    _OUTSIDE_LAMBDAS[id(module)] = (module, found)
+    return found
 
 
 # CSTVisitor and its bases: their `visit_X_attr` methods are no-ops, `on_visit_attribute` only calls them.

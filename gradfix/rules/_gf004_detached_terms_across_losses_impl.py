@@ -1046,11 +1046,9 @@ class _ScalarNames:
 
     def values(self, name: str) -> Optional[List[cst.BaseExpression]]:
         counts, values, touched = self._facts(self.scope)
-        tree = self.scope
         if counts.get(name, 0) == 0 and self.scope is not self.module:
             if dynamic_global(self.module) is not None:
                 return None
-            tree = self.module
             counts, values, touched = self._facts(self.module)
         found = values.get(name, [])
         if name in touched or not found or len(found) != counts.get(name, 0):
