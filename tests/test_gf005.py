@@ -122,7 +122,7 @@ def _gf005_alone_and_with_all(data: bytes):
 
     alone = lint_bytes(data, "t.py", LintOptions(("GF005",))).findings
     parsed = engine._parse(data)
-    together, _ = engine._run(parsed, "t.py", [gf005]) if not isinstance(parsed, str) else ([], None)
+    together = engine._run(parsed, "t.py", [gf005])[0] if not isinstance(parsed, str) else []
     return [(f.line, f.col, f.message) for f in alone], [(f.line, f.col, f.message) for f in sorted(together, key=lambda f: f.sort_key())]
 
 
