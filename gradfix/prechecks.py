@@ -150,26 +150,30 @@ def top_level_cuts(text: bytes) -> List[int]:
     other line there, the next definition gets no cut (the line may be a decorator's argument). A
     `@` at column 0 that is a matrix product inside brackets gives a cut no piece parses across,
     and the caller then parses the whole file."""
-    cuts = [0]
-    decorated = 0 if text.startswith(b"@") else -1  # where the next definition's decorators start
-    unsure = False  # a line at column 0 came after a decorator: it may be one of its arguments
-    for match in _LAYOUT.finditer(text):
-        if match.lastgroup != "line":
-            continue  # a comment, a string literal, a continued line
-        word = match.group("line")
+    lines = ((m.start("line"), m.group("line")) for m in _LAYOUT.finditer(text) if m.lastgroup == "line")
+    return _cuts(lines, 0, len(text), decorated=0 if text.startswith(b"@") else -1)
+
+
+def _cuts(lines, start: int, end: int, decorated: int = -1) -> List[int]:
+    """`start`, the start of each definition among `lines` (each `(where, word)`: a line start at
+    the level cut, and its first word as `_LAYOUT`'s `line` group gives it), at its first decorator,
+    and `end`. `decorated`: where the decorators of the first definition start, if before `lines`."""
+    cuts = [start]
+    unsure = False  # a line came after a decorator: it may be one of its arguments
+    for at, word in lines:
         if word == b"@":
-            decorated = match.start("line") if decorated < 0 else decorated
+            decorated = at if decorated < 0 else decorated
         elif word in (b")", b"]", b"}"):
             continue
         elif word:
-            cut = match.start("line") if decorated < 0 else decorated
+            cut = at if decorated < 0 else decorated
             if cut > cuts[-1] and not unsure:
                 cuts.append(cut)
             decorated, unsure = -1, False
         elif decorated >= 0:
             decorated, unsure = -1, True  # (no cut before the next definition: it keeps its decorators)
-    if len(text) > cuts[-1]:
-        cuts.append(len(text))
+    if end > cuts[-1]:
+        cuts.append(end)
     return cuts
 
 
@@ -216,27 +220,12 @@ def _class_cuts(text: bytes, start: int, end: int, indent: bytes) -> List[int]:
     first decorator) standing in the class's body at `indent`, and `end`. A line of the body at that
     indentation starts one of its statements unless it continues brackets: there neither `def` nor
     `class` can stand, and a piece cut at a `@` there (a matrix product) does not parse."""
-    cuts = [start]
-    decorated, unsure = -1, False
-    for match in _BODY_LAYOUT.finditer(text, start, end):
-        if match.lastgroup != "line" or match.group("indent") != indent:
-            continue  # a comment, a string literal, a continued line, a deeper line
-        word = match.group("line")
-        at = match.start("indent")
-        if word == b"@":
-            decorated = at if decorated < 0 else decorated
-        elif word in (b")", b"]", b"}"):
-            continue
-        elif word.startswith((b"def", b"async", b"class")):
-            cut = at if decorated < 0 else decorated
-            if cut > cuts[-1] and not unsure:
-                cuts.append(cut)
-            decorated, unsure = -1, False
-        elif decorated >= 0:
-            decorated, unsure = -1, True
-    if end > cuts[-1]:
-        cuts.append(end)
-    return cuts
+    lines = (
+        (m.start("indent"), m.group("line"))
+        for m in _BODY_LAYOUT.finditer(text, start, end)
+        if m.lastgroup == "line" and m.group("indent") == indent  # (a deeper line is no statement of the body)
+    )
+    return _cuts(lines, start, end)
 
 
 def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]"):

@@ -28,21 +28,12 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
-
-def _subclasses(cls: type) -> frozenset:
-    found = set()
-    todo = [cls]
-    while todo:
-        for sub in todo.pop().__subclasses__():
-            if sub not in found:
-                found.add(sub)
-                todo.append(sub)
-    return frozenset(found)
+from gradfix.analysis.walk import node_types
 
 
 # The node types that stand in a block (a module or an indented body); compared by exact type,
 # once per node of the file, so the test stays a set lookup.
-_STATEMENTS = _subclasses(cst.BaseStatement)
+_STATEMENTS = node_types(cst.BaseStatement)
 
 # What libcst counts as a line break when it positions a token (`position_provider.NEWLINE_RE`).
 _NEWLINE = re.compile(r"\r\n?|\n")
