@@ -3,7 +3,8 @@
 
 Every tool runs cold, as a fresh subprocess on the same tree, one after the
 other (after one untimed read of the whole tree, so every tool finds the files
-in the page cache): gradfix with `--no-cache` where it has the option and a
+in the page cache, and one untimed run of each tool, which writes gradfix's
+bytecode as installing it would): gradfix with `--no-cache` where it has the option and a
 fresh, empty `GRADFIX_CACHE_DIR` either way; ruff with `--no-cache`; TorchFix
 has no cache. The table gives wall time, files per second (the `.py`/`.pyi`
 files of the tree, what each tool is asked to check) and each tool's time as
@@ -300,6 +301,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error(f"unknown tools: {', '.join(sorted(unknown))}")
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", str(ROOT))
+    # An installed gradfix has its bytecode compiled (pip compiles at install): the untimed first
+    # run of each tool below writes it, which PYTHONDONTWRITEBYTECODE would forbid, so that no
+    # timed run (nor each of its worker processes) spends its start compiling gradfix's sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     commands: Dict[str, Optional[List[str]]] = {}
     notes: Dict[str, str] = {}
     if "gradfix" in wanted:
@@ -328,6 +333,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 timings.append(Timing(name, len(files), label, None, note=notes.get(tool, ""), key=tool))
                 continue
             runs = []
+            if tool != "torchfix":  # (untimed: writes the bytecode, see above)
+                with tempfile.TemporaryDirectory(prefix="gradfix-bench-cache-") as cache:
+                    time_command(command, tree, args.timeout, dict(env, GRADFIX_CACHE_DIR=cache))
             for _ in range(1 if tool == "torchfix" else max(1, args.repeat)):
                 with tempfile.TemporaryDirectory(prefix="gradfix-bench-cache-") as cache:
                     run_env = dict(env, GRADFIX_CACHE_DIR=cache)
@@ -340,8 +348,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"# {name} ({tree}, {len(files)} files) {label}: "
                   f"{'timeout' if timed_out else f'{seconds:.2f} s'} exit {code}", file=sys.stderr, flush=True)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    print(f"{os.cpu_count()} cores, load average {load} at the end; cold runs (no tool cache), "
-          f"median of {args.repeat} for gradfix and ruff; x gradfix: relative to gradfix's default selection; Python {sys.version.split()[0]}\n")
+    print(f"{os.cpu_count()} cores, load average {load} at the end; cold runs (no tool cache, bytecode compiled "
+          f"by an untimed first run), median of {args.repeat} for gradfix and ruff; x gradfix: relative to gradfix's default selection; Python {sys.version.split()[0]}\n")
     sys.stdout.write(markdown(timings, args.timeout))
     return 0
 
