@@ -852,11 +852,13 @@ def grad_mode_reasons(statement: cst.CSTNode, scope: cst.CSTNode, facts: "FileFa
     (to a fixed point, by name), or, where it is handed on by name, anywhere in the file (review,
     round 4). Context managers and callers outside the file are not seen."""
     node: Optional[cst.CSTNode] = statement
+    path: List[cst.CSTNode] = []  # the nodes from the statement up to `node`
     while node is not None and node is not scope:
         if isinstance(node, cst.With):
             for item in node.items:
-                if _may_turn_grad_off(item.item, facts):
+                if _may_turn_grad_off(item.item, facts) and not _phase_switch_on(item.item, node, path, scope, facts):
                     return [_grad_mode_reason(f"`with {code_of(item.item).strip()}:`", facts.line(node))]
+        path.append(node)
         node = facts.nodes.parents.get(node)
     if isinstance(scope, cst.FunctionDef):
         for decorator in scope.decorators:
@@ -995,6 +997,71 @@ def _lazy_call(scope: cst.FunctionDef, module: cst.Module, names: set, functions
             if _calls_one_of(call, names):
                 return call  # a default argument's call runs where the function is defined
     return None
+
+
+_SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
+
+
+def _phase_switch_on(expr: cst.BaseExpression, site: cst.With, path: List[cst.CSTNode], scope: cst.CSTNode, facts: "FileFacts") -> bool:
+    """Whether the `with` item `expr` provably leaves gradient recording on where the merged sum is
+    built (`path`: the nodes from that statement up to `site`, the `with`): the training loop of
+    torch's tutorials, `for phase in ["train", "val"]: with torch.set_grad_enabled(phase ==
+    "train"): ... if phase == "train": loss.backward()`. Proven only where
+    - `expr` is torch's `set_grad_enabled` (by the file's sole import of `torch` or of the function)
+      called on one operand `C`: `N == "lit"` or `N != "lit"` (either side), `N` a name;
+    - the statement stands in the body of an `if` inside the `with` whose test is `C` again (as text);
+    - `N` is bound in `scope` only as the target of one `for N in [...]` over string literals,
+      whose body holds the `with`: `N` is a `str` and the same one at the `with` and at the `if`,
+      so `C` is the same bool at both, and true at the `if`.
+    Any other switch, condition or binding stays a reason (`_may_turn_grad_off`)."""
+    if not (isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):
+        return False
+    if facts.sole_imports.qualified(code_of(expr.func).strip(), facts.line(expr)) not in _SET_GRAD_ENABLED:
+        return False
+    condition = expr.args[0].value
+    name = _compared_name(condition)
+    if name is None:
+        return False
+    in_if = any(
+        isinstance(node, cst.If) and index > 0 and path[index - 1] is node.body and same_expr(node.test, condition)
+        for index, node in enumerate(path)
+    )
+    if not in_if:
+        return False
+    # (a loop target counts twice: one `for` is the only binding where the count is 2)
+    counts = facts.binding_counts if isinstance(scope, cst.Module) else binding_counts(scope)
+    if counts.get(name) != 2:
+        return False
+    below, node = site, facts.nodes.parents.get(site)
+    while node is not None and below is not scope:
+        if isinstance(node, cst.For) and below is node.body:
+            if not node.asynchronous and isinstance(node.target, cst.Name) and node.target.value == name:
+                return _string_literals(node.iter)
+        below, node = node, facts.nodes.parents.get(node)
+    return False
+
+
+def _compared_name(condition: cst.BaseExpression) -> Optional[str]:
+    """`N` where `condition` is `N == "lit"`, `N != "lit"` or the same the other way round; else None."""
+    if not (isinstance(condition, cst.Comparison) and len(condition.comparisons) == 1):
+        return None
+    target = condition.comparisons[0]
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual)):
+        return None
+    left, right = condition.left, target.comparator
+    for one, other in ((left, right), (right, left)):
+        if isinstance(one, cst.Name) and isinstance(other, cst.SimpleString) and not one.lpar and not other.lpar:
+            return one.value
+    return None
+
+
+def _string_literals(expr: cst.BaseExpression) -> bool:
+    """A list or tuple display of string literals only (no f-string, no starred item)."""
+    return (
+        isinstance(expr, (cst.List, cst.Tuple))
+        and bool(expr.elements)
+        and all(isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString) for e in expr.elements)
+    )
 
 
 def _grad_mode_reason(what: str, at: int) -> Reason:
