@@ -1610,7 +1610,7 @@ class Backpropagators:
         while changed:
             changed = False
             for node in assigns:
-                if self._backpropagating_value(node.value, aliases):
+                if self._backpropagating_value(node.value, aliases) and not self._gradients_of_call(node.value, aliases):
                     for target in node.targets:
                         if isinstance(target.target, cst.Name) and target.target.value not in aliases:
                             aliases.add(target.target.value)
@@ -1652,6 +1652,25 @@ class Backpropagators:
             if (d.name.value in self.functions or d.name.value in self.methods)
             and (d.asynchronous is not None or nodes_within(d.body, (cst.Yield,)))
         )
+
+    def _gradients_of_call(self, value: cst.BaseExpression, aliases) -> bool:
+        """`value` is a call of torch's `torch.autograd.grad` (through names the file binds only by
+        imports of torch, and no attribute of a torch module stored: `torch.autograd.grad = mine`)
+        whose arguments mention no way to backpropagate: its result is a tuple of tensors, no way to
+        backpropagate itself (`gradients = torch.autograd.grad(loss, params)`; iterating it used to
+        count as a use of one, the field's GradNorm loop). The call is a backward site of its own."""
+        if not isinstance(value, cst.Call) or self._dynamic:
+            return False
+        chain = _chain(value.func)
+        if chain is None or not self._torch_root(chain[0]):
+            return False
+        if ".".join([self._torch_imports[chain[0]][0], *chain[1:]]) != "torch.autograd.grad":
+            return False
+        for target in self._attribute_stores:
+            stored = _chain(target.value)
+            if stored is not None and self._torch_root(stored[0]):
+                return False
+        return not any(self._backpropagating_value(arg.value, aliases) for arg in value.args)
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
