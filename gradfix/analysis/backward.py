@@ -474,9 +474,22 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
             continue
         if isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GETTERS:
             parent = parents.get(id(node))
-            named = isinstance(parent, (cst.Attribute, cst.ImportAlias, cst.FunctionDef, cst.Param)) or (isinstance(parent, cst.Arg) and parent.keyword is node)
+            # Review, round 8: a getter taken from (`getattr.__call__(w, name)`) is one handed on; an
+            # import under another name (`from operator import attrgetter as pick`) calls it by that
+            # name, which the calls below do not read.
+            named = (
+                (isinstance(parent, cst.Attribute) and parent.attr is node)
+                or (isinstance(parent, cst.ImportAlias) and parent.asname is None)
+                or isinstance(parent, (cst.FunctionDef, cst.Param))
+                or (isinstance(parent, cst.Arg) and parent.keyword is node)
+            )
             if not (isinstance(parent, cst.Call) and parent.func is node) and not named:
                 found.append(node)  # `ga = getattr`, `map(getattr, ...)`: called elsewhere, by another name
+            continue
+        if isinstance(node, cst.Name) and node.value in _CODE_RUNNERS and _runs_code_text(node, parents):
+            # Review, round 8: `eval("w.regis" + "ter_hook")(fn)`, `exec(src)`: code in a string, which
+            # may name any method however the string is built.
+            found.append(node)
             continue
         if isinstance(node, (cst.BinaryOperation, cst.FormattedString)) and not isinstance(parents.get(id(node)), cst.BinaryOperation):
             if _literal_prefix(node) is not None and _may_spell_register(node):
@@ -498,7 +511,10 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
         if not _may_spell_register(positional[position].value):
             continue
         parent = parents.get(id(call))
-        if name in ("methodcaller", "attrgetter") or (isinstance(parent, cst.Call) and parent.func is call) or isinstance(parent, cst.Assign):
+        # Review, round 8: what a getter returns may be called wherever it goes (`partial(getattr(w,
+        # name), fn)()`, `[getattr(w, name)]`, a lambda's result), not only at once or by a name it
+        # is assigned to: it counts unless it is only displayed, compared or dropped.
+        if name in ("methodcaller", "attrgetter") or not _value_only_shown(call, parents):
             found.append(call)
     # A string built inside a getter's call is shown as that call.
     calls = [n for n in found if isinstance(n, cst.Call)]
@@ -550,6 +566,33 @@ def _namespace_read_by_name(node: cst.CSTNode, parents: Dict[int, cst.CSTNode]) 
 
 # Calls that read an attribute by a name given as a value (`computed_method_calls`).
 _GETTERS = frozenset({"getattr", "methodcaller", "attrgetter", "__getattribute__", "getattr_static"})
+# Builtins that run code given as text (`computed_method_calls`).
+_CODE_RUNNERS = frozenset({"eval", "exec"})
+
+
+def _runs_code_text(node: cst.Name, parents: Dict[int, cst.CSTNode]) -> bool:
+    """`eval`/`exec` as the builtin (called, or handed on), not a name being bound or an attribute's
+    name (`net.eval()`), a keyword (`f(eval=1)`), a parameter or a definition's name."""
+    parent = parents.get(id(node))
+    if isinstance(parent, cst.Attribute):
+        return parent.value is node  # `eval.__call__`; not `net.eval`
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AssignTarget))
+
+
+def _value_only_shown(call: cst.CSTNode, parents: Dict[int, cst.CSTNode]) -> bool:
+    """A getter's result (`getattr(cfg, key)`) only displayed (an argument of a `_NAMESPACE_DISPLAYS`
+    call, an f-string), compared, or dropped (an expression statement): never called."""
+    parent = parents.get(id(call))
+    if isinstance(parent, (cst.Expr, cst.FormattedStringExpression, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.Comparison) and parent.left is call:
+        return True
+    if isinstance(parent, cst.Arg) and not parent.star:
+        outer = parents.get(id(parent))
+        return isinstance(outer, cst.Call) and last_name(outer.func) in _NAMESPACE_DISPLAYS
+    return False
 
 
 def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
@@ -770,7 +813,7 @@ def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
         shown = dunder.name.value if isinstance(dunder, cst.FunctionDef) else code_of(dunder).strip().split("\n")[0][:60]
         return [Reason(
             f"`{shown}` (line {facts.line(dunder)}) runs without a call by name (`len(x)`, `x[i]`, `if x`, "
-            f"operators, `x.a = v`) and may change state: gradfix does not follow where it runs",
+            f"operators, `x.a = v`) and may change state or read a gradient: gradfix does not follow where it runs",
             BETWEEN,
         )]
     return []
@@ -1139,6 +1182,8 @@ def later_use_reasons(
                 continue
             shown = code_of(node.func if isinstance(node, cst.Call) else node).strip()
             what = f"`{shown}()`" if isinstance(node, cst.Call) else f"`{shown}`, which may backpropagate,"
+            if _graph_reader(node):
+                what = f"`{shown}`, which may read tensors the graph saved,"
             return [Reason(f"a later {what} (line {at}) may use a graph that `retain_graph=True` kept alive", LATER_BACKWARD)]
     for node in uses:
         if _runs_later(node, scope, facts):
@@ -1757,6 +1802,8 @@ class Backpropagators:
                     func = node.func
                     if last_name(func) in BACKPROP_NAMES or (isinstance(func, cst.Name) and func.value in self.aliases) or last_name(func) in ATTRIBUTE_GETTERS:
                         sites.append(node)
+                elif _graph_reader(node):
+                    sites.append(node)  # a read of a graph's saved tensors (`_GRAPH_READERS`)
                 elif self._bound_to_names(node):
                     continue  # `bw = l.backward`, `again = staticmethod(torch.Tensor.backward)`: its calls are sites
                 elif isinstance(node, cst.Attribute):
@@ -1864,9 +1911,17 @@ class Backpropagators:
             # `(finish or f)()`, `finish.__call__()`, `match finish: case cb: cb()`).
             def visit_Name(self, node: cst.Name) -> None:
                 self._reference(node)
+                if node.value in _GRAPH_READERS and _reads_graph(node, parents):
+                    found.append(node)
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 self._reference(node)
+                if node.attr.value in _GRAPH_READERS and _reads_graph(node, parents):
+                    found.append(node)
+
+            def visit_SimpleString(self, node: cst.SimpleString) -> None:
+                if string_value(node) in _GRAPH_READERS:
+                    found.append(node)  # `getattr(l1, "grad_fn")`: by its name as a string
 
             def _reference(self, node: cst.BaseExpression) -> None:
                 if not outer.suspect(node):
@@ -1888,6 +1943,44 @@ class Backpropagators:
         walk_tree(scope, Collect())
         seen: set = set()
         return [n for n in found if not (id(n) in seen or seen.add(id(n)))]
+
+
+# What reaches a graph's nodes, whose saved tensors a backward without `retain_graph=True` frees
+# (review, round 8): `l1.grad_fn.next_functions[0][0]._saved_result`, a node called by hand
+# (`l1.grad_fn(g)`), `torch.autograd.graph.get_gradient_edge(l1).node`. Reading one after the
+# graph is freed raises, as a second backward does: a use of the graph like a backward call.
+_GRAPH_READERS = frozenset({"grad_fn", "_grad_fn", "get_gradient_edge"})
+# Where a `grad_fn` read reaches no saved tensor: shown or tested (`print(l.grad_fn)`, `if l.grad_fn
+# is None`).
+_GRAPH_READ_SHOWN = frozenset({"print", "str", "repr", "type", "isinstance", "bool", "format", "id"})
+
+
+def _graph_reader(node: cst.CSTNode) -> bool:
+    """`node` (a use) is a reference to `_GRAPH_READERS`, not a call that may backpropagate."""
+    if isinstance(node, cst.SimpleString):
+        return string_value(node) in _GRAPH_READERS
+    return isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GRAPH_READERS
+
+
+def _reads_graph(node: cst.BaseExpression, parents) -> bool:
+    """A reference to `_GRAPH_READERS` that may reach a saved tensor: anything but a name being
+    bound or defined, an attribute's name (`x.grad_fn` is checked as a whole), a keyword, and a
+    `grad_fn` only compared (`is None`), tested (`if`, `not`, `and`), shown (an f-string,
+    `_GRAPH_READ_SHOWN`)."""
+    parent = parents.get(node)
+    if isinstance(node, cst.Name):
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return False
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.AssignTarget, cst.ImportAlias, cst.AsName)):
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return False
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression, cst.UnaryOperation, cst.BooleanOperation, cst.If, cst.While)):
+        return False
+    if isinstance(parent, cst.Arg) and not parent.star:
+        call = parents.get(parent)
+        return not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _GRAPH_READ_SHOWN)
+    return True
 
 
 def merge_reasons(

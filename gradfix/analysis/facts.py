@@ -20,7 +20,7 @@ from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
-from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, may_write, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
@@ -28,7 +28,10 @@ from gradfix.analysis.loops import assignments, function_parameters
 from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
-from gradfix.analysis.vocabulary import GRADIENT_HOOKS, MUTATING_METHODS, PURE_TENSOR_METHODS, names_forward_hook
+from gradfix.analysis.vocabulary import (
+    DETERMINISTIC_TENSOR_FUNCTIONS, FRESH_TENSOR_FACTORIES, GRADIENT_HOOKS, MODULE_MUTATORS, MUTATING_METHODS, PURE_FUNCTIONS, PURE_TENSOR_METHODS,
+    names_forward_hook,
+)
 from gradfix.analysis.walk import walk_tree
 
 
@@ -106,14 +109,19 @@ class FileFacts:
     def gradient_hooks(self) -> List[cst.CSTNode]:
         """Every reference to a gradient-hook registration in the file, in order (imports skipped):
         `p.register_hook(fn)`, `register_multi_grad_hook(ts, fn)`, `reg = p.register_hook`, and the
-        name as a string (`getattr(w, "register_hook")(fn)`; review, stop 24)."""
-        return name_references(self.module, GRADIENT_HOOKS.__contains__, strings=True)
+        name as a string (`getattr(w, "register_hook")(fn)`; review, stop 24). Review, round 8: also
+        the name a registration is imported as (`register_multi_grad_hook as on_grads`), which
+        `on_grads(ts, fn)` calls by a name no list of hook names has."""
+        found = name_references(self.module, GRADIENT_HOOKS.__contains__, strings=True) + _imported_as(self.module, GRADIENT_HOOKS.__contains__)
+        return sorted(found, key=self.line)
 
     @cached_property
     def forward_hooks(self) -> List[cst.CSTNode]:
         """Every reference to a forward-hook registration in the file, in order (imports skipped;
-        `getattr(D, "register_forward_hook")` too)."""
-        return name_references(self.module, names_forward_hook, strings=True)
+        `getattr(D, "register_forward_hook")` too; an import under another name, review round 8)."""
+        found = name_references(self.module, names_forward_hook, strings=True) + _imported_as(self.module, names_forward_hook)
+        return sorted(found, key=self.line)
+
 
     @cached_property
     def functions_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
@@ -456,6 +464,18 @@ def _property_aliases(module: cst.Module) -> FrozenSet[str]:
     return frozenset(found)
 
 
+def _imported_as(module: cst.Module, matches) -> List[cst.CSTNode]:
+    """The names the file imports a matching name as, under another name (`from torch.autograd.graph
+    import register_multi_grad_hook as on_grads`: the `on_grads` of the import): uses of it elsewhere
+    carry no matching name (review, round 8)."""
+    found: List[cst.CSTNode] = []
+    for alias in nodes_within(module, cst.ImportAlias):
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name) and matches(last_name(alias.name)):
+            if alias.asname.name.value != last_name(alias.name):
+                found.append(alias.asname.name)
+    return found
+
+
 def _small_statements(module: cst.Module, kind: type) -> List[cst.BaseSmallStatement]:
     """The small statements of type `kind` anywhere in the module (a walk of statements only)."""
     return [
@@ -578,6 +598,14 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
         return False
     seen = set() if seen is None else seen
     seen.add(id(function))
+    # Review, round 8: a gradient read is state a backward pass writes. A special method run between
+    # two passes (`print(f"{norm}")` running `__format__`, which reads `w.grad`) sees the first
+    # pass's gradient in the original and none after the merge. By attribute (`.grad`, `._grad`)
+    # or by its name as a string (`getattr(w, "grad")`).
+    if any(n.attr.value in _GRADIENT_ATTRIBUTES for n in _within_all(body, cst.Attribute)):
+        return True
+    if any(string_value(n) in _GRADIENT_ATTRIBUTES for n in _within_all(body, cst.SimpleString)):
+        return True
     # What may hold a parameter: the parameters and every name the body binds (`out = [other]`).
     params = function_parameters(function) | set(binding_counts(function.body))
     for call in calls:
@@ -592,7 +620,48 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
             continue  # (those functions, just checked, change nothing)
         if _hands_on(call, params, facts):
             return True
+        # Review, round 8: a call given none of the method's operands changes state too
+        # (`opt.zero_grad()`, `net.load_state_dict(snapshot)`, `torch.manual_seed(0)` in a
+        # `__rmod__`): every callee must be proven to change nothing, whatever it is handed.
+        if not _changes_nothing(call, facts):
+            return True
     return False
+
+
+# Attributes a backward pass writes (a special method reading one sees which passes have run).
+_GRADIENT_ATTRIBUTES = frozenset({"grad", "_grad"})
+
+
+def _changes_nothing(call: cst.Call, facts: "FileFacts") -> bool:
+    """`call`, in a special method, is proven to change no state, whatever it is handed (review,
+    round 8): a builtin of `_DUNDER_SAFE_BUILTINS` the file does not rebind (`getattr`/`hasattr`
+    by a literal name only: a computed one may be `grad`); a read-only or pure tensor method
+    (`_DUNDER_SAFE_METHODS`, `PURE_TENSOR_METHODS`, but `MODULE_MUTATORS`: `net.half()` casts a
+    module in place) no class of the file defines; a pure or deterministic function of torch
+    (`PURE_FUNCTIONS`, `DETERMINISTIC_TENSOR_FUNCTIONS`, `FRESH_TENSOR_FACTORIES`) or of `math`,
+    through the file's imports. Anything else (`opt.zero_grad()`, `net.load_state_dict(sd)`,
+    `torch.manual_seed(0)`, `random.random()`, a callee gradfix cannot name) may."""
+    from gradfix.analysis.backward import hands_on_arguments
+
+    if hands_on_arguments(call, None, facts) is not None or may_write(call):
+        return False
+    func = call.func
+    if isinstance(func, cst.Name):
+        if func.value not in _DUNDER_SAFE_BUILTINS or func.value in facts.binding_counts or facts.changes_builtins:
+            return False
+        if func.value in ("getattr", "hasattr"):
+            return len(call.args) > 1 and isinstance(call.args[1].value, cst.SimpleString)
+        return True
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    if method in (_DUNDER_SAFE_METHODS | PURE_TENSOR_METHODS) - MODULE_MUTATORS and method not in facts.functions_by_name:
+        return True
+    dotted = get_full_name_for_node(func)
+    qualified = facts.sole_imports.qualified(dotted, facts.line(call)) if dotted else None
+    if qualified is None:
+        return False
+    return qualified in PURE_FUNCTIONS | DETERMINISTIC_TENSOR_FUNCTIONS | FRESH_TENSOR_FACTORIES or qualified.split(".")[:1] == ["math"] and qualified.count(".") == 1
 
 
 def _runs_only_the_file_s(call: cst.Call, facts: "FileFacts") -> bool:
