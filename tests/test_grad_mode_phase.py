@@ -25,6 +25,8 @@ EXPECTED = {
     "N_02_gf003_phase_switch_other_test": ("GF003", OFF),
     "N_03_gf003_phase_rebound_inside_switch": ("GF003", OFF),
     "N_04_gf003_phase_backward_in_else": ("GF003", OFF),
+    "P_02_gf003_module_level_phase_loop_keeps_safe_fix": ("GF003", None),
+    "N_05_gf003_module_phase_rebound_by_globals": ("GF003", OFF.replace("line 14", "line 12")),
 }
 
 
@@ -87,7 +89,8 @@ def test_spellings_of_the_same_proof_are_safe(changes):
     dict(condition="phase in ('train',)", test="phase in ('train',)"),  # not `==` / `!=`
     dict(condition='phase == "train"', test='phase == "train" or True'),  # another test
     dict(setup="    global phase\n"),  # a module name the `for` rebinds: other code may too
-], ids=["name-of-list", "f-string", "parameter", "file-function", "membership", "other-test", "global"])
+    dict(setup="    exec('x = 1')\n"),  # bindings by a string
+], ids=["name-of-list", "f-string", "parameter", "file-function", "membership", "other-test", "global", "exec"])
 def test_anything_else_keeps_the_reason(changes):
     safe, reason = _fix(**changes)
     assert not safe and "may turn gradient recording off" in reason

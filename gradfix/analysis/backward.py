@@ -1075,6 +1075,8 @@ def _phase_switch_on(expr: cst.BaseExpression, site: cst.With, path: List[cst.CS
     counts = facts.binding_counts if isinstance(scope, cst.Module) else binding_counts(scope)
     if counts.get(name) != 2:
         return False
+    if names_by_string(facts.module):
+        return False  # `globals()["phase"] = ...`, `exec`, a frame's locals: a binding no form shows
     below, node = site, facts.nodes.parents.get(site)
     while node is not None and below is not scope:
         if isinstance(node, cst.For) and below is node.body:
