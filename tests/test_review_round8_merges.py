@@ -27,6 +27,12 @@ Causes:
   `grad_fn`, `_grad_fn` or `get_gradient_edge` is a use of the graph, unless only compared,
   tested or shown.
 
+- A custom operator's backward formula (`torch.library.custom_op` then `op.register_autograd(bw)`,
+  `torch.library.register_autograd("ns::op", bw)`) runs once per backward pass, like a hook, but
+  `functions.backward_methods` reads only a class's `backward`: one that counts its calls gave other
+  gradients after the merge (Z_14, found after the review). `register_autograd` is now one of the
+  `GRADIENT_HOOKS`.
+
 Known hole (c), a module-level optimizer whose param group keeps the loss (GF005): at module level
 every later backward of the file is in the scope GF005 checks, and torch's optimizers never
 backpropagate through a param group; the group is only a way to reach the loss's graph later, so
@@ -58,6 +64,7 @@ EXPECTED = {
     "Z_07_gf003_hook_getter_called_through_dunder_call": ("GF003", f"`getattr` (line 6) {_COMPUTED}"),
     "Z_08_gf003_hook_registered_by_eval": ("GF003", f"`eval` (line 6) {_COMPUTED}"),
     "Z_09_gf003_saved_tensor_read_after_merge": ("GF003", "a later `l1.grad_fn`, which may read tensors the graph saved, (line 13)"),
+    "Z_14_gf003_custom_op_backward_counts_calls": ("GF003", "`scale.register_autograd()` (line 23) registers a gradient hook"),
     # GF005: `retain_graph=True` is needed: no finding.
     "Z_10_gf005_module_optimizer_group_keeps_loss": None,
     "Z_11_gf005_saved_tensor_read_after_backward": None,
@@ -68,6 +75,7 @@ EXPECTED = {
 
 # Programs that leave process state behind: run in a process of their own.
 APART = {
+    "Z_14_gf003_custom_op_backward_counts_calls",  # an operator registered once per process
     "Z_04_gf003_hook_registration_imported_as",  # hooks on module-level tensors
     "Z_05_gf003_hook_getter_handed_to_partial",
     "Z_06_gf003_hook_getter_imported_as",

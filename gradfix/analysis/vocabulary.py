@@ -344,9 +344,13 @@ def has_inplace_suffix(name: str) -> bool:
 # `register_prehook`, `Tensor.register_post_accumulate_grad_hook`,
 # `torch.autograd.graph.register_multi_grad_hook`, `Module.register_*backward*_hook`,
 # `torch.nn.modules.module.register_module_*backward*_hook`, DDP's
-# `register_comm_hook`). Any of them in the file makes a merge of backward passes unsafe.
+# `register_comm_hook`), and the backward formula of a custom operator
+# (`torch.library.register_autograd`, `op.register_autograd(bw)`: code of the file run once
+# per pass, which `functions.backward_methods` does not read; review, round 8). Any of them in
+# the file makes a merge of backward passes unsafe.
 GRADIENT_HOOKS = frozenset(
     {
+        "register_autograd",
         "register_hook",
         "register_prehook",
         "register_post_accumulate_grad_hook",
