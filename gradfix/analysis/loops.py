@@ -501,20 +501,36 @@ def _names_graph_free(
             if name not in handed:
                 # An object code could write a graph into, read by another name (`buf = x; v = x;
                 # v.copy_(h)`, `m2 = m; m2.b.copy_(h)`): proven only where it is not handed on, as a
-                # name the loop reads is (review, round 8).
-                where = scope if own else module
-                found = False
-                if any(_mutable_container(v) for v in values):
-                    found = _handed_on(where, name, loop, free, shadowed=shadowed)
-                if not found and any(_torch_object(v) for v in values):
-                    found = _handed_on(where, name, loop, free, shadowed=shadowed)
-                if not found and any(_plain_tensor(v) for v in values):
-                    found = _handed_on(where, name, loop, free, tensor=_torch_objects(module), shadowed=shadowed)
-                handed[name] = found
+                # name the loop reads is, or only to names proven as its own (review, round 8).
+                # (As `loop_reasons` sorts them: `model = model.to(d)` of a torch object is an object's.)
+                other = any(_mutable_container(v) or _torch_object(v) for v in values)
+                tensor = not other and any(_plain_tensor(v) for v in values)
+                thing = tensor or other
+                handed[name] = thing and passed_on(name, own, tensor)
             return not handed[name]
         finally:
             visiting.discard(name)
 
+    def passed_on(name: str, own: bool, tensor: bool) -> bool:
+        """Whether the object `name` holds is handed on (a tensor's reads judged by `_tensor_read`, an
+        object's or a container's by `_only_read`), a name bound to it (`buf = x`, `buf = x.float()`,
+        `model = nn.Sequential(enc)`) counting as one where it is not proven graph-free and not handed
+        on in turn."""
+        if name in passing:
+            return True  # (`a = b; b = a`: not followed around)
+        passing.add(name)
+        try:
+            def bound(other: str) -> bool:
+                return free(other) and not passed_on(other, other in (in_scope or {}) and scope is not module, tensor)
+
+            where = scope if own else module
+            if tensor:
+                return _handed_on(where, name, loop, free, tensor=_torch_objects(module), shadowed=shadowed, bound_ok=bound)
+            return _handed_on(where, name, loop, free, shadowed=shadowed, bound_ok=bound)
+        finally:
+            passing.discard(name)
+
+    passing: Set[str] = set()
     return free
 
 
@@ -619,6 +635,7 @@ def _handed_on(
     tensor: Optional[Callable[[str, List[cst.CSTNode]], bool]] = None,
     skip: AbstractSet[int] = frozenset(),
     shadowed: AbstractSet[str] = frozenset(),
+    bound_ok: Optional[Callable[[str], bool]] = None,
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -632,7 +649,8 @@ def _handed_on(
     `tensor` (a tensor's name; says whether a name holds a torch module object): each read, the
     loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7). `skip`: reads
     (ids of the names) left out, examined where they stand. `shadowed`: builtins the file may bind
-    (`_shadowed_builtins`), not trusted by name."""
+    (`_shadowed_builtins`), not trusted by name. `bound_ok`: a read that binds the object to another
+    name is one only where this says that name is proven (`_tensor_read`)."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
@@ -650,13 +668,13 @@ def _handed_on(
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents and id(node) not in skip:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
                 if tensor is not None:
-                    plain = _tensor_read(node, self.parents, tensor, shadowed=shadowed)
+                    plain = _tensor_read(node, self.parents, tensor, shadowed=shadowed, bound_ok=bound_ok)
                 elif names_free is None:
                     plain = _plain_use(node, self.parents[-1], grand)
                 else:
                     # (Not `_plain_use`'s method calls and items: `m.buffers()`, `m.train()` may hand
                     # out what it holds; `_only_read` follows them. Review, round 7.)
-                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free, shadowed)
+                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free, shadowed, bound_ok)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -733,8 +751,8 @@ def _tensor_read(
             if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
                 if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
                     return True
-                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS):
-                    return False
+                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS or attr in _TENSOR_COPIES):
+                    return False  # (`x.float()` may be `x` itself: followed as it; review, round 8)
                 # (A holder's method may return what it holds, or itself: `m.buffers()`, `m.train()`.)
                 child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
                 continue
@@ -839,7 +857,13 @@ def _only_switches_grad(loop: cst.For) -> bool:
     return ok[0]
 
 
-def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool], shadowed: AbstractSet[str] = frozenset()) -> bool:
+def _only_read(
+    node: cst.Name,
+    parents: List[cst.CSTNode],
+    names_free: Callable[[str], bool],
+    shadowed: AbstractSet[str] = frozenset(),
+    bound_ok: Optional[Callable[[str], bool]] = None,
+) -> bool:
     """For a torch object (`_handed_on` with `names_free`): a read that does not hand the object on.
     Through attributes and items (`opt.param_groups[0]["lr"]`; no dunder such as `m.__dict__`),
     it is the receiver of a method (`stores_into_objects` sees what that stores), the target of a
@@ -867,7 +891,7 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
         # another name (review, round 7). Not `zero_grad` or `step`, which return none of them.
         if isinstance(child, cst.Attribute) and child.value is node and child.attr.value in ("zero_grad", "step"):
             return True
-        return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed)
+        return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, bound_ok=bound_ok)
     if isinstance(parent, cst.Call):
         return parent.func is child  # called (`model(x)`)
     if isinstance(parent, cst.AssignTarget):
@@ -891,9 +915,11 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
         return False
     if not all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args):
         return False
+    if text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
+        return True  # `torch.optim.Adam(params)`: leaves it steps under `no_grad`, as `_tensor_read` has it
     # What it returns may be what it was given, or hold it (`b = nn.init.zeros_(m.b)`, `cm =
     # torch.compile(m)`): followed, a name bound to it proven as its own (review, round 8).
-    return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(call, k - 2), bound_ok=names_free)
+    return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(call, k - 2), bound_ok=bound_ok)
 
 
 def _items_kept(loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str], bool], shadowed: AbstractSet[str]) -> bool:
