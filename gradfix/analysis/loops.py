@@ -898,7 +898,11 @@ def _only_read(
         return child is not node  # `m.x = v`: a store (`stores_into_objects`)
     if isinstance(parent, (cst.For, cst.CompFor)):
         # (`for t in bufs: t.copy_(h)`: its items, under the target's name; review, round 8.)
-        return parent.iter is child and _items_kept(parent, parents[k - 1] if k >= 1 else parent, names_free, shadowed)
+        if parent.iter is not child:
+            return False
+        holder = next((p for p in reversed(parents[:k]) if isinstance(p, (cst.FunctionDef, cst.Module))), None)
+        counters = _range_counters(holder) if holder is not None else set()
+        return _items_kept(parent, parents[k - 1] if k >= 1 else parent, names_free, shadowed, counters)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
         return True
     if isinstance(parent, (cst.Expr, cst.If, cst.While)):
@@ -922,12 +926,23 @@ def _only_read(
     return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(call, k - 2), bound_ok=bound_ok)
 
 
-def _items_kept(loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str], bool], shadowed: AbstractSet[str]) -> bool:
+def _items_kept(
+    loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str], bool], shadowed: AbstractSet[str], counters: AbstractSet[str] = frozenset()
+) -> bool:
     """For a `for` loop or a comprehension's `for` over what an object holds (`loop`; `body`, the
     comprehension): its target names the items, which may be tensors or objects the loop writes
     into (`for t in bufs: t.copy_(h)`). Proven where each target is a name that the body does not
     hand on (`_only_read`) and that everything stored or written into in place through it is
-    graph-free (`t.mul_(0.9)`, `p.requires_grad_(False)`) (review, round 8)."""
+    graph-free (`t.mul_(0.9)`, `p.requires_grad_(False)`), or a number computed from literals and
+    `counters` (`_range_counters`: `g["lr"] = 0.1 / (step + 1)`) (review, round 8)."""
+
+    def number(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.BinaryOperation):
+            return number(value.left) and number(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return number(value.expression)
+        return isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value in counters)
+
     target = loop.target
     parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
     if not all(isinstance(part, cst.Name) for part in parts) or (isinstance(loop, cst.For) and loop.orelse is not None):
@@ -936,7 +951,7 @@ def _items_kept(loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str]
     writes = [*stores_into_objects(inner), *_inplace_updates(inner), *nested_writes(inner)]
     for part in parts:
         name = part.value  # type: ignore[union-attr]
-        if any(root == name and (value is None or not graph_free(value, names_free)) for root, value in writes):
+        if any(root == name and (value is None or not (number(value) or graph_free(value, names_free))) for root, value in writes):
             return False
         # An item may be a tensor or an object: every read of it proven by one of the two checks.
         if _handed_on(inner, name, None, names_free, shadowed=shadowed) and _handed_on(
@@ -944,6 +959,22 @@ def _items_kept(loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str]
         ):
             return False
     return True
+
+
+def _range_counters(scope: cst.CSTNode) -> Set[str]:
+    """Names every binding of which in `scope` is a `for` target over `range(...)` (`step` in `for step
+    in range(3)`): integers, which hold no graph (`g["lr"] = 0.1 / (step + 1)` stores none)."""
+    counts = binding_counts(scope)
+    if "range" in counts:
+        return set()
+    found: Dict[str, int] = {}
+    for node in all_nodes(scope):
+        if (
+            isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range"
+        ):
+            found[node.target.value] = found.get(node.target.value, 0) + 1
+    return {name for name, n in found.items() if counts.get(name, 0) == 2 * n}  # (`binding_counts` counts a `for` target twice)
 
 
 def _writes_in_place(call: cst.Call) -> bool:
