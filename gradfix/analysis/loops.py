@@ -56,7 +56,9 @@ from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
     FRESH_METHODS,
+    FUNCTIONAL_INPLACE_POSITION,
     GRAD_MODE_CONTEXTS,
+    INPLACE_KEYWORDS,
     GRAPH_FREE_CLASSES,
     GRAPH_FREE_FACTORIES,
     HARMLESS_DECORATORS,
@@ -281,7 +283,8 @@ def loop_reasons(
     entering = params | _declared(scope)
     writes: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # `_module_writes`, when first needed
     rebinder: Optional[Tuple[Optional[cst.CSTNode], bool]] = None  # `dynamic_global`, `may_change_builtins`, when first needed
-    names_free = _names_graph_free(scope, module, entering)
+    shadowed = _shadowed_builtins(module)
+    names_free = _names_graph_free(scope, module, entering, loop, shadowed)
     for name in sorted(reads, key=lambda n: (line(reads[n]), n)):
         # Rebound in the loop and bound before it, or not bound afresh before its reads: one
         # iteration hands its value to the next.
@@ -359,7 +362,7 @@ def loop_reasons(
             ]
         held = [value for value in values if _mutable_container(value)]
         objects = [value for value in values if _torch_object(value)]
-        if objects and not held and _handed_on(scope if name in outside else module, name, loop, names_free):
+        if objects and not held and _handed_on(scope if name in outside else module, name, loop, names_free, shadowed=shadowed):
             # `object.__setattr__(m, "b", h)`, `vars(m)["b"] = h`, `register_parametrization(lin,
             # "weight", Holder(h))`, `put(m, h)`: a torch object handed to code that may store a
             # graph into it (review, round 5).
@@ -373,7 +376,7 @@ def loop_reasons(
             ]
         tensors = [value for value in values if _plain_tensor(value)]
         if tensors and not held and not objects and _handed_on(
-            scope if name in outside else module, name, loop, names_free, tensor=_torch_objects(module),
+            scope if name in outside else module, name, loop, names_free, tensor=_torch_objects(module), shadowed=shadowed,
         ):
             # `v = buf; v.copy_(h)`, `torch.Tensor.copy_(buf, h)`, `put(buf, h)`: a tensor handed
             # before the loop to code that may write a graph into it in place (review, round 6);
@@ -394,7 +397,7 @@ def loop_reasons(
             # of it: `x[0].float()`): what is written into `x` under another name (`v = x;
             # v.copy_(h)`) is written into `buf` (review, round 7).
             where = scope if source in outside else module
-            if _handed_on(where, source, loop, names_free, tensor=_torch_objects(module), skip={id(read)}):
+            if _handed_on(where, source, loop, names_free, tensor=_torch_objects(module), skip={id(read)}, shadowed=shadowed):
                 return [
                     Reason(
                         f"`{name}` (line {line(tensors[0])}) may be `{source}` itself, a tensor the function hands on (to another "
@@ -403,9 +406,12 @@ def loop_reasons(
                         LOOP,
                     )
                 ]
-        if held and _handed_on(scope if name in outside else module, name, loop):
+        if held and _handed_on(scope if name in outside else module, name, loop, names_free, shadowed=shadowed):
             # `alias = outs; alias.append(h)`, `fill(outs, h)`: what goes into it is stored under
-            # another name, unseen by the stores checked here (review, round 4).
+            # another name, unseen by the stores checked here (review, round 4). Its items too: read
+            # as a torch object's parts are (`_only_read`), since an item may be a tensor or an object
+            # written into under another name (`t = bufs[0]; t.copy_(h)`, `for t in bufs: t.copy_(h)`;
+            # review, round 8).
             return [
                 Reason(
                     f"`{name}` (line {line(held[0])}) is a container the function hands on (to another name or a "
@@ -439,15 +445,24 @@ def loop_reasons(
     return []
 
 
-def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: AbstractSet[str]) -> Callable[[str], bool]:
+def _names_graph_free(
+    scope: cst.CSTNode,
+    module: cst.Module,
+    entering: AbstractSet[str],
+    loop: Optional[cst.CSTNode] = None,
+    shadowed: AbstractSet[str] = frozenset(),
+) -> Callable[[str], bool]:
     """Whether a name read in a value bound before the loop (`[w, v]` in `torch.optim.SGD([w, v])`)
-    is proven to hold no graph: every value bound to it or stored into it in `scope` (a name of
-    the module: anywhere in the file) is graph-free, names within them in turn. A parameter, a
-    declared name or a name bound nowhere seen is not proven."""
+    is proven to hold no graph: every value bound to it, stored into it or written into it in place
+    in `scope` (a name of the module: anywhere in the file) is graph-free, names within them in
+    turn; and where it holds an object code could write a graph into (a tensor, a torch object, a
+    container), that object is not handed on, up to the end of `loop` (`loop_reasons`' checks for a
+    name the loop reads). A parameter, a declared name or a name bound nowhere seen is not proven."""
     in_scope: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None  # when first needed
     module_values: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
     rebound: List[Optional[bool]] = [None]  # `dynamic_global`, when first needed
     visiting: Set[str] = set()
+    handed: Dict[str, bool] = {}
 
     def free(name: str) -> bool:
         nonlocal in_scope, module_values
@@ -457,9 +472,16 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
             return True  # (a cycle, `def f(): return f(...)`: what enters it is checked where it enters)
         if in_scope is None:
             in_scope = _bindings_outside(scope, None)
-            for root, value in [*_scope_stores(scope), *nested_writes(scope)]:
+            # What the scope writes into a name's object in place (`x.copy_(h)`, `m.b.copy_(h)`): a
+            # name bound to it (`buf = x`, `seq = nn.Sequential(m)`) holds that too (review, round 8).
+            body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+            writes = [*_scope_stores(scope), *nested_writes(scope)]
+            if scope is not module:
+                writes += _inplace_updates(body)  # (the module's: `_module_writes`)
+            for root, value in writes:
                 in_scope.setdefault(root, []).append(value)
         values = list(in_scope.get(name, []))
+        own = name in in_scope and scope is not module
         if name not in in_scope or scope is module:
             if rebound[0] is None:
                 rebound[0] = dynamic_global(module) is not None
@@ -474,10 +496,41 @@ def _names_graph_free(scope: cst.CSTNode, module: cst.Module, entering: Abstract
             return False
         visiting.add(name)
         try:
-            return all(value is not None and graph_free(value, free) for value in values)
+            if not all(value is not None and graph_free(value, free) for value in values):
+                return False
+            if name not in handed:
+                # An object code could write a graph into, read by another name (`buf = x; v = x;
+                # v.copy_(h)`, `m2 = m; m2.b.copy_(h)`): proven only where it is not handed on, as a
+                # name the loop reads is, or only to names proven as its own (review, round 8).
+                # (As `loop_reasons` sorts them: `model = model.to(d)` of a torch object is an object's.)
+                other = any(_mutable_container(v) or _torch_object(v) for v in values)
+                tensor = not other and any(_plain_tensor(v) for v in values)
+                thing = tensor or other
+                handed[name] = thing and passed_on(name, own, tensor)
+            return not handed[name]
         finally:
             visiting.discard(name)
 
+    def passed_on(name: str, own: bool, tensor: bool) -> bool:
+        """Whether the object `name` holds is handed on (a tensor's reads judged by `_tensor_read`, an
+        object's or a container's by `_only_read`), a name bound to it (`buf = x`, `buf = x.float()`,
+        `model = nn.Sequential(enc)`) counting as one where it is not proven graph-free and not handed
+        on in turn."""
+        if name in passing:
+            return True  # (`a = b; b = a`: not followed around)
+        passing.add(name)
+        try:
+            def bound(other: str) -> bool:
+                return free(other) and not passed_on(other, other in (in_scope or {}) and scope is not module, tensor)
+
+            where = scope if own else module
+            if tensor:
+                return _handed_on(where, name, loop, free, tensor=_torch_objects(module), shadowed=shadowed, bound_ok=bound)
+            return _handed_on(where, name, loop, free, shadowed=shadowed, bound_ok=bound)
+        finally:
+            passing.discard(name)
+
+    passing: Set[str] = set()
     return free
 
 
@@ -581,6 +634,8 @@ def _handed_on(
     before: bool = False,
     tensor: Optional[Callable[[str, List[cst.CSTNode]], bool]] = None,
     skip: AbstractSet[int] = frozenset(),
+    shadowed: AbstractSet[str] = frozenset(),
+    bound_ok: Optional[Callable[[str], bool]] = None,
 ) -> bool:
     """Whether `scope` reads `name`, up to the end of `loop`, other than as the receiver of a
     method call (`outs.append(h)`: `stores_into_objects` sees it), a subscripted value (`outs[0]`),
@@ -593,7 +648,9 @@ def _handed_on(
     it is left out: a function defined below it may be called before the loop (review, round 6).
     `tensor` (a tensor's name; says whether a name holds a torch module object): each read, the
     loop's included, must be one `_tensor_read` proves makes no alias of it (review, round 7). `skip`: reads
-    (ids of the names) left out, examined where they stand."""
+    (ids of the names) left out, examined where they stand. `shadowed`: builtins the file may bind
+    (`_shadowed_builtins`), not trusted by name. `bound_ok`: a read that binds the object to another
+    name is one only where this says that name is proven (`_tensor_read`)."""
     found = [False]
     done = [False]
     nested_counts = not isinstance(scope, cst.Module)
@@ -611,13 +668,13 @@ def _handed_on(
             if not (found[0] or done[0]) and isinstance(node, cst.Name) and node.value == name and self.parents and id(node) not in skip:
                 grand = self.parents[-2] if len(self.parents) > 1 else None
                 if tensor is not None:
-                    plain = _tensor_read(node, self.parents, tensor)
+                    plain = _tensor_read(node, self.parents, tensor, shadowed=shadowed, bound_ok=bound_ok)
                 elif names_free is None:
                     plain = _plain_use(node, self.parents[-1], grand)
                 else:
                     # (Not `_plain_use`'s method calls and items: `m.buffers()`, `m.train()` may hand
                     # out what it holds; `_only_read` follows them. Review, round 7.)
-                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free)
+                    plain = _binding_use(node, self.parents[-1]) or _only_read(node, self.parents, names_free, shadowed, bound_ok)
                 found[0] = not plain or (self.nested > 0 and not _defines(node, self.parents[-1]))
             if nested_counts and isinstance(node, (cst.FunctionDef, cst.Lambda)) and node is not scope:
                 self.nested += 1
@@ -653,7 +710,14 @@ _VALUE_BUILTINS = _READING_BUILTINS | {"float", "int", "bool", "round", "abs"}
 
 
 def _tensor_read(
-    node: cst.Name, parents: List[cst.CSTNode], torch_object: Callable[[str, List[cst.CSTNode]], bool], *, holder: bool = False
+    node: cst.Name,
+    parents: List[cst.CSTNode],
+    torch_object: Callable[[str, List[cst.CSTNode]], bool],
+    *,
+    holder: bool = False,
+    shadowed: AbstractSet[str] = frozenset(),
+    start: Optional[Tuple[cst.CSTNode, int]] = None,
+    bound_ok: Optional[Callable[[str], bool]] = None,
 ) -> bool:
     """For a tensor proven graph-free where bound (`_handed_on` with `tensor`): a read that makes no
     alias of its storage that code could write a graph into. Followed through its views (`buf[:]`,
@@ -667,7 +731,10 @@ def _tensor_read(
     call (`operator.iadd(buf, h)`, `getattr(buf, "copy_")`, a module of the file whose `forward`
     writes into its input) (review, round 7). `holder`: `node` holds tensors (a torch object):
     its attributes and items are followed as views (`m.b.view(-1)`), a collecting method's result
-    (`None`) is discarded."""
+    (`None`) is discarded. `shadowed`: builtins the file may bind, not trusted by name. `start`: the
+    node the walk starts from and its index in `parents` (a call's result, `_only_read`), else `node`.
+    `bound_ok`: a name other than `node`'s the value may be bound to, proven where it holds
+    (`names_free`), else not."""
     first = parents[-1]
     if isinstance(first, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)) and first.target is node:
         return True  # a binding of the name, no read
@@ -675,6 +742,8 @@ def _tensor_read(
         return True  # a definition's name
     k = len(parents) - 1
     child: cst.CSTNode = node
+    if start is not None:
+        child, k = start
     while k >= 0:
         parent = parents[k]
         if isinstance(parent, cst.Attribute) and parent.value is child:
@@ -682,8 +751,8 @@ def _tensor_read(
             if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
                 if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
                     return True
-                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS):
-                    return False
+                if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS or attr in _TENSOR_COPIES):
+                    return False  # (`x.float()` may be `x` itself: followed as it; review, round 8)
                 # (A holder's method may return what it holds, or itself: `m.buffers()`, `m.train()`.)
                 child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
                 continue
@@ -718,7 +787,10 @@ def _tensor_read(
             return parent.value is child
         if isinstance(parent, cst.Assign) and parent.value is child:
             # `model = model.to(device)`, `buf = buf.view(-1)`: bound again to its own name only
-            return all(isinstance(t.target, cst.Name) and t.target.value == node.value for t in parent.targets)
+            if all(isinstance(t.target, cst.Name) and t.target.value == node.value for t in parent.targets):
+                return True
+            # `model = nn.Sequential(enc, dec)`: a name that holds it, proven as its own (`bound_ok`)
+            return bound_ok is not None and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name) and bound_ok(parent.targets[0].target.value)
         if isinstance(parent, (cst.If, cst.While)):
             return parent.test is child
         if isinstance(parent, cst.AssignTarget):
@@ -731,15 +803,15 @@ def _tensor_read(
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
             return False
         text = code_of(call.func).strip()
-        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS:
-            return True
+        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS and text not in shadowed:
+            return True  # (`def abs(t): return t` in the file: not the builtin; review, round 8)
         if holder and text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
             return True  # `torch.optim.Adam(model.parameters())`: leaves it steps under `no_grad`
         if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
             child, k = call, k - 2  # the same objects in a new container
             continue
-        if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS:
-            return True
+        if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS and not _writes_in_place(call):
+            return True  # (not `F.relu(buf, inplace=True)`, which returns `buf`: review, round 8)
         if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
             child, k = call, k - 2  # what a torch module returns may be its input
             continue
@@ -785,7 +857,13 @@ def _only_switches_grad(loop: cst.For) -> bool:
     return ok[0]
 
 
-def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[[str], bool]) -> bool:
+def _only_read(
+    node: cst.Name,
+    parents: List[cst.CSTNode],
+    names_free: Callable[[str], bool],
+    shadowed: AbstractSet[str] = frozenset(),
+    bound_ok: Optional[Callable[[str], bool]] = None,
+) -> bool:
     """For a torch object (`_handed_on` with `names_free`): a read that does not hand the object on.
     Through attributes and items (`opt.param_groups[0]["lr"]`; no dunder such as `m.__dict__`),
     it is the receiver of a method (`stores_into_objects` sees what that stores), the target of a
@@ -793,7 +871,10 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
     (`print(model)`) or to a torch callable given nothing else that may hold a graph
     (`nn.init.xavier_uniform_(lin.weight)`, `torch.compile(model)`; not
     `register_parametrization(lin, "weight", Holder(h))`, `nn.Module.__setattr__(m, "b", h)`).
-    Not: bound to another name, returned, put in a display, passed to any other call."""
+    Not: bound to another name, returned, put in a display, passed to any other call. Review, round 8:
+    a torch callable's result may be what it was given (`nn.init.zeros_(m.b)` returns `m.b`,
+    `torch.compile(m)` wraps `m`): followed as a method's is; iterated, its items are followed in
+    the loop's body (`_items_kept`)."""
     k = len(parents) - 1
     child: cst.CSTNode = node
     while k >= 0 and isinstance(parents[k], (cst.Attribute, cst.Subscript)) and parents[k].value is child:
@@ -810,13 +891,18 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
         # another name (review, round 7). Not `zero_grad` or `step`, which return none of them.
         if isinstance(child, cst.Attribute) and child.value is node and child.attr.value in ("zero_grad", "step"):
             return True
-        return _tensor_read(node, parents, lambda name, where: False, holder=True)
+        return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, bound_ok=bound_ok)
     if isinstance(parent, cst.Call):
         return parent.func is child  # called (`model(x)`)
     if isinstance(parent, cst.AssignTarget):
         return child is not node  # `m.x = v`: a store (`stores_into_objects`)
-    if isinstance(parent, cst.For):
-        return parent.iter is child
+    if isinstance(parent, (cst.For, cst.CompFor)):
+        # (`for t in bufs: t.copy_(h)`: its items, under the target's name; review, round 8.)
+        if parent.iter is not child:
+            return False
+        holder = next((p for p in reversed(parents[:k]) if isinstance(p, (cst.FunctionDef, cst.Module))), None)
+        counters = _range_counters(holder) if holder is not None else set()
+        return _items_kept(parent, parents[k - 1] if k >= 1 else parent, names_free, shadowed, counters)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
         return True
     if isinstance(parent, (cst.Expr, cst.If, cst.While)):
@@ -827,11 +913,87 @@ def _only_read(node: cst.Name, parents: List[cst.CSTNode], names_free: Callable[
     if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     text = code_of(call.func).strip()
-    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS:
+    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS and text not in shadowed:
         return True
     if not text.startswith(("torch.", "nn.", "optim.", "F.")) or "setattr" in text or "__" in text:
         return False
-    return all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args)
+    if not all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args):
+        return False
+    if text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
+        return True  # `torch.optim.Adam(params)`: leaves it steps under `no_grad`, as `_tensor_read` has it
+    # What it returns may be what it was given, or hold it (`b = nn.init.zeros_(m.b)`, `cm =
+    # torch.compile(m)`): followed, a name bound to it proven as its own (review, round 8).
+    return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(call, k - 2), bound_ok=bound_ok)
+
+
+def _items_kept(
+    loop: cst.CSTNode, body: cst.CSTNode, names_free: Callable[[str], bool], shadowed: AbstractSet[str], counters: AbstractSet[str] = frozenset()
+) -> bool:
+    """For a `for` loop or a comprehension's `for` over what an object holds (`loop`; `body`, the
+    comprehension): its target names the items, which may be tensors or objects the loop writes
+    into (`for t in bufs: t.copy_(h)`). Proven where each target is a name that the body does not
+    hand on (`_only_read`) and that everything stored or written into in place through it is
+    graph-free (`t.mul_(0.9)`, `p.requires_grad_(False)`), or a number computed from literals and
+    `counters` (`_range_counters`: `g["lr"] = 0.1 / (step + 1)`) (review, round 8)."""
+
+    def number(value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.BinaryOperation):
+            return number(value.left) and number(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return number(value.expression)
+        return isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value in counters)
+
+    target = loop.target
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    if not all(isinstance(part, cst.Name) for part in parts) or (isinstance(loop, cst.For) and loop.orelse is not None):
+        return False
+    inner = loop.body if isinstance(loop, cst.For) else body
+    writes = [*stores_into_objects(inner), *_inplace_updates(inner), *nested_writes(inner)]
+    for part in parts:
+        name = part.value  # type: ignore[union-attr]
+        if any(root == name and (value is None or not (number(value) or graph_free(value, names_free))) for root, value in writes):
+            return False
+        # An item may be a tensor or an object: every read of it proven by one of the two checks.
+        if _handed_on(inner, name, None, names_free, shadowed=shadowed) and _handed_on(
+            inner, name, None, tensor=lambda text, where: False, shadowed=shadowed
+        ):
+            return False
+    return True
+
+
+def _range_counters(scope: cst.CSTNode) -> Set[str]:
+    """Names every binding of which in `scope` is a `for` target over `range(...)` (`step` in `for step
+    in range(3)`): integers, which hold no graph (`g["lr"] = 0.1 / (step + 1)` stores none)."""
+    counts = binding_counts(scope)
+    if "range" in counts:
+        return set()
+    found: Dict[str, int] = {}
+    for node in all_nodes(scope):
+        if (
+            isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range"
+        ):
+            found[node.target.value] = found.get(node.target.value, 0) + 1
+    return {name for name, n in found.items() if counts.get(name, 0) == 2 * n}  # (`binding_counts` counts a `for` target twice)
+
+
+def _writes_in_place(call: cst.Call) -> bool:
+    """A torch call given `inplace=`/`out=` or an in-place flag by position (`F.relu(h, True)`:
+    `FUNCTIONAL_INPLACE_POSITION`): it returns the tensor it writes into."""
+    if any(arg.star or (arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS) for arg in call.args):
+        return True
+    position = FUNCTIONAL_INPLACE_POSITION.get(code_of(call.func).strip().rsplit(".", 1)[-1])
+    return position is not None and sum(arg.keyword is None for arg in call.args) > position
+
+
+def _shadowed_builtins(module: cst.Module) -> AbstractSet[str]:
+    """The builtins `_tensor_read` and `_only_read` trust by name (`print`, `abs`, ...) that the file
+    may bind: `def abs(t): return t` returns its argument (review, round 8). All of them where it may
+    rebind builtins unseen (a star import, `builtins.abs = f`)."""
+    if may_change_builtins(module):
+        return _VALUE_BUILTINS
+    counts = binding_counts(module)
+    return frozenset(name for name in _VALUE_BUILTINS if counts.get(name, 0))
 
 
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:

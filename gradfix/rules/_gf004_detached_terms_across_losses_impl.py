@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradfix.rules.gf004_detached_terms_across_losses import CODE
 from gradfix.reasons import COEFFICIENT, Reasons
 
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope, ParentNodeProvider, PositionProvider, ScopeProvider
@@ -867,7 +867,8 @@ class Visitor(BlockVisitor):
     def _proven_scalar(self, expression: cst.BaseExpression) -> bool:
         """Whether `expression` is proven a 0-dim tensor or a number (`_scalar`), its names resolved in
         the function that holds the losses, else the module (review, round 7)."""
-        return _scalar(expression, _ScalarNames(self.scopes[-1], self.scopes[0]), set())
+        names = _ScalarNames(self.scopes[-1], self.scopes[0], lambda attr: not self.classifier.may_bind_attribute(attr))
+        return _scalar(expression, names, set())
 
     def _shared_updates(self, expansion: Expansion, first: Term, second: Term) -> List[str]:
         """An in-place `+=` on a name carrying the terms, where another name may hold the same object
@@ -999,8 +1000,11 @@ class _ScalarNames:
     where any binding is of another form (binding_counts: a loop target, an import, a parameter,
     `global`) or the module's names may be bound unseen (`dynamic_global`)."""
 
-    def __init__(self, scope: cst.CSTNode, module: cst.Module) -> None:
+    def __init__(self, scope: cst.CSTNode, module: cst.Module, torch_method: Callable[[str], bool] = lambda attr: False) -> None:
         self.scope, self.module = scope, module
+        # Whether `x.<attr>()` is torch's (or numpy's) method by its name: the file binds no attribute
+        # of that name (a method of its classes, `setattr`, ...: `CalleeClassifier.may_bind_attribute`).
+        self.torch_method = torch_method
         self._cache: Dict[int, Tuple[Dict[str, int], Dict[str, List[cst.BaseExpression]], Set[str]]] = {}
 
     def _facts(self, tree: cst.CSTNode):
@@ -1135,7 +1139,9 @@ def _scalar(expression: cst.BaseExpression, names: _ScalarNames, visiting: Set[s
         if func.attr.value not in _FULL_REDUCTIONS:
             return False
         if not expression.args:
-            return True  # `x.mean()`
+            # `x.mean()`, judged by its name: not where a class of the file defines `mean` (or the
+            # file may bind it otherwise), whose instance may be `x` (review, round 8).
+            return names.torch_method(func.attr.value)
         text = code_of(func).strip()
         return (
             text == f"torch.{func.attr.value}" and len(expression.args) == 1

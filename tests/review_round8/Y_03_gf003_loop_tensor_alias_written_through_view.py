@@ -1,0 +1,23 @@
+# GF003 safe merge wrong: `buf = x; bv = buf[:]; bv.copy_(h)`: `buf`, bound to a name, was not checked as a tensor (only a torch factory's value was), so its view written into went unseen; the merged backward frees h's graph and the next iteration raises.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+def train():
+    h = (w * 2).tanh()
+    x = torch.zeros(3)
+    buf = x
+    bv = buf[:]
+    bv.copy_(h)
+    for step in range(3):
+        l1 = (buf * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)
