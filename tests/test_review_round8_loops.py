@@ -26,7 +26,12 @@ Causes:
 - GF004: `_scalar` took `x.mean()` for a full reduction by its name; a class of the file defining
   `mean` returns what it likes (Y_13). Now a method reduction counts only where the file binds no
   attribute of that name (`CalleeClassifier.may_bind_attribute`).
-Y_14 and Y_15 keep the reach.
+Y_14 and Y_15 keep the reach. Y_16 (found by `test_properties` after the merge): a container's item
+handed to a loss (`F.mse_loss(v[0], y)`) had its result followed too, and a loss bound to a name
+made the container unproven; a loss or a `FRESH_METHODS` function of torch is a new tensor
+(`loops._fresh_torch_call`), holding nothing it was given; so is the result of a helper of the
+file that only reads its parameters (`def loss_fn(u, v): return torch.mean((u - v) ** 2)`,
+`loops._reading_helpers`; Y_17).
 """
 from pathlib import Path
 
@@ -57,6 +62,8 @@ EXPECTED = {
     "Y_13_gf004_fstring_reduction_method_of_file_class": ("GF004", "`{s_loss * z}` (line 34) " + SHOWS),
     "Y_14_gf003_loop_aliases_and_items_keep_safe_fix": ("GF003", None),
     "Y_15_gf004_fstring_reduction_method_keeps_safe_fix": ("GF004", None),
+    "Y_16_gf001_loop_container_items_given_to_loss_keeps_safe_fix": ("GF001", None),
+    "Y_17_gf001_loop_container_items_given_to_helper_keeps_safe_fix": ("GF001", None),
 }
 
 # Programs that patch torch or builtins (left patched): run in a process of their own.
@@ -70,3 +77,41 @@ def test_every_case_has_an_expectation():
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case(path):
     check_case(path, EXPECTED[path.stem], apart=path.stem in APART)
+
+
+def test_reading_helpers_are_those_that_only_read_their_parameters():
+    import libcst as cst
+
+    from gradfix.analysis.loops import _reading_helpers
+
+    source = """
+def a(u, v):
+    return torch.mean((u - v) ** 2)
+def b(u, v):
+    return torch.abs(u - v).mean()
+def c(u, v):
+    return u
+def d(u, v):
+    keep.append(u)
+    return u.sum()
+def e(u, v):
+    return put(u, v)
+def f(u, v):
+    return (u := v).sum()
+def g(u, v):
+    return u.view(-1).sum()
+@dec
+def h(u, v):
+    return u * v
+def i(u, v):
+    return u[0] * v
+def j(u, v):
+    return F.relu(u, inplace=True).sum()
+def k(u, v):
+    return torch.mean(torch.abs(u - v))
+def k(u, v):
+    return u
+def m(*u):
+    return torch.sum(u)
+"""
+    assert sorted(_reading_helpers(cst.parse_module(source))) == ["a", "b"]

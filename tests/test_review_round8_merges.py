@@ -31,7 +31,9 @@ Causes:
   `torch.library.register_autograd("ns::op", bw)`) runs once per backward pass, like a hook, but
   `functions.backward_methods` reads only a class's `backward`: one that counts its calls gave other
   gradients after the merge (Z_14, found after the review). `register_autograd` is now one of the
-  `GRADIENT_HOOKS`.
+  `GRADIENT_HOOKS`. So is a hook table written by hand (`lin._backward_hooks[0] = fn` with
+  `lin._is_full_backward_hook = True`; Z_15): any name holding `backward_hook`, `backward_pre_hook` or
+  `grad_hook` (`vocabulary.names_gradient_hook`), as forward hooks' tables already were.
 
 Known hole (c), a module-level optimizer whose param group keeps the loss (GF005): at module level
 every later backward of the file is in the scope GF005 checks, and torch's optimizers never
@@ -65,6 +67,7 @@ EXPECTED = {
     "Z_08_gf003_hook_registered_by_eval": ("GF003", f"`eval` (line 6) {_COMPUTED}"),
     "Z_09_gf003_saved_tensor_read_after_merge": ("GF003", "a later `l1.grad_fn`, which may read tensors the graph saved, (line 13)"),
     "Z_14_gf003_custom_op_backward_counts_calls": ("GF003", "`scale.register_autograd()` (line 23) registers a gradient hook"),
+    "Z_15_gf003_hook_table_written_by_hand": ("GF003", "`lin._backward_hooks` (line 15) may hold or register gradient hooks"),
     # GF005: `retain_graph=True` is needed: no finding.
     "Z_10_gf005_module_optimizer_group_keeps_loss": None,
     "Z_11_gf005_saved_tensor_read_after_backward": None,
@@ -172,3 +175,15 @@ def test_graph_reads_are_uses():
     found = Backpropagators(module)
     shown = [module.code_for_node(n) for n in found.uses(module.body[0])]
     assert shown == ["l.grad_fn", "l.grad_fn", "l.grad_fn", "torch.autograd.graph.get_gradient_edge", '"grad_fn"'], shown
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("register_hook", True), ("register_full_backward_hook", True), ("_backward_hooks", True),
+    ("_backward_pre_hooks", True), ("_global_backward_hooks", True), ("_is_full_backward_hook", True),
+    ("_post_accumulate_grad_hooks", True), ("register_autograd", True),
+    ("backward", False), ("hooks", False), ("_forward_hooks", False), ("grad", False),
+])
+def test_names_gradient_hook(name, expected):
+    from gradfix.analysis.vocabulary import names_gradient_hook
+
+    assert names_gradient_hook(name) is expected

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, graph_free, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, names_gradient_hook_table, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
@@ -651,11 +651,16 @@ def hook_reasons(facts: "FileFacts") -> List[Reason]:
             )]
         return []
     hook = hooks[0]
-    # A name as a string (`getattr(w, "register_hook")`) is shown as written, not as a call.
+    # A name as a string (`getattr(w, "register_hook")`) is shown as written, not as a call; so is a
+    # hook table (`lin._backward_hooks`), which holds hooks rather than registers them.
+    text = string_value(hook) if isinstance(hook, cst.SimpleString) else last_name(hook)
     shown = code_of(hook).strip() if isinstance(hook, cst.SimpleString) else f"{code_of(hook).strip()}()"
+    does = "registers a gradient hook, which runs"
+    if text is not None and names_gradient_hook_table(text):
+        shown, does = code_of(hook).strip(), "may hold or register gradient hooks, which run"
     return [
         Reason(
-            f"`{shown}` (line {facts.line(hook)}) registers a gradient hook, which runs once per backward "
+            f"`{shown}` (line {facts.line(hook)}) {does} once per backward "
             f"pass: one backward instead of two is exact only if every hook is linear and stateless",
             HOOK,
         )

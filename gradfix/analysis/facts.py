@@ -29,8 +29,8 @@ from gradfix.analysis.merge import module_constants
 from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
 from gradfix.analysis.vocabulary import (
-    DETERMINISTIC_TENSOR_FUNCTIONS, FRESH_TENSOR_FACTORIES, GRADIENT_HOOKS, MODULE_MUTATORS, MUTATING_METHODS, PURE_FUNCTIONS, PURE_TENSOR_METHODS,
-    names_forward_hook,
+    DETERMINISTIC_TENSOR_FUNCTIONS, FRESH_TENSOR_FACTORIES, MODULE_MUTATORS, MUTATING_METHODS, PURE_FUNCTIONS, PURE_TENSOR_METHODS,
+    names_forward_hook, names_gradient_hook,
 )
 from gradfix.analysis.walk import walk_tree
 
@@ -112,7 +112,7 @@ class FileFacts:
         name as a string (`getattr(w, "register_hook")(fn)`; review, stop 24). Review, round 8: also
         the name a registration is imported as (`register_multi_grad_hook as on_grads`), which
         `on_grads(ts, fn)` calls by a name no list of hook names has."""
-        found = name_references(self.module, GRADIENT_HOOKS.__contains__, strings=True) + _imported_as(self.module, GRADIENT_HOOKS.__contains__)
+        found = name_references(self.module, names_gradient_hook, strings=True) + _imported_as(self.module, names_gradient_hook)
         return sorted(found, key=self.line)
 
     @cached_property

@@ -32,7 +32,7 @@ earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import AbstractSet, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -47,6 +47,7 @@ from gradfix.analysis.exprs import (
     is_literal,
     may_change_builtins,
     scope_bindings,
+    single_return,
     strip_parens,
 )
 from gradfix.analysis.introspection import names_by_string
@@ -55,6 +56,7 @@ from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
+    FRESH_LOSSES,
     FRESH_METHODS,
     FUNCTIONAL_INPLACE_POSITION,
     GRAD_MODE_CONTEXTS,
@@ -810,7 +812,7 @@ def _tensor_read(
         if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
             child, k = call, k - 2  # the same objects in a new container
             continue
-        if text.startswith(("torch.", "F.")) and "Tensor" not in text and text.rsplit(".", 1)[-1] in FRESH_METHODS and not _writes_in_place(call):
+        if _fresh_torch_call(call):
             return True  # (not `F.relu(buf, inplace=True)`, which returns `buf`: review, round 8)
         if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
             child, k = call, k - 2  # what a torch module returns may be its input
@@ -915,12 +917,16 @@ def _only_read(
     text = code_of(call.func).strip()
     if isinstance(call.func, cst.Name) and text in _READING_BUILTINS and text not in shadowed:
         return True
+    if isinstance(call.func, cst.Name) and parents and isinstance(parents[0], cst.Module) and text in _reading_helpers(parents[0]):
+        return True  # `loss_fn(bufs[0], y)` with `def loss_fn(u, v): return torch.mean((u - v) ** 2)`
     if not text.startswith(("torch.", "nn.", "optim.", "F.")) or "setattr" in text or "__" in text:
         return False
     if not all(arg is parent or (not arg.star and graph_free(arg.value, names_free)) for arg in call.args):
         return False
     if text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
         return True  # `torch.optim.Adam(params)`: leaves it steps under `no_grad`, as `_tensor_read` has it
+    if _fresh_torch_call(call):
+        return True  # a new tensor (`F.mse_loss(bufs[0], y)`): it holds nothing it was given
     # What it returns may be what it was given, or hold it (`b = nn.init.zeros_(m.b)`, `cm =
     # torch.compile(m)`): followed, a name bound to it proven as its own (review, round 8).
     return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(call, k - 2), bound_ok=bound_ok)
@@ -975,6 +981,92 @@ def _range_counters(scope: cst.CSTNode) -> Set[str]:
         ):
             found[node.target.value] = found.get(node.target.value, 0) + 1
     return {name for name, n in found.items() if counts.get(name, 0) == 2 * n}  # (`binding_counts` counts a `for` target twice)
+
+
+# module -> the names of its reading helpers (`_reading_helpers`); a few kept, as `walk` keeps trees.
+_READING_HELPERS: Dict[int, Tuple[cst.Module, FrozenSet[str]]] = {}
+
+
+def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
+    """The functions of the file that only read their parameters and return a new tensor: bound
+    once in the file, by a top-level `def` (no decorator, not async) whose body is one `return E`
+    (`exprs.single_return`), `E` no parameter itself, and every parameter read in `E` only as an
+    operand of arithmetic or a comparison, an argument of a function of torch that returns a new
+    tensor (`_fresh_torch_call`) or the receiver of a `FRESH_METHODS` method (`def loss_fn(u, v):
+    return torch.mean((u - v) ** 2)`). Given an object, such a call hands it on to nowhere: the
+    result holds none of it. (Found by `tests/test_properties.py` after review round 8 made a
+    container's items followed: a loss helper given `bufs[0]` had lost its safe fix.)"""
+    entry = _READING_HELPERS.get(id(module))
+    if entry is not None and entry[0] is module:
+        return entry[1]
+    counts = binding_counts(module)
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or statement.decorators or statement.asynchronous is not None:
+            continue
+        params = statement.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
+            continue
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        returned = single_return(statement)
+        if counts.get(statement.name.value) == 1 and returned is not None and _only_fresh_reads(returned, names):
+            found.add(statement.name.value)
+    if len(_READING_HELPERS) >= 8:
+        _READING_HELPERS.clear()
+    _READING_HELPERS[id(module)] = (module, frozenset(found))
+    return frozenset(found)
+
+
+def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool:
+    """Whether `expr` reads the names only as operands (`_reading_helpers`), and is none of them."""
+    if isinstance(strip_parens(expr), cst.Name) and strip_parens(expr).value in names:
+        return False
+    ok = [True]
+
+    class Check(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.BaseComp, cst.Yield, cst.Await)):
+                ok[0] = False  # (code that runs later, binds or suspends: not followed)
+            elif isinstance(node, cst.Name) and node.value in names and not _fresh_operand(node, self.stack):
+                ok[0] = False
+            self.stack.append(node)  # (`on_leave` runs for every node visited)
+            return ok[0]
+
+        def on_leave(self, node: cst.CSTNode) -> None:
+            self.stack.pop()
+
+    expr.visit(Check())
+    return ok[0]
+
+
+def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode]) -> bool:
+    """A parameter read whose value goes only into a new value: an operand of arithmetic or a
+    comparison, an argument of a fresh torch call, the receiver of a `FRESH_METHODS` method."""
+    parent = stack[-1] if stack else None
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(stack) >= 2:
+        call = stack[-2]
+        return isinstance(call, cst.Call) and _fresh_torch_call(call)
+    if isinstance(parent, cst.Attribute) and parent.value is node and len(stack) >= 2:
+        call = stack[-2]
+        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS
+    return False
+
+
+def _fresh_torch_call(call: cst.Call) -> bool:
+    """A call of a function of torch whose result is a new tensor or a Python value, never what it
+    was given nor a view of it: a `FRESH_METHODS` name (`torch.tanh`, `torch.sum`) or a loss
+    (`FRESH_LOSSES`: `F.mse_loss`), not given `inplace=`/`out=` (`_writes_in_place`). By its text
+    (`torch.`, `F.`), as the rest of the loop proof reads torch calls."""
+    text = code_of(call.func).strip()
+    if not text.startswith(("torch.", "F.")) or "Tensor" in text:
+        return False
+    name = text.rsplit(".", 1)[-1]
+    return (name in FRESH_METHODS or name in FRESH_LOSSES) and not _writes_in_place(call)
 
 
 def _writes_in_place(call: cst.Call) -> bool:

@@ -316,6 +316,14 @@ FRESH_METHODS = (PURE_TENSOR_METHODS | VALUE_METHODS | {"clone"}) - VIEW_METHODS
     # a CPU tensor's `.numpy()` is an array over the same memory: `n += 1` changes the tensor
     "numpy",
 }
+# Losses and distances of `torch.nn.functional` (and `torch`): each computes a new tensor from its
+# operands (a reduction, or an elementwise formula under `reduction="none"`), never returns one.
+FRESH_LOSSES = frozenset({
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
+    "triplet_margin_loss", "cosine_similarity", "pairwise_distance", "cdist",
+})
 # Builtins whose result is a new value, never one of their arguments.
 FRESH_FUNCTIONS = frozenset({"len", "float", "int", "bool", "str", "repr", "round", "abs", "print", "range", "isinstance"})
 
@@ -364,6 +372,21 @@ GRADIENT_HOOKS = frozenset(
         "register_comm_hook",
     }
 )
+# The tables those registrations fill, written by hand (`lin._backward_hooks[k] = fn` with
+# `lin._is_full_backward_hook = True`, `torch.nn.modules.module._global_backward_hooks`,
+# `t._post_accumulate_grad_hooks`; review, round 8): any name holding `backward_hook`,
+# `backward_pre_hook` or `grad_hook`, as `_FORWARD_HOOK` reads forward hooks' tables.
+_GRADIENT_HOOK_TABLE = re.compile(r"backward(?:_pre)?_hook|grad_hook")
+
+
+def names_gradient_hook(name: str) -> bool:
+    """Whether a name, attribute or string may refer to a gradient-hook registration or its table."""
+    return name in GRADIENT_HOOKS or _GRADIENT_HOOK_TABLE.search(name) is not None
+
+
+def names_gradient_hook_table(name: str) -> bool:
+    """Whether a name names a table of gradient hooks rather than a registration (`_backward_hooks`)."""
+    return name not in GRADIENT_HOOKS and not name.startswith("register") and _GRADIENT_HOOK_TABLE.search(name) is not None
 
 # -- custom autograd Function backwards: linear in their gradients? (E10) -----------------------
 
