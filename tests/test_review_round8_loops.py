@@ -115,3 +115,5 @@ def m(*u):
     return torch.sum(u)
 """
     assert sorted(_reading_helpers(cst.parse_module(source))) == ["a", "b"]
+    # A file that may bind names by a string (here `exec`) proves none.
+    assert _reading_helpers(cst.parse_module(source + "exec('b = keep')\n")) == frozenset()

@@ -989,7 +989,8 @@ _READING_HELPERS: Dict[int, Tuple[cst.Module, FrozenSet[str]]] = {}
 
 def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
     """The functions of the file that only read their parameters and return a new tensor: bound
-    once in the file, by a top-level `def` (no decorator, not async) whose body is one `return E`
+    once in the file (which binds no name by a string), by a top-level `def` (no decorator, not
+    async) whose body is one `return E`
     (`exprs.single_return`), `E` no parameter itself, and every parameter read in `E` only as an
     operand of arithmetic or a comparison, an argument of a function of torch that returns a new
     tensor (`_fresh_torch_call`) or the receiver of a `FRESH_METHODS` method (`def loss_fn(u, v):
@@ -1001,7 +1002,8 @@ def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
         return entry[1]
     counts = binding_counts(module)
     found = set()
-    for statement in module.body:
+    # (`globals()["loss_fn"] = keep`, `exec(...)`, a star import: a binding the counts do not see)
+    for statement in () if names_by_string(module) else module.body:
         if not isinstance(statement, cst.FunctionDef) or statement.decorators or statement.asynchronous is not None:
             continue
         params = statement.params
