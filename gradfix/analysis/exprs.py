@@ -274,6 +274,12 @@ class _NameCollector(cst.CSTVisitor):
         self.paths.append((node.value,))
         return False
 
+    def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
+        # `d(u=x)` reads `x`, not a name `u`: a keyword names the callee's parameter (read as a name,
+        # `u = d(u=x.detach(), v=y)` looked like a rebinding of what the call reads).
+        walk_tree(node.value, self)
+        return False
+
     def visit_Call(self, node: cst.Call) -> Optional[bool]:
         # `x.view(-1, 3)` reads all of `x`, not an attribute `x.view`: a store into `x[0]` changes
         # it. (Not for `self.method(...)`: that reads the method, and `self` is everything.)
