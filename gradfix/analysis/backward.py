@@ -10,6 +10,7 @@ Shared by the rules that look at backward passes (GF001, GF003, GF004, GF005). T
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 from gradfix.analysis.introspection import ATTRIBUTE_GETTERS, names_by_string
 from gradfix.analysis.loops import function_parameters, graph_free, loop_reasons
-from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, names_gradient_hook_table, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS
+from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLESS_DECORATORS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS, VALUE_FUNCTIONS, VALUE_METHODS, names_gradient_hook_table
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
@@ -1713,16 +1714,23 @@ class Backpropagators:
         count as a use of one, the field's GradNorm loop). The call is a backward site of its own."""
         if not isinstance(value, cst.Call) or self._dynamic:
             return False
-        chain = _chain(value.func)
-        if chain is None or not self._torch_root(chain[0]):
+        if self._torch_path(value.func) != "torch.autograd.grad" or self._stores_into_torch:
             return False
-        if ".".join([self._torch_imports[chain[0]][0], *chain[1:]]) != "torch.autograd.grad":
-            return False
-        for target in self._attribute_stores:
-            stored = _chain(target.value)
-            if stored is not None and self._torch_root(stored[0]):
-                return False
         return not any(self._backpropagating_value(arg.value, aliases) for arg in value.args)
+
+    def _torch_path(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The dotted path of torch `expr` names (`nn.Linear` -> `torch.nn.Linear`), through a first
+        name the file binds only by imports of torch (`_torch_root`); None for anything else."""
+        chain = _chain(expr)
+        if chain is None or not self._torch_root(chain[0]):
+            return None
+        return ".".join([self._torch_imports[chain[0]][0], *chain[1:]])
+
+    @cached_property
+    def _stores_into_torch(self) -> bool:
+        """Whether the file stores an attribute of a torch module (`torch.autograd.grad = mine`,
+        `optim.SGD = Mine`), through a name bound only by imports of torch."""
+        return any((stored := _chain(t.value)) is not None and self._torch_root(stored[0]) for t in self._attribute_stores)
 
     @staticmethod
     def _backpropagating_value(value: cst.BaseExpression, aliases) -> bool:
@@ -1778,17 +1786,13 @@ class Backpropagators:
         parts: set = set()
         for value in values:
             chain = _chain(value.func) if isinstance(value, cst.Call) else None
-            if chain is None or not self._torch_root(chain[0]):
+            path = self._torch_path(value.func) if chain is not None else None
+            if path is None or not path.startswith(_TORCH_CONSTRUCTORS):
                 return False
-            path = ".".join([self._torch_imports[chain[0]][0], *chain[1:]])
-            if not path.startswith(_TORCH_CONSTRUCTORS):
-                return False
-            parts.update(chain[1:])
-        for target in self._attribute_stores:
-            chain = _chain(target.value)
-            if target.attr.value in parts or target.attr.value == method or (chain is not None and self._torch_root(chain[0])):
-                return False
-        return True
+            parts.update(chain[1:])  # type: ignore[index]
+        if self._stores_into_torch:
+            return False
+        return not any(target.attr.value in parts or target.attr.value == method for target in self._attribute_stores)
 
     def _torch_root(self, name: str) -> bool:
         """`name` is bound in the file only by imports of torch, all to one module path."""

@@ -122,7 +122,6 @@ class FileFacts:
         found = name_references(self.module, names_forward_hook, strings=True) + _imported_as(self.module, names_forward_hook)
         return sorted(found, key=self.line)
 
-
     @cached_property
     def functions_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
         """Every function and method of the file (at any depth), by its name."""

@@ -75,7 +75,7 @@ from gradfix.analysis.vocabulary import (
     VIEW_METHODS,
     has_inplace_suffix,
 )
-from gradfix.analysis.walk import children, walk_tree
+from gradfix.analysis.walk import children, per_file, walk_tree
 
 _LOOPS = (cst.For, cst.While)
 
@@ -983,10 +983,6 @@ def _range_counters(scope: cst.CSTNode) -> Set[str]:
     return {name for name, n in found.items() if counts.get(name, 0) == 2 * n}  # (`binding_counts` counts a `for` target twice)
 
 
-# module -> the names of its reading helpers (`_reading_helpers`); a few kept, as `walk` keeps trees.
-_READING_HELPERS: Dict[int, Tuple[cst.Module, FrozenSet[str]]] = {}
-
-
 def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
     """The functions of the file that only read their parameters and return a new tensor: bound
     once in the file (which binds no name by a string), by a top-level `def` (no decorator, not
@@ -996,10 +992,12 @@ def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
     tensor (`_fresh_torch_call`) or the receiver of a `FRESH_METHODS` method (`def loss_fn(u, v):
     return torch.mean((u - v) ** 2)`). Given an object, such a call hands it on to nowhere: the
     result holds none of it. (Found by `tests/test_properties.py` after review round 8 made a
-    container's items followed: a loss helper given `bufs[0]` had lost its safe fix.)"""
-    entry = _READING_HELPERS.get(id(module))
-    if entry is not None and entry[0] is module:
-        return entry[1]
+    container's items followed: a loss helper given `bufs[0]` had lost its safe fix.) Once per
+    file (`walk.per_file`)."""
+    return per_file("reading helpers", module, _list_reading_helpers)
+
+
+def _list_reading_helpers(module: cst.Module) -> FrozenSet[str]:
     counts = binding_counts(module)
     found = set()
     # (`globals()["loss_fn"] = keep`, `exec(...)`, a star import: a binding the counts do not see)
@@ -1013,15 +1011,13 @@ def _reading_helpers(module: cst.Module) -> FrozenSet[str]:
         returned = single_return(statement)
         if counts.get(statement.name.value) == 1 and returned is not None and _only_fresh_reads(returned, names):
             found.add(statement.name.value)
-    if len(_READING_HELPERS) >= 8:
-        _READING_HELPERS.clear()
-    _READING_HELPERS[id(module)] = (module, frozenset(found))
     return frozenset(found)
 
 
 def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool:
     """Whether `expr` reads the names only as operands (`_reading_helpers`), and is none of them."""
-    if isinstance(strip_parens(expr), cst.Name) and strip_parens(expr).value in names:
+    bare = strip_parens(expr)
+    if isinstance(bare, cst.Name) and bare.value in names:
         return False
     ok = [True]
 
@@ -1040,7 +1036,7 @@ def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool
         def on_leave(self, node: cst.CSTNode) -> None:
             self.stack.pop()
 
-    expr.visit(Check())
+    walk_tree(expr, Check())
     return ok[0]
 
 

@@ -388,6 +388,7 @@ def names_gradient_hook_table(name: str) -> bool:
     """Whether a name names a table of gradient hooks rather than a registration (`_backward_hooks`)."""
     return name not in GRADIENT_HOOKS and not name.startswith("register") and _GRADIENT_HOOK_TABLE.search(name) is not None
 
+
 # -- custom autograd Function backwards: linear in their gradients? (E10) -----------------------
 
 # `g.method(...)` on a linear receiver whose other arguments are CONST: linear.

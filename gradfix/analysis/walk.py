@@ -22,9 +22,11 @@ plain `CSTVisitor` (a transformer), is handed to libcst's own `visit`.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import libcst as cst
+
+T = TypeVar("T")
 
 # id(node) -> (node, its children)
 _CHILDREN: Dict[int, Tuple[cst.CSTNode, Tuple[cst.CSTNode, ...]]] = {}
@@ -116,22 +118,37 @@ def children(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
 
 
 def forget() -> None:
-    """Drop the children read so far (and the trees they keep alive)."""
+    """Drop the children read so far and the per-file results (and the trees they keep alive)."""
     _CHILDREN.clear()
-    _OUTSIDE_LAMBDAS.clear()
+    _PER_FILE.clear()
 
 
-# id(module) -> (module, its nodes outside lambdas' bodies, in walk order)
-_OUTSIDE_LAMBDAS: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+# (what, id(tree)) -> (tree, its result): what `per_file` computed, until `forget()`.
+_PER_FILE: Dict[Tuple[str, int], Tuple[cst.CSTNode, object]] = {}
+
+
+def per_file(what: str, tree: cst.CSTNode, compute: Callable[[cst.CSTNode], T]) -> T:
+    """`compute(tree)`, computed once per tree (a file's module) and kept until `forget()` (the
+    engine calls it after each file): for the facts many questions about one file share, where no
+    `FileFacts` is at hand. An entry holds its tree, so its id cannot be reused while it lives."""
+    entry = _PER_FILE.get((what, id(tree)))
+    if entry is not None and entry[0] is tree:
+        return entry[1]  # type: ignore[return-value]
+    value = compute(tree)
+    if len(_PER_FILE) >= 32:  # (callers outside the engine never call `forget()`)
+        _PER_FILE.clear()
+    _PER_FILE[(what, id(tree))] = (tree, value)
+    return value
 
 
 def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
     """Every node of the module in walk order (pre-order, children in source order), a lambda but
-    not its body: what `exprs.nodes_within` searches, listed once per file (until `forget()`) for
-    the many questions asked of the whole module."""
-    entry = _OUTSIDE_LAMBDAS.get(id(module))
-    if entry is not None and entry[0] is module:
-        return entry[1]
+    not its body: what `exprs.nodes_within` searches, listed once per file (`per_file`) for the
+    many questions asked of the whole module."""
+    return per_file("outside lambdas", module, _outside_lambdas)
+
+
+def _outside_lambdas(module: cst.CSTNode) -> List[cst.CSTNode]:
     found: List[cst.CSTNode] = []
     todo: List[cst.CSTNode] = [module]
     while todo:
@@ -139,9 +156,6 @@ def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
         found.append(node)
         if type(node) is not cst.Lambda:
             todo.extend(reversed(children(node)))
-    if len(_OUTSIDE_LAMBDAS) >= 16:  # (callers outside the engine never call `forget()`)
-        _OUTSIDE_LAMBDAS.clear()
-    _OUTSIDE_LAMBDAS[id(module)] = (module, found)
     return found
 
 
