@@ -31,7 +31,7 @@ prefilter (the only ones worth caching) and filled with what was computed.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional
 
 from gradfix.engine import FileResult, prefilter, rule_modules
 from gradfix.options import LintOptions
@@ -64,53 +64,113 @@ def default_jobs() -> int:
 
 
 def lint_many(jobs: Optional[int], tasks: Iterable[Task], *, cache=None) -> Iterator[FileResult]:
-    """Lint every task; yield one `FileResult` per task, in input order.
+    """Lint every task; return an iterator with one `FileResult` per task, in input order.
 
-    `jobs`: worker processes (None or 0: `default_jobs()`; 1: all in this
-    process). `cache`: a `gradfix.cache.Cache`, or None.
+    `tasks` is consumed before this returns, and may be lazy (the files read as it yields them):
+    once enough text has passed the token stage to pay for worker processes, the workers start
+    on it while the rest is still being read. `jobs`: worker processes (None or 0:
+    `default_jobs()`; 1: all in this process). `cache`: a `gradfix.cache.Cache`, or None.
     """
-    jobs = jobs or default_jobs()
-    tasks = list(tasks)
-    results: List[Optional[FileResult]] = [None] * len(tasks)
-    keys: List[Optional[str]] = [None] * len(tasks)
-    pending: List[int] = []  # past the token stage, not in the cache
-    for index, (path, data, options) in enumerate(tasks):
-        if not prefilter(data, rule_modules(options.codes), parse=False):
-            results[index] = FileResult(path)  # what lint_bytes returns without a candidate rule
-            continue
-        if cache is not None:
-            keys[index] = cache.key(data, options)
-            hit = cache.get(keys[index], path)
+    run = _Run(jobs or default_jobs(), cache)
+    try:
+        for task in tasks:
+            run.add(task)
+    except BaseException:
+        run.close()  # (a configuration error while reading: the workers stop at once)
+        raise
+    return run.results()
+
+
+class _Run:
+    """One `lint_many` call: the tasks as they arrive, their results, and the workers once started."""
+
+    def __init__(self, jobs: int, cache) -> None:
+        self.jobs = jobs
+        self.cache = cache
+        self.tasks: List[Task] = []
+        self.done: List[Optional[FileResult]] = []
+        self.keys: List[Optional[str]] = []
+        self.pending: List[int] = []  # past the token stage, not in the cache
+        self.pending_bytes = 0
+        self.pool = None
+        self.futures: Dict[int, object] = {}
+
+    def add(self, task: Task) -> None:
+        index = len(self.tasks)
+        self.tasks.append(task)
+        self.keys.append(None)
+        self.done.append(None)
+        if not prefilter(task.data, rule_modules(task.options.codes), parse=False):
+            self.done[index] = FileResult(task.path)  # what lint_bytes returns without a candidate rule
+            return
+        if self.cache is not None:
+            self.keys[index] = self.cache.key(task.data, task.options)
+            hit = self.cache.get(self.keys[index], task.path)
             if hit is not None:
-                results[index] = hit
-                continue
-        pending.append(index)
+                self.done[index] = hit
+                return
+        self.pending.append(index)
+        self.pending_bytes += len(task.data)
+        if self.pool is not None:
+            self._submit([index])
+        elif self.jobs > 1 and len(self.pending) >= 2 and self.pending_bytes >= PARALLEL_PRECHECK_BYTES:
+            # The prechecks alone (a CPython parse each) are worth the workers: they run them
+            # (`lint_bytes` does), and the files that need libcst go on there at once.
+            self._start(self.pending)
 
-    if jobs > 1 and len(pending) >= 2 and sum(len(tasks[i].data) for i in pending) >= PARALLEL_PRECHECK_BYTES:
-        # The prechecks alone (a CPython parse each) are worth the workers: they run them
-        # (`lint_bytes` does), and the files that need libcst go on there at once.
-        yield from _parallel(jobs, tasks, results, keys, pending, cache)
-        return
-    todo: List[int] = []
-    for index in pending:
-        if not _candidates(tasks[index].data, rule_modules(tasks[index].options.codes)):
-            results[index] = FileResult(tasks[index].path)
-            _store(cache, keys[index], results[index])
-            continue
-        todo.append(index)
+    def _start(self, indexes: List[int]) -> None:
+        self.pool = _pool(self.jobs)
+        self._submit(indexes)
 
-    parallel = jobs > 1 and (
-        len(todo) >= PARALLEL_MIN_FILES
-        or (len(todo) >= 2 and sum(len(tasks[i].data) for i in todo) >= PARALLEL_MIN_BYTES)
-    )
-    if not parallel:
-        for index, result in enumerate(results):
-            if result is None:
-                result = lint_task(tasks[index])
-                _store(cache, keys[index], result)
-            yield result
-        return
-    yield from _parallel(jobs, tasks, results, keys, todo, cache)
+    def _submit(self, indexes: List[int]) -> None:
+        # Largest first: the long files start early and the pool drains evenly.
+        for index in sorted(indexes, key=lambda i: -len(self.tasks[i].data)):
+            self.futures[index] = self.pool.submit(lint_task, self.tasks[index])
+
+    def close(self) -> None:
+        if self.pool is not None:
+            # Also when the consumer stops early: pending work is dropped.
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def results(self) -> Iterator[FileResult]:
+        if self.pool is None:
+            todo: List[int] = []
+            for index in self.pending:
+                task = self.tasks[index]
+                if not _candidates(task.data, rule_modules(task.options.codes)):
+                    self.done[index] = FileResult(task.path)
+                    _store(self.cache, self.keys[index], self.done[index])
+                    continue
+                todo.append(index)
+            parallel = self.jobs > 1 and (
+                len(todo) >= PARALLEL_MIN_FILES
+                or (len(todo) >= 2 and sum(len(self.tasks[i].data) for i in todo) >= PARALLEL_MIN_BYTES)
+            )
+            if parallel:
+                self._start(todo)
+        try:
+            for index, result in enumerate(self.done):
+                if result is None:
+                    result = self._result(index)
+                    _store(self.cache, self.keys[index], result)
+                yield result
+        finally:
+            self.close()
+
+    def _result(self, index: int) -> FileResult:
+        task = self.tasks[index]
+        future = self.futures.get(index)
+        if future is None:
+            return lint_task(task)
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            return _alone(task)
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that did not pickle
+            return FileResult(task.path, error=internal_error(exc))
 
 
 def lint_task(task: Task) -> FileResult:
@@ -147,36 +207,40 @@ def _store(cache, key: Optional[str], result: FileResult) -> None:
         cache.put(key, result)
 
 
-def _parallel(jobs, tasks, results, keys, todo, cache) -> Iterator[FileResult]:
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+# What a worker imports to lint a file: libcst (a third of a second of its dataclasses) and the
+# analysis. A fork server imports it once, while this process is still reading files, and every
+# worker is a fork of it that starts ready; without one (Windows), each worker imports it.
+_WORKER_MODULES = (
+    "libcst",
+    "libcst.metadata",
+    "gradfix.engine",
+    "gradfix.analysis.facts",
+    "gradfix.analysis.positions",
+    "gradfix.fixes.build",
+    "gradfix.semicolons",
+)
 
-    # Largest first: the long files start early and the pool drains evenly.
-    order = sorted(todo, key=lambda i: -len(tasks[i].data))
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)))
-    try:
-        futures = {i: pool.submit(lint_task, tasks[i]) for i in order}
-        for index, result in enumerate(results):
-            if result is None:
-                try:
-                    result = futures[index].result()
-                except BrokenProcessPool:
-                    result = _alone(tasks[index])
-                except Exception as exc:  # noqa: BLE001 - e.g. a result that did not pickle
-                    result = FileResult(tasks[index].path, error=internal_error(exc))
-                _store(cache, keys[index], result)
-            yield result
-    finally:
-        # Also when the consumer stops early: pending work is dropped.
-        pool.shutdown(wait=True, cancel_futures=True)
+
+def _pool(workers: int):
+    """A process pool of `workers` whose processes have the analysis imported."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return ProcessPoolExecutor(max_workers=workers)
+    from gradfix.rules import ALL_RULES
+
+    context = multiprocessing.get_context("forkserver")
+    # (Read when the server starts: a server already running for this process keeps its own.)
+    context.set_forkserver_preload([*_WORKER_MODULES, *(rule.VISITOR.partition(":")[0] for rule in ALL_RULES)])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def _alone(task: Task) -> FileResult:
     """Retry a task whose worker died, in a pool of its own; report it if that one dies too."""
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    with _pool(1) as pool:
         try:
             return pool.submit(lint_task, task).result()
         except BrokenProcessPool:

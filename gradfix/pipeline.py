@@ -25,7 +25,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ContextManager, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, ContextManager, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from gradfix.engine import FileResult
 
@@ -181,9 +181,9 @@ def lint_paths(
     # In file order: ("error", name, message), ("task", name, data, unsafe) or
     # ("notebook", name, data, unsafe, notebook, relint).
     entries: List[tuple] = []
-    tasks: List[Task] = []
 
-    def add(name: str, data: bytes, settings_path: Path) -> None:
+    def add(name: str, data: bytes, settings_path: Path) -> Optional[Task]:
+        """The file's task (its entry added), or None (an error entry added)."""
         notebook = is_notebook(name)
         try:
             settings = resolver.for_path(settings_path)
@@ -207,17 +207,18 @@ def lint_paths(
                 parsed = Notebook.parse(data, name)
             except NotebookError as exc:
                 entries.append(("error", name, f"not a valid notebook: {exc}"))
-                return
-            tasks.append(Task(name, parsed.source(), lint_options))
+                return None
             entries.append(("notebook", name, data, unsafe, parsed, lambda source: lint_task(Task(name, source, lint_options))))
-            return
-        tasks.append(Task(name, data, lint_options))
+            return Task(name, parsed.source(), lint_options)
         entries.append(("task", name, data, unsafe))
+        return Task(name, data, lint_options)
 
-    def finish() -> Run:
+    def finish(tasks: Iterable[Task]) -> Run:
         cache = None if options.no_cache else Cache(_cache_directory(resolver))
+        # `tasks` may read the files as it goes: the workers start on the first ones meanwhile.
         results = lint_many(options.jobs, tasks, cache=cache)
-        with (progress or _untracked)(results, len(tasks)) as results:
+        total = sum(entry[0] != "error" for entry in entries)
+        with (progress or _untracked)(results, total) as results:
             for entry in entries:
                 if entry[0] == "error":
                     run.errors.append((entry[1], entry[2]))
@@ -242,27 +243,32 @@ def lint_paths(
             if resolver.for_path(Path(name)).is_excluded(Path(name)) and options.force_exclude:
                 run.outcomes.append(Outcome(name, data, FileResult(name)))
                 return run
-        add(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
-        return finish()
+        task = add(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
+        return finish([task] if task is not None else [])
 
     files, problems = discover_files(list(paths), resolver, force_exclude=options.force_exclude)
     for raw, message in problems:
         run.errors.append((raw, message))
-    for path in files:
-        name = str(path)
-        try:
-            data = read_source(path)
-        except IsADirectoryError:
-            entries.append(("error", name, "is a directory"))
-            continue
-        except NotRegularFile:
-            entries.append(("error", name, "not a regular file"))
-            continue
-        except OSError as exc:
-            entries.append(("error", name, f"cannot read: {exc.strerror or exc}"))
-            continue
-        add(name, data, path)
-    return finish()
+
+    def read() -> Iterator[Task]:
+        for path in files:
+            name = str(path)
+            try:
+                data = read_source(path)
+            except IsADirectoryError:
+                entries.append(("error", name, "is a directory"))
+                continue
+            except NotRegularFile:
+                entries.append(("error", name, "not a regular file"))
+                continue
+            except OSError as exc:
+                entries.append(("error", name, f"cannot read: {exc.strerror or exc}"))
+                continue
+            task = add(name, data, path)
+            if task is not None:
+                yield task
+
+    return finish(read())
 
 
 @contextlib.contextmanager

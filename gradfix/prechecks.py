@@ -337,11 +337,12 @@ def statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tup
 
 
 def lines_of(node, text: bytes, state: Dict[str, object]) -> bytes:
-    """The text of the lines a statement spans."""
+    """The text of the lines a statement spans, from its first decorator's if it has any."""
     if "lines" not in state:
         state["lines"] = text.splitlines()
     lines: List[bytes] = state["lines"]  # type: ignore[assignment]
-    return b"\n".join(lines[node.lineno - 1 : node.end_lineno])
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return b"\n".join(lines[first - 1 : node.end_lineno])
 
 
 def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:

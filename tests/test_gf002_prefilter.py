@@ -88,3 +88,30 @@ def test_torch_utils_data_alone_passes_no_rule():
     assert prefilter(source.encode(), [gf001, gf002, gf004], parse=False) == []
     operands = source.replace("    b.backward()\n", "    b.backward()\n    F.mse_loss(a.data, b) + F.mse_loss(a, b.data)\n")
     assert prefilter(operands.encode(), [gf001, gf002, gf004], parse=False) == [gf001, gf002, gf004]
+
+
+def test_functions_with_one_stop_gradient_are_not_walked(monkeypatch):
+    """A pair is two stop-gradients of one function: a method whose lines (its decorators' too) hold
+    fewer than two markers is skipped unwalked, and the file's verdict is the pairs' alone."""
+    import ast
+
+    methods = (
+        "class M:\n"
+        "    def a(self, x, y):\n        return F.mse_loss(x, y.detach())\n\n"
+        "    @deco(F.mse_loss(x, y.detach()))\n    def b(self, x, y):\n        return F.mse_loss(x.detach(), y)\n\n"
+    )
+    pair = "    def c(self, x, y):\n        return F.mse_loss(x, y.detach()) + F.mse_loss(x.detach(), y)\n"
+    walked = []
+    real = ast.iter_child_nodes
+
+    def spy(node):
+        if isinstance(node, ast.FunctionDef):
+            walked.append(node.name)
+        return real(node)
+
+    monkeypatch.setattr(gf002.ast, "iter_child_nodes", spy)
+    assert prefilter((HEAD + "    pass\n\n\n" + methods).encode(), [gf002]) == []
+    assert set(walked) == {"b"}  # `a` holds one marker; `b`'s decorator holds its second
+    walked.clear()
+    assert prefilter((HEAD + "    pass\n\n\n" + methods + pair).encode(), [gf002]) == [gf002]
+    assert "a" not in walked and "c" in walked

@@ -244,12 +244,38 @@ def test_prechecks_in_the_workers_give_the_serial_results(monkeypatch):
     tasks = _fixture_tasks()
     serial = list(parallel.lint_many(1, tasks))
     sent = []
-    real = parallel._parallel
-    monkeypatch.setattr(parallel, "_parallel", lambda jobs, tasks, results, keys, todo, cache: sent.append(len(todo)) or real(jobs, tasks, results, keys, todo, cache))
+    real = parallel._Run._submit
+    monkeypatch.setattr(parallel._Run, "_submit", lambda run, indexes: sent.extend(indexes) or real(run, indexes))
     monkeypatch.setattr(parallel, "PARALLEL_PRECHECK_BYTES", 0)
     assert _summary(parallel.lint_many(2, tasks)) == _summary(serial)
-    # every file past the token stage went, the precheck's rejects too
-    assert sent == [sum(bool(parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)) for t in tasks)]
+    # every file past the token stage went, the precheck's rejects too, each once
+    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    assert sorted(sent) == passed
+
+
+def test_workers_start_while_the_files_are_still_read(monkeypatch):
+    """`lint_many` consumes a lazy iterable of tasks: the workers start as soon as enough text has
+    passed the token stage, before the iterable is done, and the results keep the input order."""
+    from gradfix import parallel
+
+    tasks = _fixture_tasks()
+    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    assert len(passed) >= 3
+    read = []
+    started = []
+    real = parallel._Run._start
+    monkeypatch.setattr(parallel._Run, "_start", lambda run, indexes: started.append((len(read), list(indexes))) or real(run, indexes))
+    # the second file past the token stage crosses the threshold
+    monkeypatch.setattr(parallel, "PARALLEL_PRECHECK_BYTES", len(tasks[passed[0]].data) + 1)
+
+    def lazily():
+        for task in tasks:
+            read.append(task.path)
+            yield task
+
+    results = parallel.lint_many(2, lazily())
+    assert started == [(passed[1] + 1, passed[:2])]
+    assert _summary(results) == _summary(parallel.lint_many(1, tasks))
 
 
 def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):

@@ -173,6 +173,14 @@ def _pair(tree, whole: bool, text: bytes, state: dict):
         statement = statements.pop()
         if isinstance(statement, ast.ClassDef):
             statements.extend(statement.body)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # A pair is two calls of one scope, each stopping a gradient the other does not: two
+            # stop-gradients, two markers. Every call in a function (its decorators, nested
+            # functions and lambdas too) has its scope inside it, so a function whose lines hold
+            # fewer than two markers holds no pair (most marked functions of a tree hold one).
+            markers = _MARKER.finditer(prechecks.lines_of(statement, text, state))
+            if next(markers, None) is not None and next(markers, None) is not None:
+                pending.append(statement)
         elif _MARKER.search(prechecks.lines_of(statement, text, state)) is not None:
             pending.append(statement)
     while pending:  # one traversal (`ast.walk` and then each node's children would be two)
