@@ -93,6 +93,7 @@ class _Run:
         self.pending: List[int] = []  # past the token stage, not in the cache
         self.pending_bytes = 0
         self.pool = None
+        self.feeder = None
         self.futures: Dict[int, object] = {}
 
     def add(self, task: Task) -> None:
@@ -119,16 +120,42 @@ class _Run:
             self._start(self.pending)
 
     def _start(self, indexes: List[int]) -> None:
+        import queue
+        import threading
+
         self.pool = _pool(self.jobs)
+        # The first submission waits for the workers' server to import the analysis (a third
+        # of a second or more): a thread of its own submits, and this one goes on reading files.
+        self.queue = queue.SimpleQueue()
+        self.feeder = threading.Thread(target=self._feed, name="gradfix-feeder", daemon=True)
+        self.feeder.start()
         self._submit(indexes)
 
     def _submit(self, indexes: List[int]) -> None:
         # Largest first: the long files start early and the pool drains evenly.
         for index in sorted(indexes, key=lambda i: -len(self.tasks[i].data)):
-            self.futures[index] = self.pool.submit(lint_task, self.tasks[index])
+            self.queue.put(index)
+
+    def _feed(self) -> None:
+        while True:
+            index = self.queue.get()
+            if index is None:
+                return
+            try:
+                self.futures[index] = self.pool.submit(lint_task, self.tasks[index])
+            except Exception:  # noqa: BLE001 - a broken pool: `_result` lints the file alone
+                pass
+
+    def _fed(self) -> None:
+        """Wait until every task queued is submitted (the futures are read after this)."""
+        if self.feeder is not None:
+            self.queue.put(None)
+            self.feeder.join()
+            self.feeder = None
 
     def close(self) -> None:
         if self.pool is not None:
+            self._fed()
             # Also when the consumer stops early: pending work is dropped.
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
@@ -150,6 +177,7 @@ class _Run:
             if parallel:
                 self._start(todo)
         try:
+            self._fed()
             for index, result in enumerate(self.done):
                 if result is None:
                     result = self._result(index)
@@ -162,7 +190,8 @@ class _Run:
         task = self.tasks[index]
         future = self.futures.get(index)
         if future is None:
-            return lint_task(task)
+            # Not sent to the workers (no pool), or its submission failed (a broken pool).
+            return lint_task(task) if self.pool is None else _alone(task)
         from concurrent.futures.process import BrokenProcessPool
 
         try:

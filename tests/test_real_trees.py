@@ -278,6 +278,32 @@ def test_workers_start_while_the_files_are_still_read(monkeypatch):
     assert _summary(results) == _summary(parallel.lint_many(1, tasks))
 
 
+class _Fatal(bytes):
+    """Bytes whose unpickling ends the process: a worker that receives them dies, as in a crash in
+    native code (this process reads them as plain bytes)."""
+
+    def __reduce__(self):
+        import os
+
+        return (os._exit, (3,))
+
+
+def test_a_worker_that_dies_costs_its_file_only():
+    """A dead worker breaks the pool: every file it held is retried alone, and the one that kills
+    its worker again gets a one-line error; the others get their serial results."""
+    from gradfix import parallel
+
+    tasks = _fixture_tasks(6)
+    serial = list(parallel.lint_many(1, tasks))
+    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    fatal = passed[1]
+    tasks[fatal] = tasks[fatal]._replace(data=_Fatal(tasks[fatal].data))
+    results = list(parallel.lint_many(2, tasks))
+    assert results[fatal].error == "internal error: the worker process linting this file died (a crash in native code, or out of memory)"
+    others = [i for i in range(len(tasks)) if i != fatal]
+    assert _summary([results[i] for i in others]) == _summary([serial[i] for i in others])
+
+
 def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):
     from gradfix import parallel
     from gradfix.cache import Cache
