@@ -8,7 +8,9 @@ Causes:
   `Keeper() * buf` runs the file's `Keeper.__mul__`, which may return `buf` (U_02); so may the
   `u - v` of a helper that "only reads its parameters" given `Keeper()` (U_05). Now an operator
   makes a new value only where the file binds none of the special methods that receive an operand
-  (`loops._OPERAND_DUNDERS`, `__torch_function__` included), as `bound_attribute_names` sees them.
+  (`loops._OPERAND_DUNDERS`, `__torch_function__` included), as `bound_attribute_names` sees them;
+  an index only where it binds no `__getitem__` (`Keeper()[buf]` may return `buf`, U_11; a
+  `Dataset`'s `__getitem__` leaves operators proven, U_09).
 - `_fresh_torch_call` trusted `torch.` / `F.` by their text: the file may patch `torch.mean` to
   return its argument (U_03, U_08 through a helper), or bind `F` to a class of its own (U_04). Now
   the first name must be bound only by imports of torch, and no part of the path (nor a tensor
@@ -43,6 +45,7 @@ EXPECTED = {
     "U_08_gf003_loop_reading_helper_of_patched_torch": ("GF003", "`bufs` (line 6) " + CONTAINER),
     "U_09_gf003_loop_operands_and_torch_names_keep_safe_fix": ("GF003", None),
     "U_10_gf001_loop_reading_helper_keeps_safe_fix": ("GF001", None),
+    "U_11_gf003_loop_subscript_of_file_class_returns_index": ("GF003", "`buf` (line 15) " + TENSOR),
 }
 
 # Programs that patch torch (left patched): run in a process of their own.

@@ -783,10 +783,12 @@ def _tensor_read(
             continue
         if holder and isinstance(parent, cst.For) and parent.iter is child:
             return _only_switches_grad(parent)  # `for p in model.parameters(): p.requires_grad_(False)`
-        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
             # (Not where the file binds a special method that may get the tensor: `Keeper() * buf`
             # may return `buf`; review, round 9.)
             return _operators_trusted(shadowed)
+        if isinstance(parent, cst.Index):
+            return _subscripts_trusted(shadowed)
         if isinstance(parent, cst.Expr):
             return parent.value is child
         if isinstance(parent, cst.Assign) and parent.value is child:
@@ -1102,8 +1104,11 @@ def _writes_in_place(call: cst.Call) -> bool:
 _OPERAND_DUNDERS = frozenset(
     {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift", "and", "xor", "or") for p in ("", "r", "i")}
     | {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__contains__", "__neg__", "__pos__", "__invert__", "__abs__", "__round__"}
-    | {"__getitem__", "__class_getitem__", "__missing__", "__instancecheck__", "__subclasscheck__", "__torch_function__", "__torch_dispatch__"}
+    | {"__instancecheck__", "__subclasscheck__", "__torch_function__", "__torch_dispatch__"}
 )
+# Those a subscript hands its index to (`Keeper()[buf]`): apart, since a `Dataset` of the file
+# defines `__getitem__`, which no operator runs.
+_INDEX_DUNDERS = frozenset({"__getitem__", "__class_getitem__", "__missing__", "__torch_function__", "__torch_dispatch__"})
 # Builtins whose result `_OPERAND_DUNDERS` of the file may make (`abs(x)` is `x.__abs__()`).
 _DUNDER_BUILTINS = frozenset({"abs", "round", "isinstance"})
 # Binary operators that, on lists, tuples, sets or dicts (an item of a container may be one), make a
@@ -1123,6 +1128,7 @@ class _Untrusted(frozenset):
     torch_roots: FrozenSet[str] = frozenset()
     stored: Optional[FrozenSet[str]] = None
     operators: bool = False
+    subscripts: bool = False
 
 
 def _shadowed_builtins(module: cst.Module) -> AbstractSet[str]:
@@ -1159,6 +1165,7 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
     found.stored = bound_attribute_names(module, scopes=False)
     every = bound_attribute_names(module)
     found.operators = every is not None and not (every & _OPERAND_DUNDERS)
+    found.subscripts = every is not None and not (every & _INDEX_DUNDERS)
     return found
 
 
@@ -1166,6 +1173,11 @@ def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
     """Whether an operator, a subscript or a comparison given a tensor makes a new value: the file
     binds no special method that could receive the tensor instead (`_Untrusted.operators`)."""
     return bool(getattr(shadowed, "operators", False))
+
+
+def _subscripts_trusted(shadowed: AbstractSet[str]) -> bool:
+    """Whether `x[buf]` makes a new value: the file binds no special method that gets the index."""
+    return bool(getattr(shadowed, "subscripts", False))
 
 
 def _method_trusted(name: str, shadowed: AbstractSet[str]) -> bool:

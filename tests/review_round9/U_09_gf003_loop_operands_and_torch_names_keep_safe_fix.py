@@ -1,4 +1,4 @@
-# Reach (not a bug): a class of the file with no operator special method (`__init__`, `__repr__`), torch's functional module imported as `from torch.nn import functional as F`, an item updated in place by a number (`for t in bufs: t += 0.5`), a tensor read as an operand (`buf * 2`) and through a fresh method (`buf.mean()`), an item handed to a loss (`F.mse_loss(bufs[0], y)`): the merge stays safe.
+# Reach (not a bug): a class of the file with no operator special method (`__init__`, `__repr__`, and a dataset's `__getitem__` and `__len__`, which no operator runs), torch's functional module imported as `from torch.nn import functional as F`, an item updated in place by a number (`for t in bufs: t += 0.5`), a tensor read as an operand (`buf * 2`) and through a fresh method (`buf.mean()`), an item handed to a loss (`F.mse_loss(bufs[0], y)`): the merge stays safe.
 import torch
 from torch.nn import functional as F
 
@@ -13,6 +13,12 @@ class Meter:
 
     def __repr__(self):
         return f"Meter({self.total:.4f})"
+
+    def __getitem__(self, i):
+        return self.total
+
+    def __len__(self):
+        return 1
 
 
 def train():
