@@ -270,7 +270,7 @@ _DICT_READ_METHODS = frozenset({"items", "keys", "values", "get", "copy"})
 _DICT_READ_FUNCTIONS = frozenset({"print", "dict", "len", "sorted", "list", "str", "repr", "iter"})
 
 
-def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
+def bound_attribute_names(module: cst.Module, *, scopes: bool = True) -> Optional[frozenset]:
     """The attribute names the file may bind on an object, so that `obj.name(...)` may run code of
     the file whatever `name` means elsewhere (`tracker.log(...)` where the file has `self.log = f`);
     None when it may bind any name.
@@ -286,7 +286,9 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
     function of the file). Reads: `.items()`/`.keys()`/`.values()`/`.get()`/`.copy()`, a
     subscript load, iteration, `**` unpacking, `print`/`dict`/`len`/..., and an argument of an
     imported function (`wandb.init(config=vars(args))`: code outside the file is not handed this
-    file's functions by it)."""
+    file's functions by it). `scopes=False` leaves out the module-level and class-scope names: what
+    the file may store into another object's attributes (`torch.mean = f`, `setattr(F, "mse_loss", f)`;
+    `loops._shadowed_builtins`)."""
     names: set = set()
     any_name: List[cst.CSTNode] = []
     imported: set = set()
@@ -404,7 +406,8 @@ def bound_attribute_names(module: cst.Module) -> Optional[frozenset]:
     walk_tree(module, Find())
     # Module-level names are attributes of the module object (`sys.modules[__name__].log`), and
     # class-scope names (at any depth of the body: `if ...: log = f`) of the class and its instances.
-    names.update(scope_bindings(module))
+    if scopes:
+        names.update(scope_bindings(module))
     return None if any_name else frozenset(names)
 
 

@@ -50,7 +50,7 @@ from gradfix.analysis.exprs import (
     single_return,
     strip_parens,
 )
-from gradfix.analysis.introspection import names_by_string
+from gradfix.analysis.introspection import bound_attribute_names, names_by_string
 from gradfix.analysis.statements import may_catch
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
@@ -751,7 +751,7 @@ def _tensor_read(
         if isinstance(parent, cst.Attribute) and parent.value is child:
             attr = parent.attr.value
             if k >= 1 and isinstance(parents[k - 1], cst.Call) and parents[k - 1].func is parent:
-                if attr in FRESH_METHODS or attr == "detach" or (holder and attr in COLLECTING_METHODS):
+                if ((attr in FRESH_METHODS or attr == "detach") and _method_trusted(attr, shadowed)) or (holder and attr in COLLECTING_METHODS):
                     return True
                 if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS or attr in _TENSOR_COPIES):
                     return False  # (`x.float()` may be `x` itself: followed as it; review, round 8)
@@ -783,8 +783,12 @@ def _tensor_read(
             continue
         if holder and isinstance(parent, cst.For) and parent.iter is child:
             return _only_switches_grad(parent)  # `for p in model.parameters(): p.requires_grad_(False)`
-        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.Index)):
-            return True
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            # (Not where the file binds a special method that may get the tensor: `Keeper() * buf`
+            # may return `buf`; review, round 9.)
+            return _operators_trusted(shadowed)
+        if isinstance(parent, cst.Index):
+            return _subscripts_trusted(shadowed)
         if isinstance(parent, cst.Expr):
             return parent.value is child
         if isinstance(parent, cst.Assign) and parent.value is child:
@@ -805,14 +809,14 @@ def _tensor_read(
         if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
             return False
         text = code_of(call.func).strip()
-        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS and text not in shadowed:
+        if isinstance(call.func, cst.Name) and text in _VALUE_BUILTINS and text not in shadowed and (text not in _DUNDER_BUILTINS or _operators_trusted(shadowed)):
             return True  # (`def abs(t): return t` in the file: not the builtin; review, round 8)
         if holder and text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
             return True  # `torch.optim.Adam(model.parameters())`: leaves it steps under `no_grad`
         if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
             child, k = call, k - 2  # the same objects in a new container
             continue
-        if _fresh_torch_call(call):
+        if _fresh_torch_call(call, shadowed):
             return True  # (not `F.relu(buf, inplace=True)`, which returns `buf`: review, round 8)
         if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
             child, k = call, k - 2  # what a torch module returns may be its input
@@ -905,8 +909,12 @@ def _only_read(
         holder = next((p for p in reversed(parents[:k]) if isinstance(p, (cst.FunctionDef, cst.Module))), None)
         counters = _range_counters(holder) if holder is not None else set()
         return _items_kept(parent, parents[k - 1] if k >= 1 else parent, names_free, shadowed, counters)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _GATHERING_OPERATORS):
+        # `more = bufs + []` holds the same items, and so may `bufs[0] * 2` where the item is a list:
+        # followed as what it holds (review, round 9).
+        return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(child, k), bound_ok=bound_ok)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
-        return True
+        return _operators_trusted(shadowed)  # (`Keeper() < bufs`: a special method of the file may keep it)
     if isinstance(parent, (cst.Expr, cst.If, cst.While)):
         return child is not node
     if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
@@ -915,7 +923,7 @@ def _only_read(
     if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
         return False
     text = code_of(call.func).strip()
-    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS and text not in shadowed:
+    if isinstance(call.func, cst.Name) and text in _READING_BUILTINS and text not in shadowed and (text not in _DUNDER_BUILTINS or _operators_trusted(shadowed)):
         return True
     if isinstance(call.func, cst.Name) and parents and isinstance(parents[0], cst.Module) and text in _reading_helpers(parents[0]):
         return True  # `loss_fn(bufs[0], y)` with `def loss_fn(u, v): return torch.mean((u - v) ** 2)`
@@ -925,7 +933,7 @@ def _only_read(
         return False
     if text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
         return True  # `torch.optim.Adam(params)`: leaves it steps under `no_grad`, as `_tensor_read` has it
-    if _fresh_torch_call(call):
+    if _fresh_torch_call(call, shadowed):
         return True  # a new tensor (`F.mse_loss(bufs[0], y)`): it holds nothing it was given
     # What it returns may be what it was given, or hold it (`b = nn.init.zeros_(m.b)`, `cm =
     # torch.compile(m)`): followed, a name bound to it proven as its own (review, round 8).
@@ -955,6 +963,11 @@ def _items_kept(
         return False
     inner = loop.body if isinstance(loop, cst.For) else body
     writes = [*stores_into_objects(inner), *_inplace_updates(inner), *nested_writes(inner)]
+    # `t += h` on an item updates it in place (a tensor's, a list's `__iadd__`), though it binds the
+    # target too, and `_tensor_read` takes it for a binding (review, round 9).
+    writes += [
+        (node.target.value, node.value) for node in all_nodes(inner) if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name)
+    ]
     for part in parts:
         name = part.value  # type: ignore[union-attr]
         if any(root == name and (value is None or not (number(value) or graph_free(value, names_free))) for root, value in writes):
@@ -1009,12 +1022,12 @@ def _list_reading_helpers(module: cst.Module) -> FrozenSet[str]:
             continue
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         returned = single_return(statement)
-        if counts.get(statement.name.value) == 1 and returned is not None and _only_fresh_reads(returned, names):
+        if counts.get(statement.name.value) == 1 and returned is not None and _only_fresh_reads(returned, names, _shadowed_builtins(module)):
             found.add(statement.name.value)
     return frozenset(found)
 
 
-def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool:
+def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str], shadowed: AbstractSet[str]) -> bool:
     """Whether `expr` reads the names only as operands (`_reading_helpers`), and is none of them."""
     bare = strip_parens(expr)
     if isinstance(bare, cst.Name) and bare.value in names:
@@ -1028,7 +1041,7 @@ def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.BaseComp, cst.Yield, cst.Await)):
                 ok[0] = False  # (code that runs later, binds or suspends: not followed)
-            elif isinstance(node, cst.Name) and node.value in names and not _fresh_operand(node, self.stack):
+            elif isinstance(node, cst.Name) and node.value in names and not _fresh_operand(node, self.stack, shadowed):
                 ok[0] = False
             self.stack.append(node)  # (`on_leave` runs for every node visited)
             return ok[0]
@@ -1040,30 +1053,38 @@ def _only_fresh_reads(expr: cst.BaseExpression, names: AbstractSet[str]) -> bool
     return ok[0]
 
 
-def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode]) -> bool:
+def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractSet[str]) -> bool:
     """A parameter read whose value goes only into a new value: an operand of arithmetic or a
-    comparison, an argument of a fresh torch call, the receiver of a `FRESH_METHODS` method."""
+    comparison, an argument of a fresh torch call, the receiver of a `FRESH_METHODS` method; each
+    where the file proves it torch's (`_Untrusted`: `loss_fn(bufs[0], Keeper())` runs a `__rsub__`
+    of the file on `u - v`, which may return `u`; review, round 9)."""
     parent = stack[-1] if stack else None
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
-        return True
+        return _operators_trusted(shadowed)
     if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(stack) >= 2:
         call = stack[-2]
-        return isinstance(call, cst.Call) and _fresh_torch_call(call)
+        return isinstance(call, cst.Call) and _fresh_torch_call(call, shadowed)
     if isinstance(parent, cst.Attribute) and parent.value is node and len(stack) >= 2:
         call = stack[-2]
-        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS
+        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS and _method_trusted(parent.attr.value, shadowed)
     return False
 
 
-def _fresh_torch_call(call: cst.Call) -> bool:
+def _fresh_torch_call(call: cst.Call, shadowed: AbstractSet[str]) -> bool:
     """A call of a function of torch whose result is a new tensor or a Python value, never what it
     was given nor a view of it: a `FRESH_METHODS` name (`torch.tanh`, `torch.sum`) or a loss
     (`FRESH_LOSSES`: `F.mse_loss`), not given `inplace=`/`out=` (`_writes_in_place`). By its text
-    (`torch.`, `F.`), as the rest of the loop proof reads torch calls."""
+    (`torch.`, `F.`), where the file proves the text is torch's (review, round 9; `_Untrusted`):
+    its first name bound only by imports of torch (not `class F:` of the file), no part of its path
+    an attribute name the file may store (`torch.mean = lambda t: t`), and no `__torch_function__`
+    of the file that an argument could bring in."""
     text = code_of(call.func).strip()
     if not text.startswith(("torch.", "F.")) or "Tensor" in text:
         return False
-    name = text.rsplit(".", 1)[-1]
+    parts = text.split(".")
+    name = parts[-1]
+    if parts[0] not in getattr(shadowed, "torch_roots", frozenset()) or not all(_method_trusted(part, shadowed) for part in parts[1:]):
+        return False
     return (name in FRESH_METHODS or name in FRESH_LOSSES) and not _writes_in_place(call)
 
 
@@ -1076,14 +1097,95 @@ def _writes_in_place(call: cst.Call) -> bool:
     return position is not None and sum(arg.keyword is None for arg in call.args) > position
 
 
+# Special methods through which an operator, a subscript, `in`, `isinstance`, `abs`/`round` or a
+# torch function hands its operand to code the file may define: `Keeper() * buf` runs
+# `Keeper.__mul__(buf)`, which may return `buf` or keep it; `torch.add(buf, k)` runs
+# `k.__torch_function__`, whatever `torch.add` is (review, round 9).
+_OPERAND_DUNDERS = frozenset(
+    {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift", "and", "xor", "or") for p in ("", "r", "i")}
+    | {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__contains__", "__neg__", "__pos__", "__invert__", "__abs__", "__round__"}
+    | {"__instancecheck__", "__subclasscheck__", "__torch_function__", "__torch_dispatch__"}
+)
+# Those a subscript hands its index to (`Keeper()[buf]`): apart, since a `Dataset` of the file
+# defines `__getitem__`, which no operator runs.
+_INDEX_DUNDERS = frozenset({"__getitem__", "__class_getitem__", "__missing__", "__torch_function__", "__torch_dispatch__"})
+# Builtins whose result `_OPERAND_DUNDERS` of the file may make (`abs(x)` is `x.__abs__()`).
+_DUNDER_BUILTINS = frozenset({"abs", "round", "isinstance"})
+# Binary operators that, on lists, tuples, sets or dicts (an item of a container may be one), make a
+# container holding the same objects (`bufs + []`, `bufs * 2`, `{t} | s`).
+_GATHERING_OPERATORS = (cst.Add, cst.Multiply, cst.BitOr, cst.BitAnd, cst.BitXor, cst.Subtract)
+
+
+class _Untrusted(frozenset):
+    """`_shadowed_builtins`' answer: the builtins that may not be trusted by name (the set), and
+    what else the file's text must prove before `_tensor_read`, `_only_read` and `_fresh_operand`
+    take a value for new (review, round 9): `torch_roots`, the names the file binds only by imports
+    of torch; `stored`, the attribute names it may store on some object (None: any), which may be a
+    torch function or tensor method it patches (`torch.mean = lambda t: t`); `operators`, that it
+    binds none of `_OPERAND_DUNDERS`, so an operator, a subscript or a torch function given a tensor
+    runs torch's code. A plain set (the default elsewhere) proves none of them."""
+
+    torch_roots: FrozenSet[str] = frozenset()
+    stored: Optional[FrozenSet[str]] = None
+    operators: bool = False
+    subscripts: bool = False
+
+
 def _shadowed_builtins(module: cst.Module) -> AbstractSet[str]:
     """The builtins `_tensor_read` and `_only_read` trust by name (`print`, `abs`, ...) that the file
     may bind: `def abs(t): return t` returns its argument (review, round 8). All of them where it may
-    rebind builtins unseen (a star import, `builtins.abs = f`)."""
-    if may_change_builtins(module):
-        return _VALUE_BUILTINS
+    rebind builtins unseen (a star import, `builtins.abs = f`). With what the file proves of torch's
+    names and of operators (`_Untrusted`). Once per file (`walk.per_file`)."""
+    return per_file("untrusted names", module, _list_untrusted)
+
+
+def _list_untrusted(module: cst.Module) -> "_Untrusted":
     counts = binding_counts(module)
-    return frozenset(name for name in _VALUE_BUILTINS if counts.get(name, 0))
+    if may_change_builtins(module):
+        found = _Untrusted(_VALUE_BUILTINS)
+    else:
+        found = _Untrusted(name for name in _VALUE_BUILTINS if counts.get(name, 0))
+    if names_by_string(module):
+        return found  # (`globals()["F"] = Mine`, `sys.modules["torch"].mean = f`: nothing proven)
+    imports: Dict[str, int] = {}
+    for node in all_nodes(module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = code_of(alias.name).strip()
+                if dotted == "torch" or dotted.startswith("torch."):
+                    local = code_of(alias.asname.name).strip() if alias.asname is not None else "torch"
+                    imports[local] = imports.get(local, 0) + 1
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None and not isinstance(node.names, cst.ImportStar):
+            path = code_of(node.module).strip()
+            if path == "torch" or path.startswith("torch."):
+                for alias in node.names:
+                    local = code_of(alias.asname.name if alias.asname is not None else alias.name).strip()
+                    imports[local] = imports.get(local, 0) + 1
+    found.torch_roots = frozenset(name for name, n in imports.items() if counts.get(name, 0) == n)
+    found.stored = bound_attribute_names(module, scopes=False)
+    every = bound_attribute_names(module)
+    found.operators = every is not None and not (every & _OPERAND_DUNDERS)
+    found.subscripts = every is not None and not (every & _INDEX_DUNDERS)
+    return found
+
+
+def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
+    """Whether an operator, a subscript or a comparison given a tensor makes a new value: the file
+    binds no special method that could receive the tensor instead (`_Untrusted.operators`)."""
+    return bool(getattr(shadowed, "operators", False))
+
+
+def _subscripts_trusted(shadowed: AbstractSet[str]) -> bool:
+    """Whether `x[buf]` makes a new value: the file binds no special method that gets the index."""
+    return bool(getattr(shadowed, "subscripts", False))
+
+
+def _method_trusted(name: str, shadowed: AbstractSet[str]) -> bool:
+    """Whether a tensor method called by `name` (`buf.mean()`, `buf.detach()`) is torch's: the file
+    stores no attribute of that name (`torch.Tensor.mean = f`) and binds no `__torch_function__`
+    that its arguments could bring in."""
+    stored = getattr(shadowed, "stored", None)
+    return _operators_trusted(shadowed) and stored is not None and name not in stored
 
 
 def _defines(node: cst.Name, parent: cst.CSTNode) -> bool:
@@ -1142,7 +1244,7 @@ def _names_where_bound(value: cst.CSTNode, module: cst.Module, cache: Dict[int, 
         return lambda name: False  # a lambda's or a class body's names: not resolved here
     if id(scope) not in cache:
         entering = (function_parameters(scope) | _declared(scope)) if isinstance(scope, cst.FunctionDef) else set()
-        cache[id(scope)] = _names_graph_free(scope, module, entering)
+        cache[id(scope)] = _names_graph_free(scope, module, entering, shadowed=_shadowed_builtins(module))
     return cache[id(scope)]
 
 

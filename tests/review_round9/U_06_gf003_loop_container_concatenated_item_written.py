@@ -1,0 +1,22 @@
+# GF003 safe merge wrong: `more = bufs + []` is a new list of the same items (an operand of arithmetic on a container was taken for a read); `more[0].copy_(h)` writes h's graph into `bufs[0]`, which the merged backward frees, and the next iteration raises.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+def train():
+    h = (w * 2).tanh()
+    bufs = [torch.zeros(3)]
+    more = bufs + []
+    more[0].copy_(h)
+    for step in range(3):
+        l1 = (bufs[0] * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)
