@@ -463,7 +463,11 @@ def computed_method_calls(module: cst.CSTNode) -> List[cst.CSTNode]:
     for node in _walk(module):
         for child in children(node):
             parents[id(child)] = node
+    builtins_names = _builtins_module_names(module)
     for node in _walk(module):
+        if _runs_text_elsewhere(node, parents, builtins_names):
+            found.append(node)
+            continue
         if _namespace(node) and not _namespace_read_by_name(node, parents):
             found.append(node)  # `T.__dict__.get(k)`, `dict(vars(T))[k]`, `inspect.getmembers(T)`: methods by any key
             continue
@@ -571,6 +575,71 @@ _GETTERS = frozenset({"getattr", "methodcaller", "attrgetter", "__getattribute__
 _CODE_RUNNERS = frozenset({"eval", "exec"})
 
 
+# Review, round 9: ways to run code given as text other than `eval`/`exec` by those names. The
+# builtins reached as a module (`getattr(builtins, "exec")`, `builtins.__dict__["eval"]`, `B.eval`
+# for `import builtins as B`, `__builtins__`, `from builtins import exec as run`), `compile` (whose
+# code object `exec` or `types.FunctionType` runs), the name of one as a string a getter is given,
+# and the standard library's runners of code text or files (`runpy.run_path`, `code`,
+# `cProfile.run("...")`, `pdb.run`, `timeit.timeit("...")`).
+_TEXT_RUNNERS = _CODE_RUNNERS | {"compile"}
+_TEXT_RUNNING_MODULES = frozenset({"runpy", "code", "codeop", "cProfile", "profile", "pdb", "bdb"})
+_TIMEIT_RUNNERS = frozenset({"timeit", "repeat", "Timer"})
+
+
+def _builtins_module_names(module: cst.CSTNode) -> FrozenSet[str]:
+    """The names the file binds to the `builtins` module (`import builtins`, `import builtins as B`)."""
+    found = {"builtins"}
+    for alias in nodes_within(module, cst.ImportAlias):
+        if isinstance(alias.name, cst.Name) and alias.name.value == "builtins" and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            found.add(alias.asname.name.value)
+    return frozenset(found)
+
+
+def _runs_text_elsewhere(node: cst.CSTNode, parents: Dict[int, cst.CSTNode], builtins_names: AbstractSet[str]) -> bool:
+    """`node` may run code given as text, another way than `eval(...)`/`exec(...)` (`_TEXT_RUNNERS`)."""
+    if isinstance(node, cst.SimpleString):
+        text = string_value(node)
+        if text == "builtins":
+            return True  # `sys.modules["builtins"]`, `import_module("builtins")`
+        parent = parents.get(id(node))
+        call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+        # `getattr(builtins, "exec")`, `methodcaller("eval")`: a runner by its name as a getter's key.
+        return text in _TEXT_RUNNERS and isinstance(call, cst.Call) and last_name(call.func) in _GETTERS
+    if isinstance(node, cst.Subscript):
+        keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        return _namespace(node.value) and any(string_value(k) in _TEXT_RUNNERS for k in keys)
+    if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+        module_name = code_of(node.module).strip()
+        if module_name in _TEXT_RUNNING_MODULES or module_name.split(".")[0] in _TEXT_RUNNING_MODULES:
+            return True
+        if isinstance(node.names, cst.ImportStar):
+            return module_name in ("builtins", "timeit")
+        names = {last_name(a.name) for a in node.names}
+        return (module_name == "builtins" and bool(names & (_TEXT_RUNNERS | {"__dict__"}))) or (module_name == "timeit" and bool(names & _TIMEIT_RUNNERS))
+    if isinstance(node, cst.Import):
+        return any(code_of(a.name).strip().split(".")[0] in _TEXT_RUNNING_MODULES for a in node.names)
+    if not isinstance(node, cst.Name):
+        return False
+    parent = parents.get(id(node))
+    if node.value == "compile":
+        return _runs_code_text(node, parents)  # (the builtin: `re.compile`, `torch.compile` are attributes)
+    if node.value == "__builtins__":
+        return True
+    if node.value == "timeit" and isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value in _TIMEIT_RUNNERS
+    if node.value not in builtins_names:
+        return False
+    if isinstance(parent, cst.Attribute):
+        if parent.attr is node:
+            return False  # `x.builtins`
+        return parent.attr.value in _TEXT_RUNNERS | {"__dict__", "__getattribute__"}
+    if isinstance(parent, (cst.ImportAlias, cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef, cst.AssignTarget)):
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return True  # the module handed on (`vars(builtins)`, `getattr(builtins, name)`)
+
+
 def _runs_code_text(node: cst.Name, parents: Dict[int, cst.CSTNode]) -> bool:
     """`eval`/`exec` as the builtin (called, or handed on), not a name being bound or an attribute's
     name (`net.eval()`), a keyword (`f(eval=1)`), a parameter or a definition's name."""
@@ -579,6 +648,8 @@ def _runs_code_text(node: cst.Name, parents: Dict[int, cst.CSTNode]) -> bool:
         return parent.value is node  # `eval.__call__`; not `net.eval`
     if isinstance(parent, cst.Arg) and parent.keyword is node:
         return False
+    if isinstance(parent, cst.ImportAlias) and parent.asname is not None:
+        return True  # `from builtins import exec as run` (review, round 9): called by another name
     return not isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AssignTarget))
 
 
@@ -1922,12 +1993,12 @@ class Backpropagators:
             # `(finish or f)()`, `finish.__call__()`, `match finish: case cb: cb()`).
             def visit_Name(self, node: cst.Name) -> None:
                 self._reference(node)
-                if node.value in _GRAPH_READERS and _reads_graph(node, parents):
+                if node.value in _GRAPH_READERS and _reads_graph(node, parents, outer._counts):
                     found.append(node)
 
             def visit_Attribute(self, node: cst.Attribute) -> None:
                 self._reference(node)
-                if node.attr.value in _GRAPH_READERS and _reads_graph(node, parents):
+                if node.attr.value in _GRAPH_READERS and _reads_graph(node, parents, outer._counts):
                     found.append(node)
 
             def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -1973,11 +2044,11 @@ def _graph_reader(node: cst.CSTNode) -> bool:
     return isinstance(node, (cst.Name, cst.Attribute)) and last_name(node) in _GRAPH_READERS
 
 
-def _reads_graph(node: cst.BaseExpression, parents) -> bool:
+def _reads_graph(node: cst.BaseExpression, parents, bound: AbstractSet[str] = frozenset()) -> bool:
     """A reference to `_GRAPH_READERS` that may reach a saved tensor: anything but a name being
     bound or defined, an attribute's name (`x.grad_fn` is checked as a whole), a keyword, and a
-    `grad_fn` only compared (`is None`), tested (`if`, `not`, `and`), shown (an f-string,
-    `_GRAPH_READ_SHOWN`)."""
+    `grad_fn` only compared (`is None`), tested (`if`, `not`, an `and`/`or` itself only tested), shown
+    (an f-string, `_GRAPH_READ_SHOWN` unless the file binds the name: `bound`)."""
     parent = parents.get(node)
     if isinstance(node, cst.Name):
         if isinstance(parent, cst.Attribute) and parent.attr is node:
@@ -1986,11 +2057,21 @@ def _reads_graph(node: cst.BaseExpression, parents) -> bool:
             return False
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return False
-    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression, cst.UnaryOperation, cst.BooleanOperation, cst.If, cst.While)):
+    # Review, round 9: `and`/`or` give one of their operands, not a bool: `node = l.grad_fn or
+    # None` holds the node (and `node.next_functions[0][0]._saved_result` reads a saved tensor).
+    # The operation as a whole stands where the `grad_fn` would.
+    while isinstance(parent, cst.BooleanOperation):
+        node, parent = parent, parents.get(parent)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression, cst.UnaryOperation, cst.If, cst.While)):
         return False
     if isinstance(parent, cst.Arg) and not parent.star:
         call = parents.get(parent)
-        return not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _GRAPH_READ_SHOWN)
+        # (the builtin: a function of the file named `format` may read the node's saved tensors;
+        # review, round 9)
+        return not (
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _GRAPH_READ_SHOWN
+            and call.func.value not in bound
+        )
     return True
 
 

@@ -98,18 +98,68 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             return path is not None and not any(paths_overlap(path, w) for w in watched)
         if (name in HARMLESS_METHODS or name in VALUE_METHODS) and not (classifier is not None and classifier.may_bind_attribute(name)):
             # (not where a class of the file defines a method of that name: `tracker.log(...)` may run it)
-            return True
+            return not _writes_through_file(name, classifier)
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
+        if func.value == "print" and _prints_through_file(call, classifier):
+            return False
         # `isinstance(loss, C)` runs `__instancecheck__` of C's metaclass: code of the file where it
         # defines one (that may keep `loss`).
         hook = _CHECK_HOOKS.get(func.value)
         return hook is None or classifier is None or not classifier.may_bind_attribute(hook)
     if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
-        return True
+        return not (qualified & HARMLESS_QUALIFIED and _writes_through_file(last_name(func), classifier))
     if qualified & FRESH_TENSOR_FACTORIES:
         # `torch.zeros(n, out=x)` writes into `x`; `**kwargs` may hold `out`.
         return not any(arg.star or (arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS) for arg in call.args)
     return classifier is not None and classifier.harmless(func)
+
+
+# Review, round 9: calls that log or print run methods of the objects they write to by protocol, not
+# by a call the file shows: `print(..., file=sink)` (and `print` to a `sys.stdout` the file
+# replaced) runs `sink.write`/`flush`; a progress bar's `set_postfix` writes to its `file=`; a
+# logger's `info(...)` runs its handlers' `handle`/`emit`, filters' `filter`, formatters' `format`.
+# A class of the file defining one (a `logging.Handler` whose `emit` reads `w.grad`, a sink whose
+# `write` does) runs between the passes, before the merged pass has written any gradient. Harmless
+# only where the file may bind none of those names (`CalleeClassifier.may_bind_attribute`).
+_WRITERS = frozenset({"set_postfix", "set_description"})
+_LOGGERS = frozenset({"log", "info", "debug", "warning", "error", "critical", "exception"})
+_STREAM_PROTOCOL = frozenset({"write", "flush", "writelines"})
+_LOGGING_PROTOCOL = _STREAM_PROTOCOL | frozenset({
+    "handle", "emit", "filter", "format", "formatMessage", "formatTime", "formatException", "formatStack", "usesTime",
+    "getMessage", "makeRecord", "callHandlers", "_log", "findCaller", "handleError", "acquire", "release", "process",
+    "isEnabledFor", "getEffectiveLevel",
+})
+
+
+def _writes_through_file(name: str, classifier) -> bool:
+    """`name` (a harmless writer or logger, by its last name) may run a method of the file by protocol
+    (`_WRITERS`, `_LOGGERS`): the file may bind an attribute the protocol calls, or gradfix has no
+    classifier to ask."""
+    protocol = _STREAM_PROTOCOL if name in _WRITERS else _LOGGING_PROTOCOL if name in _LOGGERS else frozenset()
+    if not protocol:
+        return False
+    return classifier is None or any(classifier.may_bind_attribute(p) for p in protocol)
+
+
+def _prints_through_file(call: cst.Call, classifier) -> bool:
+    """`print(...)` may write through a method of the file: to a `file=` (or `**kwargs`) object, or
+    to a `sys.stdout`/`sys.stderr` the file may replace (a store of `stdout`, `redirect_stdout`),
+    where the file may bind `write`/`flush` (review, round 9; `_WRITERS`)."""
+    facts = getattr(classifier, "facts", None)
+    if classifier is None or facts is None:
+        return True
+    return prints_through_file(call, facts, classifier.may_bind_attribute)
+
+
+def prints_through_file(call: cst.Call, facts, may_bind: Callable[[str], bool]) -> bool:
+    """`_prints_through_file` with the file's `facts` and its answer to "may the file bind this
+    attribute name" (`may_bind`; a special method's `print`, `facts._changes_nothing`)."""
+    if not any(may_bind(p) for p in _STREAM_PROTOCOL):
+        return False
+    if any(arg.star == "**" or (arg.keyword is not None and arg.keyword.value == "file") for arg in call.args):
+        return True
+    stored = facts.attribute_store_names
+    return stored is None or bool(stored & {"stdout", "stderr", "__stdout__", "__stderr__"}) or "redirect_std" in facts.code
 
 
 class HarmlessCalls:

@@ -288,6 +288,52 @@ class FileFacts:
                         anything = True
         return frozenset(names), anything
 
+    @cached_property
+    def property_getters(self) -> "tuple[Dict[str, Optional[List[cst.FunctionDef]]], bool]":
+        """For each name of `computed_attributes`, the code a read of it runs, where gradfix reads it:
+        the defs of that name decorated by `@property` alone (the builtin); None where the name is
+        made otherwise (another decorator, `reg = property(f)`, `VQ.reg = ...`, `setattr(VQ, "reg",
+        ...)`: code not read). And whether a class of the file gets an attribute by a computed name
+        (`setattr(VQ, name, ...)`: any read may run code). A def decorated `@reg.setter` or
+        `@reg.deleter` runs on a store or a deletion only (review, round 9: `_reads_computed`)."""
+        found: Dict[str, Optional[List[cst.FunctionDef]]] = {}
+        names, _ = self.computed_attributes
+        plain_property = "property" not in self.binding_counts and not self.changes_builtins
+        for node in class_defs(self.module):
+            for statement in walk_statements(node.body):
+                if not isinstance(statement, cst.FunctionDef) or statement.name.value not in names:
+                    continue
+                name = statement.name.value
+                texts = [code_of(d.decorator).strip() for d in statement.decorators]
+                if all(t in (f"{name}.setter", f"{name}.deleter") for t in texts):
+                    found.setdefault(name, [])
+                elif texts == ["property"] and plain_property:
+                    getters = found.setdefault(name, [])
+                    if getters is not None:
+                        getters.append(statement)
+                else:
+                    found[name] = None
+        defined = {n for n, v in found.items() if v}
+        for name in names - defined:
+            found[name] = None  # (made by an assignment or `setattr`: code gradfix does not read)
+        # A name both a `@property` def and bound otherwise (`VQ.reg = property(f)` after the class).
+        for small in _small_statements(self.module, cst.Assign):
+            for target in small.targets:  # type: ignore[attr-defined]
+                if isinstance(target.target, cst.Attribute) and target.target.attr.value in names:
+                    found[target.target.attr.value] = None
+        for node in class_defs(self.module):
+            for name in scope_bindings(node.body):
+                if name in names and not any(
+                    isinstance(s, cst.FunctionDef) and s.name.value == name for s in walk_statements(node.body)
+                ):
+                    found[name] = None
+        computed_setattr = any(
+            isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) > 1
+            and string_value(call.args[1].value) is None
+            for call in (nodes_within(self.module, cst.Call) if "setattr" in self.code else ())
+        )
+        return found, computed_setattr
+
     def computed_path(self, path: Tuple[str, ...]) -> bool:
         """Whether reading `path` (`("self", "S")`) may compute an attribute anew (`computed_attributes`)."""
         names, anything = self.computed_attributes
@@ -605,6 +651,8 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
         return True
     if any(string_value(n) in _GRADIENT_ATTRIBUTES for n in _within_all(body, cst.SimpleString)):
         return True
+    if _reads_computed(body, facts, seen):
+        return True
     # What may hold a parameter: the parameters and every name the body binds (`out = [other]`).
     params = function_parameters(function) | set(binding_counts(function.body))
     for call in calls:
@@ -623,6 +671,33 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
         # (`opt.zero_grad()`, `net.load_state_dict(snapshot)`, `torch.manual_seed(0)` in a
         # `__rmod__`): every callee must be proven to change nothing, whatever it is handed.
         if not _changes_nothing(call, facts):
+            return True
+    return False
+
+
+def _reads_computed(body: cst.CSTNode, facts: "FileFacts", seen: set) -> bool:
+    """The body reads an attribute a class of the file computes on each read, whose code may change
+    state or read a gradient (review, round 9): `format(self.gnorm, ".4f")` in a `__format__`, where
+    `gnorm` is a `@property` reading `w.grad`, runs that getter between the passes as surely as a
+    call would, but names no call. By attribute (`self.gnorm`) or by its name as a string
+    (`getattr(self, "gnorm")`, `hasattr`). A getter gradfix reads (`@property` alone) is followed
+    (`_changes_state`); any other maker of the name, a class given attributes by a computed name, or
+    a module `__getattr__` (PEP 562) that may change state counts. (A class's own `__getattr__`,
+    `__getattribute__`, `__get__` are special methods of the file, checked on their own.)"""
+    names, _ = facts.computed_attributes
+    getters, computed_setattr = facts.property_getters
+    read = {n.attr.value for n in _within_all(body, cst.Attribute)}
+    read |= {string_value(n) for n in _within_all(body, cst.SimpleString)} - {None}  # type: ignore[operator]
+    if computed_setattr and read:
+        return True
+    for name in sorted(read & names):
+        defs = getters.get(name)
+        if defs is None:
+            return True
+        if any(id(d) not in seen and _changes_state(d, facts, seen) for d in defs):
+            return True
+    for module_getattr in (s for s in facts.module.body if isinstance(s, cst.FunctionDef) and s.name.value in ("__getattr__", "__dir__")):
+        if id(module_getattr) not in seen and _changes_state(module_getattr, facts, seen):
             return True
     return False
 
@@ -650,7 +725,7 @@ def _changes_nothing(call: cst.Call, facts: "FileFacts") -> bool:
             return False
         if func.value in ("getattr", "hasattr"):
             return len(call.args) > 1 and isinstance(call.args[1].value, cst.SimpleString)
-        return True
+        return not (func.value == "print" and _prints_through_file(call, facts))
     if not isinstance(func, cst.Attribute):
         return False
     method = func.attr.value
@@ -661,6 +736,15 @@ def _changes_nothing(call: cst.Call, facts: "FileFacts") -> bool:
     if qualified is None:
         return False
     return qualified in PURE_FUNCTIONS | DETERMINISTIC_TENSOR_FUNCTIONS | FRESH_TENSOR_FACTORIES or qualified.split(".")[:1] == ["math"] and qualified.count(".") == 1
+
+
+def _prints_through_file(call: cst.Call, facts: "FileFacts") -> bool:
+    """A special method's `print(...)` may run a `write`/`flush` of the file (review, round 9:
+    `print(..., file=self.sink)`, a `sys.stdout` the file replaced; `between.prints_through_file`)."""
+    from gradfix.analysis.between import prints_through_file
+
+    bound = facts.bound_attribute_names
+    return prints_through_file(call, facts, lambda name: bound is None or name in bound)
 
 
 def _runs_only_the_file_s(call: cst.Call, facts: "FileFacts") -> bool:
@@ -708,6 +792,8 @@ def _hands_on(call: cst.Call, params: AbstractSet[str], facts: "FileFacts") -> b
     func = call.func
     if isinstance(func, cst.Name):
         trusted = func.value in _DUNDER_SAFE_BUILTINS and func.value not in facts.binding_counts and not facts.changes_builtins
+        if trusted and func.value == "print" and _prints_through_file(call, facts):
+            return True
         return not trusted or hands_on_arguments(call, None, facts) is not None
     if not isinstance(func, cst.Attribute):
         return True  # `(lambda: ...)(other)`, `table[k](other)`: code not seen
