@@ -93,7 +93,6 @@ class _Run:
         self.pending: List[int] = []  # past the token stage, not in the cache
         self.pending_bytes = 0
         self.pool = None
-        self.feeder = None
         self.futures: Dict[int, object] = {}
 
     def add(self, task: Task) -> None:
@@ -120,42 +119,19 @@ class _Run:
             self._start(self.pending)
 
     def _start(self, indexes: List[int]) -> None:
-        import queue
-        import threading
-
         self.pool = _pool(self.jobs)
-        # The first submission waits for the workers' server to import the analysis (a third
-        # of a second or more): a thread of its own submits, and this one goes on reading files.
-        self.queue = queue.SimpleQueue()
-        self.feeder = threading.Thread(target=self._feed, name="gradfix-feeder", daemon=True)
-        self.feeder.start()
         self._submit(indexes)
 
     def _submit(self, indexes: List[int]) -> None:
         # Largest first: the long files start early and the pool drains evenly.
         for index in sorted(indexes, key=lambda i: -len(self.tasks[i].data)):
-            self.queue.put(index)
-
-    def _feed(self) -> None:
-        while True:
-            index = self.queue.get()
-            if index is None:
-                return
             try:
                 self.futures[index] = self.pool.submit(lint_task, self.tasks[index])
             except Exception:  # noqa: BLE001 - a broken pool: `_result` lints the file alone
                 pass
 
-    def _fed(self) -> None:
-        """Wait until every task queued is submitted (the futures are read after this)."""
-        if self.feeder is not None:
-            self.queue.put(None)
-            self.feeder.join()
-            self.feeder = None
-
     def close(self) -> None:
         if self.pool is not None:
-            self._fed()
             # Also when the consumer stops early: pending work is dropped.
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
@@ -177,7 +153,6 @@ class _Run:
             if parallel:
                 self._start(todo)
         try:
-            self._fed()
             for index, result in enumerate(self.done):
                 if result is None:
                     result = self._result(index)
@@ -237,8 +212,8 @@ def _store(cache, key: Optional[str], result: FileResult) -> None:
 
 
 # What a worker imports to lint a file: libcst (a third of a second of its dataclasses) and the
-# analysis. A fork server imports it once, while this process is still reading files, and every
-# worker is a fork of it that starts ready; without one (Windows), each worker imports it.
+# analysis. Each worker imports it as it starts (`_preload`), while this process is still reading
+# files, rather than when its first file reaches libcst.
 _WORKER_MODULES = (
     "libcst",
     "libcst.metadata",
@@ -250,19 +225,22 @@ _WORKER_MODULES = (
 )
 
 
-def _pool(workers: int):
-    """A process pool of `workers` whose processes have the analysis imported."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def _preload() -> None:
+    import importlib
 
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return ProcessPoolExecutor(max_workers=workers)
     from gradfix.rules import ALL_RULES
 
-    context = multiprocessing.get_context("forkserver")
-    # (Read when the server starts: a server already running for this process keeps its own.)
-    context.set_forkserver_preload([*_WORKER_MODULES, *(rule.VISITOR.partition(":")[0] for rule in ALL_RULES)])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    for name in (*_WORKER_MODULES, *(rule.VISITOR.partition(":")[0] for rule in ALL_RULES)):
+        importlib.import_module(name)
+
+
+def _pool(workers: int):
+    """A process pool of `workers`, each importing the analysis as it starts. (The platform's
+    default start method: a fork where there is one, so no worker runs the caller's main module
+    again, as a fork server or spawn would for a script without a `__main__` guard.)"""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers, initializer=_preload)
 
 
 def _alone(task: Task) -> FileResult:
