@@ -9,7 +9,11 @@ costly part) are linted, and only when there are enough of them to pay for
 worker processes in a `concurrent.futures.ProcessPoolExecutor`, largest
 first. Where the files past the token stage hold enough text that their
 CPython parses are worth spreading too (`PARALLEL_PRECHECK_BYTES`), all of
-them go to the workers, which run the whole prefilter and then libcst.
+them go to the workers, which run the whole prefilter and then libcst. The
+tasks may come from a lazy iterable (`gradfix.pipeline` reads each file as
+it is pulled): the workers start as soon as that much text has passed the
+token stage, and take each later file as it arrives, importing libcst and
+the analysis as they start (`_preload`), while this process reads the rest.
 
 Results never hold libcst nodes: a `Fix`'s `replacements` (original
 statement nodes mapped to new ones, meaningful only inside the process that

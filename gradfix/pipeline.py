@@ -4,7 +4,8 @@ printing, available to Python as `gradfix.api.lint_paths`.
 `lint_paths(paths, RunOptions(...), fix=...)` walks the paths (directories with
 the configured excludes and `.gitignore`; `-` is standard input), gives each file the options of
 its nearest configuration with the run's selection on top (`gradfix.config.Settings.lint_options`),
-lints them in worker processes through the result cache (`gradfix.parallel.lint_many`), lints a
+lints them in worker processes through the result cache (`gradfix.parallel.lint_many`, handed the
+files as they are read, so the workers start before the last is), lints a
 notebook's code cells as one source and maps findings and fixes back to its cells, and returns a
 `Run`: an `Outcome` per file checked (its bytes as read and its `FileResult`, the fixed bytes
 included for a fix run), and the (path, message) of every file that could not be checked, in the
