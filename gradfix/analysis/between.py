@@ -96,11 +96,16 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # parameters in place: harmless only on a receiver that is no operand or callee.
             path = access_path(func.value)
             return path is not None and not any(paths_overlap(path, w) for w in watched)
+        if name == "format" and _formats_computed(func.value, classifier):
+            # (`"{0.gnorm}".format(m)` reads the property `gnorm` by its template: review, round 10)
+            return False
         if (name in HARMLESS_METHODS or name in VALUE_METHODS) and not (classifier is not None and classifier.may_bind_attribute(name)):
             # (not where a class of the file defines a method of that name: `tracker.log(...)` may run it)
             return not _writes_through_file(name, classifier)
     if isinstance(func, cst.Name) and qualified <= {f"builtins.{func.value}"} and func.value in HARMLESS_FUNCTIONS | VALUE_FUNCTIONS:
         if func.value == "print" and _prints_through_file(call, classifier):
+            return False
+        if func.value in _KEYED and not all(_inert_key(arg, classifier) for arg in call.args):
             return False
         # `isinstance(loss, C)` runs `__instancecheck__` of C's metaclass: code of the file where it
         # defines one (that may keep `loss`).
@@ -139,6 +144,55 @@ def _writes_through_file(name: str, classifier) -> bool:
     if not protocol:
         return False
     return classifier is None or any(classifier.may_bind_attribute(p) for p in protocol)
+
+
+# Review, round 10: the harmless builtins that call a function they are handed (`key=`), where the
+# scanner does not look (a lambda's body, a function of the file): `sorted(xs, key=lambda v: ...
+# w.grad ...)` between the passes reads the first pass's gradient. Harmless with no such argument,
+# or one that runs no code of the file and reads no attribute: a builtin the file does not rebind
+# (`key=len`), or a lambda of names, subscripts, operators and literals (`key=lambda kv: -kv[1]`;
+# a file's special methods those run are checked on their own: `FileFacts.implicit_dunders`).
+_KEYED = frozenset({"sorted", "min", "max"})
+_INERT_KEYS = frozenset({"len", "abs", "str", "repr", "int", "float", "round", "id", "bool"})
+_INERT_LAMBDA_NODES = (
+    cst.Name, cst.Subscript, cst.SubscriptElement, cst.Index, cst.Slice, cst.Integer, cst.Float, cst.SimpleString,
+    cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation,
+    cst.Tuple, cst.Element, cst.IfExp, cst.Parameters, cst.Param, cst.Lambda,
+    cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseCompOp, cst.BaseBooleanOp,
+    cst.LeftParen, cst.RightParen, cst.Comma, cst.Colon, cst.LeftSquareBracket, cst.RightSquareBracket,
+    cst.BaseParenthesizableWhitespace, cst.Newline, cst.EmptyLine, cst.Comment, cst.MaybeSentinel,
+)
+
+
+def _inert_key(arg: cst.Arg, classifier) -> bool:
+    """`arg` of `sorted`/`min`/`max` calls no code gradfix has not seen (`_KEYED`)."""
+    if arg.star:
+        return False  # (`**options` may hold `key`; `*xs` is values, but may hold it too for `min(*xs, key=...)`)
+    if arg.keyword is None or arg.keyword.value != "key":
+        return True
+    value = strip_parens(arg.value)
+    if isinstance(value, cst.Name) and value.value == "None":
+        return True
+    if isinstance(value, cst.Name) and value.value in _INERT_KEYS:
+        return classifier is not None and classifier.qualified(value) <= {f"builtins.{value.value}"}
+    if isinstance(value, cst.Lambda):
+        stack: List[cst.CSTNode] = [value]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, _INERT_LAMBDA_NODES):
+                return False
+            stack.extend(node.children)
+        return True
+    return False
+
+
+def _formats_computed(template: cst.BaseExpression, classifier) -> bool:
+    """`template.format(...)` may read an attribute a class of the file computes (`facts.formats_computed`);
+    with no facts to ask, it may."""
+    from gradfix.analysis.facts import formats_computed
+
+    facts = getattr(classifier, "facts", None)
+    return facts is None or formats_computed(template, facts)
 
 
 def _prints_through_file(call: cst.Call, classifier) -> bool:

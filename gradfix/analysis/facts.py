@@ -20,7 +20,7 @@ from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.backward import Backpropagators, accelerator_receivers
 from gradfix.analysis.between import gradient_stores
-from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, may_write, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import binding_counts, code_of, is_literal, may_change_builtins, may_write, is_inplace_call, last_name, name_references, nodes_within, scope_bindings, string_value, format_field_attributes
 from gradfix.analysis.functions import function_reasons
 from gradfix.analysis.imported_names import SoleImports
 from gradfix.analysis.introspection import bound_attribute_names
@@ -488,8 +488,10 @@ _PLAIN_DECORATORS = frozenset({
 })
 # Special methods whose calls are calls (`Cls(...)`): the call sites are checked as calls.
 # (`with` statements, `obj(...)` calls and decorators are checked where they stand, as unknown code.)
+# (Not `__class_getitem__` nor `__set_name__`: `M[0]` runs the one, a class body holding an instance
+# made before (`class K: d = dd`) the other, with no call gradfix sees; review, round 10.)
 _CALLED_DUNDERS = frozenset({
-    "__init__", "__new__", "__init_subclass__", "__post_init__", "__class_getitem__", "__set_name__",
+    "__init__", "__new__", "__init_subclass__", "__post_init__",
     "__enter__", "__exit__", "__aenter__", "__aexit__", "__call__",
 })
 
@@ -688,6 +690,12 @@ def _reads_computed(body: cst.CSTNode, facts: "FileFacts", seen: set) -> bool:
     getters, computed_setattr = facts.property_getters
     read = {n.attr.value for n in _within_all(body, cst.Attribute)}
     read |= {string_value(n) for n in _within_all(body, cst.SimpleString)} - {None}  # type: ignore[operator]
+    # Review, round 10: `"{0.gnorm:.4f}".format(self)` reads `gnorm` by its template's field, and a
+    # template not written where it is used (`FMT.format(self)`) may read any attribute.
+    for text in {string_value(n) for n in _within_all(body, cst.SimpleString)} - {None}:
+        read |= format_field_attributes(text) or frozenset()  # type: ignore[arg-type]
+    if (names or computed_setattr) and any(formats_computed(call.func.value, facts) for call in _within_all(body, cst.Call) if _formats(call)):
+        return True
     if computed_setattr and read:
         return True
     for name in sorted(read & names):
@@ -700,6 +708,27 @@ def _reads_computed(body: cst.CSTNode, facts: "FileFacts", seen: set) -> bool:
         if id(module_getattr) not in seen and _changes_state(module_getattr, facts, seen):
             return True
     return False
+
+
+def _formats(call: cst.Call) -> bool:
+    """`call` is `<template>.format(...)`/`.format_map(...)` (a string's method, by its name)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("format", "format_map")
+
+
+def formats_computed(template: cst.BaseExpression, facts: "FileFacts") -> bool:
+    """`template.format(...)` may read an attribute a class of the file computes (review, round 10):
+    `str.format` reads the attributes its replacement fields name (`"{0.gnorm:.4f}".format(m)` runs
+    the `gnorm` property) by `getattr`, with no attribute node gradfix sees. Where the file computes
+    any attribute (`FileFacts.computed_attributes`): a literal template naming one of those (any, for a
+    class that computes every name), or a template gradfix does not read (`FMT.format(m)`)."""
+    names, anything = facts.computed_attributes
+    if not names and not anything:
+        return False
+    text = string_value(template)
+    fields = None if text is None else format_field_attributes(text)
+    if fields is None:
+        return True
+    return bool(fields & names) or (anything and bool(fields))
 
 
 # Attributes a backward pass writes (a special method reading one sees which passes have run).
