@@ -1,0 +1,27 @@
+# GF003 safe merge wrong: `FMT.format(m)`, a template bound elsewhere (`FMT = "{0.gnorm:.4f}"`), reads the property `gnorm`, whose getter reads `w.grad`: 1.4433 before, 0.0000 after the merge.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+class M:
+    @property
+    def gnorm(self):
+        return 0.0 if w.grad is None else w.grad.norm().item()
+
+
+m = M()
+FMT = "{0.gnorm:.4f}"
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    print(FMT.format(m))
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    print(w.grad.tolist())
