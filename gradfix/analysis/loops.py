@@ -32,7 +32,7 @@ earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -1164,9 +1164,35 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
     found.torch_roots = frozenset(name for name, n in imports.items() if counts.get(name, 0) == n)
     found.stored = bound_attribute_names(module, scopes=False)
     every = bound_attribute_names(module)
-    found.operators = every is not None and not (every & _OPERAND_DUNDERS)
-    found.subscripts = every is not None and not (every & _INDEX_DUNDERS)
+    # Review, round 10: the special methods that get an operand need not be the file's: an object of
+    # an imported class may have them (`unittest.mock.MagicMock` with `m.__mul__.side_effect = lambda
+    # o: o` returns the operand, and records it in `call_args`; `collections.UserList() + buf` holds
+    # `list(buf)`, views of its rows; a class of another module of the project may return or keep
+    # it). Operators are proven only where every module the file imports is one whose objects are
+    # known to make new values of an operand (`_OPERAND_MODULES`).
+    foreign = any(_foreign_import(node) for node in all_nodes(module) if isinstance(node, (cst.Import, cst.ImportFrom)))
+    found.operators = not foreign and every is not None and not (every & _OPERAND_DUNDERS)
+    found.subscripts = not foreign and every is not None and not (every & _INDEX_DUNDERS)
     return found
+
+
+# Modules whose objects, given a tensor as an operand or an index, make a new value, keep no reference
+# to it and run no code of the file (review, round 10): torch's own (its operators, `Size`,
+# `nn.Module`s, which define none), numpy's (an array defers to a tensor's operator by
+# `__array_priority__`; fancy indexing copies), and the standard library's modules with no class
+# that keeps an operand (not `unittest.mock`, `collections`: `UserList.__add__` stores `list(other)`).
+_OPERAND_MODULES = frozenset({
+    "__future__", "torch", "numpy", "math", "cmath", "random", "os", "sys", "time", "argparse",
+    "logging", "warnings", "typing", "json", "itertools", "functools", "dataclasses", "shutil",
+    "traceback", "copy", "datetime",
+})
+
+
+def _foreign_import(node: Union[cst.Import, cst.ImportFrom]) -> bool:
+    """An import of a module outside `_OPERAND_MODULES` (relative: the project's own)."""
+    if isinstance(node, cst.Import):
+        return any(code_of(alias.name).strip().split(".")[0] not in _OPERAND_MODULES for alias in node.names)
+    return bool(node.relative) or node.module is None or code_of(node.module).strip().split(".")[0] not in _OPERAND_MODULES
 
 
 def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
