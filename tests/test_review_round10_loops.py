@@ -11,7 +11,14 @@ Causes:
   so fresh tensor methods and torch calls, which an argument's `__torch_function__` may answer)
   are proven only where every module the file imports is one of `loops._OPERAND_MODULES` (torch,
   numpy and standard modules with no class that keeps an operand); a relative import never is.
-S_05 keeps the reach: a file importing only such modules.
+- `_Untrusted.stored` (the attribute names the file may store, so that `torch.mean` may be patched)
+  missed argparse: `parser.parse_args(["--mean", "1"], namespace=torch)` stores each option's
+  value on the namespace given as the attribute its `dest` names, a string (S_06). Now
+  `introspection.bound_attribute_names` proves no name where a parse method is given more than its
+  `args`, nor where `functools.update_wrapper`, or `wraps` other than as a decorator, copies one
+  object's `__dict__` onto another.
+S_05 and S_07 keep the reach: a file importing only such modules; argparse's plain parse and
+`@functools.wraps(f)`.
 """
 from pathlib import Path
 
@@ -28,9 +35,12 @@ EXPECTED = {
     "S_03_gf003_loop_subscript_of_imported_mock_returns_index": ("GF003", "`buf` (line 12) " + TENSOR),
     "S_04_gf003_loop_comparison_recorded_by_imported_mock": ("GF003", "`buf` (line 12) " + TENSOR),
     "S_05_gf003_loop_operands_with_allowed_imports_keep_safe_fix": ("GF003", None),
+    "S_06_gf003_loop_torch_patched_by_argparse_namespace": ("GF003", "`buf` (line 15) " + TENSOR),
+    "S_07_gf003_loop_argparse_plain_parse_keeps_safe_fix": ("GF003", None),
 }
 
-APART: set = set()
+# Programs that patch torch (left patched): run in a process of their own.
+APART = {"S_06_gf003_loop_torch_patched_by_argparse_namespace"}
 
 
 def test_every_case_has_an_expectation():
@@ -68,3 +78,17 @@ def b(u, v):
     # Nested or aliased imports of proven modules leave them proven.
     nested = source + "def c():\n    import random as rnd\n    from os import path\n    return rnd.random()\n"
     assert _shadowed_builtins(cst.parse_module(nested)).operators
+
+
+def test_attribute_names_stored_by_argparse_and_wrappers():
+    import libcst as cst
+
+    from gradfix.analysis.introspection import bound_attribute_names
+
+    def names(source):
+        return bound_attribute_names(cst.parse_module(source))
+
+    assert names("p.parse_args()\np.parse_args(args=[])\np.parse_known_args(['a'])\n") == frozenset()
+    for source in ("p.parse_args([], ns)\n", "p.parse_args(namespace=ns)\n", "p.parse_known_args(*a)\n", "functools.update_wrapper(torch, ns)\n", "wraps(ns)(torch)\n"):
+        assert names(source) is None, source
+    assert names("import functools\ndef deco(f):\n    @functools.wraps(f)\n    def g(*a):\n        return f(*a)\n    return g\n") is not None
