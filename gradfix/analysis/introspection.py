@@ -377,6 +377,15 @@ def bound_attribute_names(module: cst.Module, *, scopes: bool = True) -> Optiona
                     names.add(text)
             elif name == "type" and isinstance(func, cst.Name) and len(node.args) != 1:
                 any_name.append(node)
+            elif name in _PARSE_METHODS and (len(node.args) > 1 or any(arg.star or (arg.keyword is not None and arg.keyword.value != "args") for arg in node.args)):
+                # argparse stores each option's value on the namespace it is given, as the attribute
+                # its `dest` names (`parser.parse_args(["--mean", "1"], namespace=torch)` with
+                # `type=lambda s: f` sets `torch.mean`): only the plain form is proven (review, round 10).
+                any_name.append(node)
+            elif name == "update_wrapper" or (name == "wraps" and not (self.parents and isinstance(self.parents[-1], cst.Decorator))):
+                # `update_wrapper(torch, ns)`, `wraps(ns)(torch)` copy `ns.__dict__` onto it; `@wraps(f)`
+                # on a `def` only onto the new function (review, round 10).
+                any_name.append(node)
 
         def _read(self, node: cst.CSTNode) -> bool:
             """Whether the namespace dict `node` is only read where it stands."""
@@ -409,6 +418,10 @@ def bound_attribute_names(module: cst.Module, *, scopes: bool = True) -> Optiona
     if scopes:
         names.update(scope_bindings(module))
     return None if any_name else frozenset(names)
+
+
+# argparse's parsing methods, which store attributes named by strings on a namespace they are given.
+_PARSE_METHODS = frozenset({"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"})
 
 
 def _targets(node: cst.CSTNode) -> List[cst.BaseExpression]:

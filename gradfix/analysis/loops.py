@@ -32,7 +32,7 @@ earlier call).
 from __future__ import annotations
 
 import builtins
-from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -788,7 +788,12 @@ def _tensor_read(
             # may return `buf`; review, round 9.)
             return _operators_trusted(shadowed)
         if isinstance(parent, cst.Index):
-            return _subscripts_trusted(shadowed)
+            # An index is handed to the subscripted object's `__getitem__` or `__class_getitem__`,
+            # which no text proves torch's: a builtin class keeps it (`list[buf]`, a `GenericAlias`
+            # holding `buf` in `__args__`), so does `typing.Literal[buf]`, and numpy's `np.s_[buf]`
+            # returns it (review, round 10; round 9 trusted it where the file bound no
+            # `_INDEX_DUNDERS`).
+            return False
         if isinstance(parent, cst.Expr):
             return parent.value is child
         if isinstance(parent, cst.Assign) and parent.value is child:
@@ -1097,7 +1102,7 @@ def _writes_in_place(call: cst.Call) -> bool:
     return position is not None and sum(arg.keyword is None for arg in call.args) > position
 
 
-# Special methods through which an operator, a subscript, `in`, `isinstance`, `abs`/`round` or a
+# Special methods through which an operator, `in`, `isinstance`, `abs`/`round` or a
 # torch function hands its operand to code the file may define: `Keeper() * buf` runs
 # `Keeper.__mul__(buf)`, which may return `buf` or keep it; `torch.add(buf, k)` runs
 # `k.__torch_function__`, whatever `torch.add` is (review, round 9).
@@ -1106,9 +1111,6 @@ _OPERAND_DUNDERS = frozenset(
     | {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__contains__", "__neg__", "__pos__", "__invert__", "__abs__", "__round__"}
     | {"__instancecheck__", "__subclasscheck__", "__torch_function__", "__torch_dispatch__"}
 )
-# Those a subscript hands its index to (`Keeper()[buf]`): apart, since a `Dataset` of the file
-# defines `__getitem__`, which no operator runs.
-_INDEX_DUNDERS = frozenset({"__getitem__", "__class_getitem__", "__missing__", "__torch_function__", "__torch_dispatch__"})
 # Builtins whose result `_OPERAND_DUNDERS` of the file may make (`abs(x)` is `x.__abs__()`).
 _DUNDER_BUILTINS = frozenset({"abs", "round", "isinstance"})
 # Binary operators that, on lists, tuples, sets or dicts (an item of a container may be one), make a
@@ -1122,13 +1124,12 @@ class _Untrusted(frozenset):
     take a value for new (review, round 9): `torch_roots`, the names the file binds only by imports
     of torch; `stored`, the attribute names it may store on some object (None: any), which may be a
     torch function or tensor method it patches (`torch.mean = lambda t: t`); `operators`, that it
-    binds none of `_OPERAND_DUNDERS`, so an operator, a subscript or a torch function given a tensor
+    binds none of `_OPERAND_DUNDERS`, so an operator or a torch function given a tensor
     runs torch's code. A plain set (the default elsewhere) proves none of them."""
 
     torch_roots: FrozenSet[str] = frozenset()
     stored: Optional[FrozenSet[str]] = None
     operators: bool = False
-    subscripts: bool = False
 
 
 def _shadowed_builtins(module: cst.Module) -> AbstractSet[str]:
@@ -1164,20 +1165,41 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
     found.torch_roots = frozenset(name for name, n in imports.items() if counts.get(name, 0) == n)
     found.stored = bound_attribute_names(module, scopes=False)
     every = bound_attribute_names(module)
-    found.operators = every is not None and not (every & _OPERAND_DUNDERS)
-    found.subscripts = every is not None and not (every & _INDEX_DUNDERS)
+    # Review, round 10: the special methods that get an operand need not be the file's: an object of
+    # an imported class may have them (`unittest.mock.MagicMock` with `m.__mul__.side_effect = lambda
+    # o: o` returns the operand, and records it in `call_args`; `collections.UserList() + buf` holds
+    # `list(buf)`, views of its rows; a class of another module of the project may return or keep
+    # it). Operators are proven only where every module the file imports is one whose objects are
+    # known to make new values of an operand (`_OPERAND_MODULES`).
+    foreign = any(_foreign_import(node) for node in all_nodes(module) if isinstance(node, (cst.Import, cst.ImportFrom)))
+    found.operators = not foreign and every is not None and not (every & _OPERAND_DUNDERS)
     return found
 
 
+# Modules whose objects, given a tensor as an operand, make a new value (or raise), keep no reference
+# to it and run no code of the file (review, round 10): torch's own (its operators, `Size`,
+# `nn.Module`s, which define none), numpy's (an array defers to a tensor's operator by
+# `__array_priority__`), and the standard library's modules with no class that keeps an operand
+# (`typing.Any | buf` type-checks and raises; not `unittest.mock`, nor `collections`:
+# `UserList.__add__` stores `list(other)`). (Subscripts are never proven: `np.s_[buf]` is `buf`.)
+_OPERAND_MODULES = frozenset({
+    "__future__", "torch", "numpy", "math", "cmath", "random", "os", "sys", "time", "argparse",
+    "logging", "warnings", "typing", "json", "itertools", "functools", "dataclasses", "shutil",
+    "traceback", "copy", "datetime",
+})
+
+
+def _foreign_import(node: Union[cst.Import, cst.ImportFrom]) -> bool:
+    """An import of a module outside `_OPERAND_MODULES` (relative: the project's own)."""
+    if isinstance(node, cst.Import):
+        return any(code_of(alias.name).strip().split(".")[0] not in _OPERAND_MODULES for alias in node.names)
+    return bool(node.relative) or node.module is None or code_of(node.module).strip().split(".")[0] not in _OPERAND_MODULES
+
+
 def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
-    """Whether an operator, a subscript or a comparison given a tensor makes a new value: the file
+    """Whether an operator or a comparison given a tensor makes a new value: the file
     binds no special method that could receive the tensor instead (`_Untrusted.operators`)."""
     return bool(getattr(shadowed, "operators", False))
-
-
-def _subscripts_trusted(shadowed: AbstractSet[str]) -> bool:
-    """Whether `x[buf]` makes a new value: the file binds no special method that gets the index."""
-    return bool(getattr(shadowed, "subscripts", False))
 
 
 def _method_trusted(name: str, shadowed: AbstractSet[str]) -> bool:
