@@ -7,11 +7,13 @@ on request, the fixed bytes. It never touches the filesystem.
 
 from __future__ import annotations
 
+import gc
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import ModuleType
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from gradfix import prechecks
 from gradfix.findings import Finding, is_suppressed, noqa_map
@@ -228,6 +230,30 @@ def lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
     from: a module path, or `inline` to define it once in the file (see
     `gradfix.options.LintOptions`).
     """
+    with _gc_paused():
+        return _lint_bytes(data, path, options)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one file, then restore it as it was.
+
+    Parsing and analysing a file allocate a few hundred thousand objects (libcst nodes, the
+    maps over them) that live until the file is done and are then freed by reference counting:
+    they hold no cycles worth collecting. With the collector on, those allocations set off its
+    collections, which traverse every live object again and again (a third of the CPU time of a
+    large file). What little cyclic garbage a file leaves is collected once the collector is back.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _lint_bytes(data: bytes, path: str, options: LintOptions) -> FileResult:
     result = FileResult(path)
     candidates = prefilter(data, rule_modules(options.codes))
     if not candidates:
