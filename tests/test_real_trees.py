@@ -236,6 +236,13 @@ def test_worker_processes_give_the_serial_results_in_input_order():
     assert _summary(parallel.lint_many(2, fixing)) == _summary(parallel.lint_many(1, fixing))
 
 
+def _past_the_token_stage(tasks):
+    """The indexes of the tasks whose files pass the prefilter's token stage (what `lint_many` sends on)."""
+    from gradfix import parallel
+
+    return [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+
+
 def test_prechecks_in_the_workers_give_the_serial_results(monkeypatch):
     """Past `PARALLEL_PRECHECK_BYTES` of text, every file past the token stage goes to the workers,
     which run the whole prefilter there: the results are those of the serial run."""
@@ -249,7 +256,7 @@ def test_prechecks_in_the_workers_give_the_serial_results(monkeypatch):
     monkeypatch.setattr(parallel, "PARALLEL_PRECHECK_BYTES", 0)
     assert _summary(parallel.lint_many(2, tasks)) == _summary(serial)
     # every file past the token stage went, the precheck's rejects too, each once
-    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    passed = _past_the_token_stage(tasks)
     assert sorted(sent) == passed
 
 
@@ -259,7 +266,7 @@ def test_workers_start_while_the_files_are_still_read(monkeypatch):
     from gradfix import parallel
 
     tasks = _fixture_tasks()
-    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    passed = _past_the_token_stage(tasks)
     assert len(passed) >= 3
     read = []
     started = []
@@ -295,7 +302,7 @@ def test_a_worker_that_dies_costs_its_file_only():
 
     tasks = _fixture_tasks(6)
     serial = list(parallel.lint_many(1, tasks))
-    passed = [i for i, t in enumerate(tasks) if parallel.prefilter(t.data, parallel.rule_modules(t.options.codes), parse=False)]
+    passed = _past_the_token_stage(tasks)
     fatal = passed[1]
     tasks[fatal] = tasks[fatal]._replace(data=_Fatal(tasks[fatal].data))
     results = list(parallel.lint_many(2, tasks))
