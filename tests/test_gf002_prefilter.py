@@ -115,3 +115,42 @@ def test_functions_with_one_stop_gradient_are_not_walked(monkeypatch):
     walked.clear()
     assert prefilter((HEAD + "    pass\n\n\n" + methods + pair).encode(), [gf002]) == [gf002]
     assert "a" not in walked and "c" in walked
+
+
+def test_statements_without_a_marker_are_not_walked(monkeypatch):
+    """Inside a function with two markers, only the statements whose lines hold one are walked
+    (an `if` with a marked statement in its body is entered; its unmarked statements are not), and
+    the verdict is the same: the pair is found across two marked statements, on lines numbered as
+    the file's (a `\\r\\n` file, a decorator)."""
+    import ast
+
+    body = (
+        "    @staticmethod\n"
+        "    def c(x, y):\n"
+        "        unmarked = F.relu(x) + F.relu(y)\n"
+        "        if x.numel():\n"
+        "            also_unmarked = torch.zeros(3)\n"
+        "            a = F.mse_loss(x, y.detach())\n"
+        "        b = F.mse_loss(x.detach(), y)\n"
+        "        return a + b\n"
+    )
+    walked = []
+    real = ast.iter_child_nodes
+
+    def spy(node):
+        if isinstance(node, ast.stmt):
+            walked.append(type(node).__name__ + ":" + ast.unparse(node).split("\n")[0][:20])
+        return real(node)
+
+    monkeypatch.setattr(gf002.ast, "iter_child_nodes", spy)
+    # (`_summed`, which walks the whole function to find the sum once a pair is found, is the next test's)
+    monkeypatch.setattr(gf002, "_summed", lambda scope, calls, parents: True)
+    for newline in ("\n", "\r\n"):
+        walked.clear()
+        source = (HEAD + "    pass\n\n\nclass M:\n" + body).replace("\n", newline).encode()
+        assert prefilter(source, [gf002]) == [gf002]
+        # (not `unmarked = ...`, `also_unmarked = ...` nor `return a + b`)
+        assert sorted(walked) == ["Assign:a = F.mse_loss(x, y.", "Assign:b = F.mse_loss(x.det", "FunctionDef:@staticmethod", "If:if x.numel():"]
+    # The same function with one of the two terms moved to an unmarked spelling has no pair.
+    monkeypatch.undo()
+    assert prefilter((HEAD + "    pass\n\n\nclass M:\n" + body.replace("x.detach()", "x")).encode(), [gf002]) == []

@@ -129,6 +129,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from gradfix import prechecks
 
@@ -168,24 +169,29 @@ def _pair(tree, whole: bool, text: bytes, state: dict):
     parents = {}
     stops = []
     pending = []
+    lines: list = []  # the lines where the markers of the walked statements start
     statements = list(tree.body)
     while statements:
         statement = statements.pop()
         if isinstance(statement, ast.ClassDef):
             statements.extend(statement.body)
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # A pair is two calls of one scope, each stopping a gradient the other does not: two
-            # stop-gradients, two markers. Every call in a function (its decorators, nested
-            # functions and lambdas too) has its scope inside it, so a function whose lines hold
-            # fewer than two markers holds no pair (most marked functions of a tree hold one).
-            markers = _MARKER.finditer(prechecks.lines_of(statement, text, state))
-            if next(markers, None) is not None and next(markers, None) is not None:
-                pending.append(statement)
-        elif _MARKER.search(prechecks.lines_of(statement, text, state)) is not None:
+            continue
+        found = _marker_lines(statement, text, state)
+        # A pair is two calls of one scope, each stopping a gradient the other does not: two
+        # stop-gradients, two markers. Every call in a function (its decorators, nested functions
+        # and lambdas too) has its scope inside it, so a function whose lines hold fewer than two
+        # markers holds no pair (most marked functions of a tree hold one).
+        if len(found) >= (2 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else 1):
             pending.append(statement)
+            lines.extend(found)
+    lines.sort()
     while pending:  # one traversal (`ast.walk` and then each node's children would be two)
         node = pending.pop()
         for child in ast.iter_child_nodes(node):
+            # A statement whose lines hold no marker holds no stop-gradient, and so no call of a
+            # pair: neither it nor what it holds is walked (most of a marked function).
+            if isinstance(child, ast.stmt) and not _holds_marker(child, lines):
+                continue
             parents[child] = node
             pending.append(child)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("detach", "detach_"):
@@ -228,6 +234,30 @@ def _pair(tree, whole: bool, text: bytes, state: dict):
                 return True
         earlier.append((signature, node))
     return False
+
+
+def _marker_lines(statement, text: bytes, state: dict) -> list:
+    """The lines where a stop-gradient marker starts in a statement's lines (`prechecks.lines_of`:
+    from its first decorator's), numbered as the file's."""
+    chunk = prechecks.lines_of(statement, text, state)  # (its lines joined by `\n`)
+    line = _first_line(statement)
+    found = []
+    at = 0
+    for match in _MARKER.finditer(chunk):
+        line += chunk.count(b"\n", at, match.start())
+        at = match.start()
+        found.append(line)
+    return found
+
+
+def _first_line(statement) -> int:
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+
+
+def _holds_marker(statement, lines: list) -> bool:
+    """Whether a marker starts on one of the lines a statement spans (from its first decorator's)."""
+    at = bisect_left(lines, _first_line(statement))
+    return at < len(lines) and lines[at] <= statement.end_lineno
 
 
 def _summed(scope, calls, parents: dict) -> bool:
