@@ -166,17 +166,11 @@ def test_no_safe_fix_and_the_unsafe_one_is_wrong(path: Path):
 def _run_apart(source: str) -> str:
     """`_run` in a process of its own, for programs that leave something behind in the process that
     runs them (an `atexit` callback, a signal handler, a finalizer): stdout and stderr together,
-    and what the process's exit printed."""
-    import subprocess
-    import tempfile
+    and what the process's exit printed (`tests.apart`: forked from an interpreter that imported
+    torch once, exiting as a fresh `python train.py` does)."""
+    from tests.apart import run_apart
 
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "train.py"
-        script.write_text(source)
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp, timeout=300)
-    if proc.returncode != 0:
-        return f"raised (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"
-    return proc.stdout + proc.stderr
+    return run_apart(source)
 
 
 def check_case(path: Path, expected, *, apart: bool = False) -> None:
