@@ -669,8 +669,22 @@ class CalleeClassifier:
                 # (a bound method; not a property's getter: reading it hands on its value)
                 found.extend(d for d in defs.get(value.attr.value, ()) if isinstance(d, cst.FunctionDef) and not d.decorators)
 
+        def only_calls_parameters(func: cst.BaseExpression) -> bool:
+            # A function of the file (one def of the name) that only calls its parameters: its
+            # callers' arguments run there, by a call gradfix checks where it stands.
+            if not isinstance(func, cst.Name) or len(defs.get(func.value, ())) != 1 or self.facts.binding_counts.get(func.value) != 1:
+                return False
+            callee = defs[func.value][0]
+            ps = callee.params
+            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+            params.update(p.name.value for p in (ps.star_arg, ps.star_kwarg) if isinstance(p, cst.Param))
+            called = {id(c.func) for c in nodes_within(callee.body, cst.Call)}
+            return all(id(n) in called for n in nodes_within(callee.body, cst.Name) if n.value in params)
+
         for call in nodes_within(self.facts.module, cst.Call):
             if self.qualified(call.func) & _CALLS_NOW or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply"):
+                continue
+            if only_calls_parameters(call.func):
                 continue
             for arg in call.args:
                 add(arg.value)
