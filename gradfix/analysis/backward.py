@@ -813,7 +813,7 @@ def _definitions(module: cst.CSTNode) -> List[cst.FunctionDef]:
     return found
 
 
-def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
+def file_merge_reasons(facts: "FileFacts", classifier=None) -> List[Reason]:
     """What in the file keeps any merge of backward passes from being proven exact (empty: nothing).
 
     Whatever runs once per backward pass sees `g1 + g2` once instead of `g1` and
@@ -826,6 +826,7 @@ def file_merge_reasons(facts: "FileFacts") -> List[Reason]:
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
     reasons.extend(torch_hook_reasons(facts))
     reasons.extend(implicit_dunder_reasons(facts))
+    reasons.extend(escaped_function_reasons(facts, classifier))
     for call in facts.unpreserved_checkpoints[:1]:
         reasons.append(Reason(
             f"`{code_of(call.func).strip()}(...)` (line {facts.line(call)}) recomputes its forward in every backward pass "
@@ -893,6 +894,51 @@ def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
             f"operators, `x.a = v`) and may change state or read a gradient: gradfix does not follow where it runs",
             BETWEEN,
         )]
+    return []
+
+
+def escaped_function_reasons(facts: "FileFacts", classifier) -> List[Reason]:
+    """A function of the file handed to code outside it (`CalleeClassifier.escaping_functions`:
+    `weakref.finalize(box, report)`, `sys.setprofile(prof)`, `warnings.showwarning = show`) runs
+    when that code decides, with no call gradfix sees: a finalizer when a rebinding between the
+    passes drops the last reference, a profile or trace function at every call (the second
+    `backward` too), a hook at a warning or a log record. Where it may read a gradient or change
+    state (`facts._changes_state`), it sees the first pass's gradients in the original and none
+    after the merge (review, round 11). Without a classifier to find them, any may."""
+    from gradfix.analysis.facts import changes_state
+
+    if classifier is None:
+        return []
+    for node in classifier.handed_functions():
+        if changes_state(node, facts):
+            shown = node.name.value if isinstance(node, cst.FunctionDef) else "a lambda"
+            return [Reason(
+                f"`{shown}` (line {facts.line(node)}) is handed to code outside the file, which may run it between the "
+                f"passes (a finalizer, a profile or trace function, a warning or logging hook, a data loader's `collate_fn`), "
+                f"and it may change state or read a gradient",
+                BETWEEN,
+            )]
+    return []
+
+
+def generator_reasons(facts: "FileFacts", between: bool) -> List[Reason]:
+    """A generator function's body runs where the generator is advanced (`list(g)`, `for v in g`,
+    `sum(g)`), not where it is called (review, round 11): `seen = watch()` before the passes and
+    `list(seen)` between them runs `watch`'s body between them. Where it may change state or read
+    a gradient (`facts._changes_state`), and something stands between the passes (`between`:
+    only code there advances it)."""
+    from gradfix.analysis.facts import changes_state
+
+    if not between:
+        return []
+    for node in walk_statements(facts.module):
+        if isinstance(node, cst.FunctionDef) and (node.asynchronous is not None or nodes_within(node.body, (cst.Yield,))):
+            if changes_state(node, facts):
+                return [Reason(
+                    f"`{node.name.value}` (line {facts.line(node)}) is a generator function: its body runs where the generator "
+                    f"is advanced (`list(g)`, a `for`), which may be between the passes, and it may change state or read a gradient",
+                    BETWEEN,
+                )]
     return []
 
 
@@ -2075,6 +2121,12 @@ def _reads_graph(node: cst.BaseExpression, parents, bound: AbstractSet[str] = fr
     return True
 
 
+def _adjacent(statements: Sequence[cst.CSTNode], line: Callable[..., int]) -> bool:
+    """Each statement is the one before (`a.backward(...); b.backward()`) or starts on the line after
+    it ends: nothing stands between them (a comment line does, conservatively)."""
+    return all(b is a or line(b) in (line(a, end=True), line(a, end=True) + 1) for a, b in zip(statements, statements[1:]))
+
+
 def merge_reasons(
     run: BackwardRun, scope: cst.CSTNode, line: Callable[..., int], facts: "FileFacts", classifier=None
 ) -> List[Reason]:
@@ -2100,7 +2152,8 @@ def merge_reasons(
         reasons.extend(later_use_reasons(line(calls[-1].call, end=True), scope, line, facts, classifier))
         reasons.extend(outside_backward_reasons(scope, facts, classifier, calls))
         reasons.extend(loop_reasons(calls[-1].statement, scope, facts.module, line))
-    reasons.extend(file_merge_reasons(facts))
+    reasons.extend(file_merge_reasons(facts, classifier))
+    reasons.extend(generator_reasons(facts, not _adjacent([c.statement for c in calls], line)))
     reasons.extend(spelling_reasons([c.statement for c in calls], facts))
     reasons.extend(accelerate_reasons(calls))
     reasons.extend(old_keyword_reasons(calls))

@@ -110,6 +110,8 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
         # `isinstance(loss, C)` runs `__instancecheck__` of C's metaclass: code of the file where it
         # defines one (that may keep `loss`).
         hook = _CHECK_HOOKS.get(func.value)
+        if hook is not None and _checks_computed(call, classifier):
+            return False
         return hook is None or classifier is None or not classifier.may_bind_attribute(hook)
     if qualified & (HARMLESS_QUALIFIED | HARMLESS_CONTEXTS):
         return not (qualified & HARMLESS_QUALIFIED and _writes_through_file(last_name(func), classifier))
@@ -183,6 +185,29 @@ def _inert_key(arg: cst.Arg, classifier) -> bool:
                 return False
             stack.extend(node.children)
         return True
+    return False
+
+
+def _checks_computed(call: cst.Call, classifier) -> bool:
+    """`isinstance(m, P)` may read an attribute a class of the file computes (review, round 11): a
+    class not of builtins or torch may have a metaclass whose `__instancecheck__` reads attributes of
+    `m` (a `typing.Protocol` with `@runtime_checkable` runs `hasattr(m, "gnorm")`, a property of the
+    file reading `w.grad`). Proven only for classes gradfix names as builtins or torch's, or where the
+    file computes no attribute."""
+    facts = getattr(classifier, "facts", None)
+    if facts is None:
+        return True
+    names, anything = facts.computed_attributes
+    if not names and not anything:
+        return False
+    if len(call.args) != 2 or any(arg.star or arg.keyword is not None for arg in call.args):
+        return True
+    kind = strip_parens(call.args[1].value)
+    classes = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+    for cls in classes:
+        qualified = classifier.qualified(cls)
+        if not qualified or not all(q.startswith(("builtins.", "torch.")) for q in qualified):
+            return True
     return False
 
 

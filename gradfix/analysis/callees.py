@@ -53,7 +53,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, flag_argument, same_expr, single_return, strip_parens, unscoped_bindings
+from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
@@ -80,6 +80,13 @@ GetMeta = Callable[..., object]
 # Builtins that call the functions they are handed (`sorted(xs, key=f)`), never keeping them; and
 # standard decorators that wrap or cache a function and call it, binding it under no method name
 # (`__wrapped__` at most).
+# Callees that run a function they are handed only while they run (`sorted(key=f)`), or hand it back
+# to be called by a name the file calls (`functools.wraps`, `lru_cache`), or at exit (`atexit`):
+# `CalleeClassifier.handed_functions`.
+_CALLS_NOW = frozenset(f"builtins.{n}" for n in ("sorted", "min", "max")) | frozenset({
+    "contextlib.contextmanager", "contextlib.asynccontextmanager", "functools.wraps", "functools.lru_cache",
+    "functools.cache", "functools.cached_property", "abc.abstractmethod", "typing.overload", "atexit.register",
+})
 _CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted", "min", "max")) | frozenset(
     {
         "contextlib.contextmanager", "contextlib.asynccontextmanager", "functools.wraps", "functools.lru_cache",
@@ -102,6 +109,7 @@ class CalleeClassifier:
         self._rebound_inlined: Dict[int, str] = {}
         self.constants = ModuleConstants(get_metadata, self.qualified, self.unscoped_names)
         self._attributes: Optional[tuple] = None  # `may_bind_attribute`: (bound_attribute_names,)
+        self._escaping: Optional[List[cst.CSTNode]] = None  # `handed_functions`
         self._unscoped: Optional[frozenset] = None  # `assigned_values`: exprs.unscoped_bindings
 
     # -- metadata helpers ----------------------------------------------------------
@@ -631,6 +639,62 @@ class CalleeClassifier:
         the file may bind such a value under any name (`SimpleNamespace(log=f)`, `Mock(**{"log.
         side_effect": f})`, a class made by `type(...)`): a method called by a trusted name may then
         run it. A pure one cannot step, backpropagate or change a tensor, whatever it is called."""
+        for node in self._find_escaping():
+            verdict = self.function_callee(node)
+            if verdict.kind != PURE or verdict.unproven:
+                return node
+        return None
+
+    def handed_functions(self) -> List[cst.CSTNode]:
+        """The functions and lambdas of the file handed to code that may keep them and run them
+        later, when it decides (review, round 11): an argument of a call (`weakref.finalize(box,
+        report)`, `sys.setprofile(prof)`, `DataLoader(ds, collate_fn=collate)`; `_only_calls`
+        is no proof here: torch's keep theirs) but of the callees that run it only now or by a
+        name the file calls (`_CALLS_NOW`), or a value stored on an attribute or item
+        (`warnings.showwarning = show`). A def by its name, a method by its attribute name."""
+        if self._escaping is not None:
+            return self._escaping
+        defs: Dict[str, List[cst.CSTNode]] = {}
+        for node in nodes_within(self.facts.module, cst.FunctionDef):
+            defs.setdefault(node.name.value, []).append(node)
+        found: List[cst.CSTNode] = []
+
+        def add(value: cst.BaseExpression) -> None:
+            value = strip_parens(value)
+            if isinstance(value, cst.Lambda):
+                found.append(value)
+            elif isinstance(value, cst.Name):
+                found.extend(defs.get(value.value, ()))
+            elif isinstance(value, cst.Attribute):
+                # (a bound method; not a property's getter: reading it hands on its value)
+                found.extend(d for d in defs.get(value.attr.value, ()) if isinstance(d, cst.FunctionDef) and not d.decorators)
+
+        def only_calls_parameters(func: cst.BaseExpression) -> bool:
+            # A function of the file (one def of the name) that only calls its parameters: its
+            # callers' arguments run there, by a call gradfix checks where it stands.
+            if not isinstance(func, cst.Name) or len(defs.get(func.value, ())) != 1 or self.facts.binding_counts.get(func.value) != 1:
+                return False
+            callee = defs[func.value][0]
+            ps = callee.params
+            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+            params.update(p.name.value for p in (ps.star_arg, ps.star_kwarg) if isinstance(p, cst.Param))
+            called = {id(c.func) for c in nodes_within(callee.body, cst.Call)}
+            return all(id(n) in called for n in nodes_within(callee.body, cst.Name) if n.value in params)
+
+        for call in nodes_within(self.facts.module, cst.Call):
+            if self.qualified(call.func) & _CALLS_NOW or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply"):
+                continue
+            if only_calls_parameters(call.func):
+                continue
+            for arg in call.args:
+                add(arg.value)
+        for assign in nodes_within(self.facts.module, cst.Assign):
+            if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in assign.targets):
+                add(assign.value)
+        self._escaping = list(dict.fromkeys(found))
+        return self._escaping
+
+    def _find_escaping(self) -> List[cst.CSTNode]:
         module = self.facts.module
         defs: Dict[str, List[cst.CSTNode]] = {}  # functions, by name
         methods: Dict[str, List[cst.CSTNode]] = {}  # defined in a class body: reached as `obj.name`
@@ -705,11 +769,7 @@ class CalleeClassifier:
                 return False
 
         walk_tree(module, Uses())
-        for node in dict.fromkeys(escaping):
-            verdict = self.function_callee(node)
-            if verdict.kind != PURE or verdict.unproven:
-                return node
-        return None
+        return list(dict.fromkeys(escaping))
 
     def self_attribute_values(self, func: cst.Attribute) -> list:
         cls = self.enclosing_class(func)

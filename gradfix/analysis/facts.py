@@ -164,7 +164,7 @@ class FileFacts:
             for statement in walk_statements(node.body):
                 if isinstance(statement, cst.FunctionDef):
                     name = statement.name.value
-                    if not _dunder(name) or name in _CALLED_DUNDERS:
+                    if not _implicit(name):
                         continue
                     if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
                         found.append(statement)
@@ -175,18 +175,18 @@ class FileFacts:
                     # (`__hash__ = None`, `__slots__ = ("a",)`) is no code.
                     for small in statement.body:
                         for target, value in _assigned(small):
-                            if isinstance(target, cst.Name) and _dunder(target.value) and target.value not in _CALLED_DUNDERS:
+                            if isinstance(target, cst.Name) and _implicit(target.value):
                                 if not _inert_dunder_value(value, methods, self):
                                     found.append(small)
         # `Acc.__radd__ = record`, anywhere: a special method set on a class from outside it.
         for target in nodes_within(self.module, cst.AssignTarget):
-            if isinstance(target.target, cst.Attribute) and _dunder(target.target.attr.value) and target.target.attr.value not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"}:
+            if isinstance(target.target, cst.Attribute) and _implicit(target.target.attr.value) and target.target.attr.value not in _NAMES_NO_CODE:
                 found.append(target.target)
         # `setattr(Acc, "__radd__", kept.append)`: the same by its name as a literal.
         for call in nodes_within(self.module, cst.Call):
             if last_name(call.func) in ("setattr", "__setattr__"):
                 names = [string_value(a.value) for a in call.args if isinstance(a.value, cst.SimpleString)]
-                if any(n is not None and _dunder(n) and n not in _CALLED_DUNDERS | {"__doc__", "__module__", "__qualname__", "__name__"} for n in names):
+                if any(n is not None and _implicit(n) and n not in _NAMES_NO_CODE for n in names):
                     found.append(call)
         found.sort(key=self.line)
         return found
@@ -538,6 +538,21 @@ def _dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+# Review, round 11: methods with no dunder name that Python calls by protocol, with no call by
+# name: `keys` (then `__getitem__`) by mapping unpacking (`{**m}`, `f(**m)`, `"{a}".format(**m)`)
+# and `dict(m)`; `extra_repr` by torch's `Module.__repr__` (`print(net)`). (`write`/`flush` of a
+# stream, and a logging handler's, are the print's and the logger's: `between._writes_through_file`.)
+_PROTOCOL_METHODS = frozenset({"keys", "extra_repr"})
+# Special names whose binding is no code.
+_NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})
+
+
+def _implicit(name: str) -> bool:
+    """`name` is a special method Python runs without a call by name (`_CALLED_DUNDERS` aside), or
+    a protocol method (`_PROTOCOL_METHODS`)."""
+    return (_dunder(name) or name in _PROTOCOL_METHODS) and name not in _CALLED_DUNDERS
+
+
 def _assigned(small: cst.BaseSmallStatement) -> List[Tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
     """(target, value) for each target an assignment statement binds (tuple targets: value None)."""
     if isinstance(small, cst.Assign):
@@ -653,6 +668,12 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
         return True
     if any(string_value(n) in _GRADIENT_ATTRIBUTES for n in _within_all(body, cst.SimpleString)):
         return True
+    # Review, round 11: or by a template's field (`"{0.grad}".format(w)`, `format_map`, a
+    # `string.Formatter`), and a `.format` of a template gradfix does not read may name one.
+    if any(_names_gradient_field(n) for n in _within_all(body, cst.SimpleString)):
+        return True
+    if any(formats_computed(call.func.value, facts) for call in calls if _formats(call)):
+        return True
     if _reads_computed(body, facts, seen):
         return True
     # What may hold a parameter: the parameters and every name the body binds (`out = [other]`).
@@ -675,6 +696,16 @@ def _changes_state(function: cst.FunctionDef, facts: Optional["FileFacts"] = Non
         if not _changes_nothing(call, facts):
             return True
     return False
+
+
+def changes_state(node: cst.CSTNode, facts: "FileFacts") -> bool:
+    """`_changes_state` of a def or a lambda (read as a def returning its body)."""
+    if isinstance(node, cst.Lambda):
+        node = cst.FunctionDef(
+            name=cst.Name("_lambda"), params=node.params,
+            body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(node.body)])]),
+        )
+    return isinstance(node, cst.FunctionDef) and _changes_state(node, facts)
 
 
 def _reads_computed(body: cst.CSTNode, facts: "FileFacts", seen: set) -> bool:
@@ -710,6 +741,13 @@ def _reads_computed(body: cst.CSTNode, facts: "FileFacts", seen: set) -> bool:
     return False
 
 
+def _names_gradient_field(node: cst.SimpleString) -> bool:
+    """A string literal whose `str.format` fields read a gradient attribute (`"{0.grad}"`)."""
+    text = string_value(node)
+    fields = None if text is None or "{" not in text else format_field_attributes(text)
+    return bool(fields and fields & _GRADIENT_ATTRIBUTES)
+
+
 def _formats(call: cst.Call) -> bool:
     """`call` is `<template>.format(...)`/`.format_map(...)` (a string's method, by its name)."""
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("format", "format_map")
@@ -721,14 +759,14 @@ def formats_computed(template: cst.BaseExpression, facts: "FileFacts") -> bool:
     the `gnorm` property) by `getattr`, with no attribute node gradfix sees. Where the file computes
     any attribute (`FileFacts.computed_attributes`): a literal template naming one of those (any, for a
     class that computes every name), or a template gradfix does not read (`FMT.format(m)`)."""
+    # Review, round 11: a field may name a gradient too (`"{0.grad}".format(w)` reads `w.grad`, no
+    # attribute node either), in any file: a template gradfix does not read may name one.
     names, anything = facts.computed_attributes
-    if not names and not anything:
-        return False
     text = string_value(template)
     fields = None if text is None else format_field_attributes(text)
     if fields is None:
         return True
-    return bool(fields & names) or (anything and bool(fields))
+    return bool(fields & (names | _GRADIENT_ATTRIBUTES)) or (anything and bool(fields))
 
 
 # Attributes a backward pass writes (a special method reading one sees which passes have run).

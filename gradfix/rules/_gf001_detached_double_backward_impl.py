@@ -18,6 +18,7 @@ from gradfix.analysis.backward import (
     definition,
     caught_reasons,
     file_merge_reasons,
+    generator_reasons,
     held,
     grad_mode_reasons,
     later_use_reasons,
@@ -156,7 +157,8 @@ class Visitor(BlockVisitor):
             reasons.extend(loop_reasons(second.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(caught_reasons(first.statement, self.scopes[-1], self.scopes[0], self.line))
         reasons.extend(grad_mode_reasons(second.statement, self.scopes[-1], self.facts))
-        reasons.extend(file_merge_reasons(self.facts))
+        reasons.extend(file_merge_reasons(self.facts, self.classifier))
+        reasons.extend(generator_reasons(self.facts, bool(between)))
         reasons.extend(spelling_reasons([first.statement, second.statement], self.facts))
         reasons.extend(accelerate_reasons([first.backward, second.backward]))
         reasons.extend(old_keyword_reasons([first.backward, second.backward]))

@@ -1,0 +1,31 @@
+# GF003 safe merge wrong: `box = None` between the passes drops the last reference to `box`, and `weakref.finalize` runs `report`, which reads `w.grad`: the first pass's gradient before, `None` after the merge.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+import weakref
+
+
+class Box:
+    pass
+
+
+def report():
+    print("finalizer sees", None if w.grad is None else w.grad.tolist())
+
+
+
+
+def step():
+    box = Box()
+    weakref.finalize(box, report)
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    box = None
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    print(w.grad.tolist())
