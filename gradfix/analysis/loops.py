@@ -1227,6 +1227,9 @@ _PACKAGE_SUBMODULES = {
         "char", "core", "ctypeslib", "distutils", "dtypes", "exceptions", "f2py", "fft", "lib", "linalg", "ma",
         "matlib", "matrixlib", "polynomial", "random", "rec", "strings", "testing", "typing", "version",
     }),
+    # (`logging.config.dictConfig` builds any object a `"()"` factory returns and sets the attributes
+    # its `"."` mapping names by strings: `{"()": lambda: F.torch, ".": {"mean": f}}` patches torch.)
+    "logging": frozenset({"config", "handlers"}),
 }
 # The submodules (and their subtrees) whose classes make new values of an operand: torch's modules,
 # optimizers, autograd, devices and functions; numpy's linear algebra, transforms and generators.
@@ -1236,6 +1239,7 @@ _PROVEN_SUBMODULES = {
         ("amp",), ("random",), ("distributions",), ("functional",), ("cpu",), ("mps",), ("utils", "checkpoint"),
     }),
     "numpy": frozenset({("linalg",), ("fft",), ("random",)}),
+    "logging": frozenset({("handlers",)}),
 }
 # Standard modules that an allowed module holds as attributes (the fallback where
 # `sys.stdlib_module_names`, Python 3.10+, is missing).
@@ -1261,6 +1265,15 @@ def _path_proven(path: Sequence[str]) -> bool:
     if submodules is not None and rest and rest[0] in submodules:
         return any(rest[: len(allowed)] == allowed for allowed in _PROVEN_SUBMODULES[path[0]])
     return True
+
+
+def _names_module(path: Sequence[str]) -> bool:
+    """The path's last name may be a module: an allowed one, a standard one or a package's submodule
+    (`torch.nn.functional.torch` is torch). A module object handed on may reach code that sets its
+    attributes by strings (`copy.copy` of an object whose `__reduce__` returns `(lambda: F.torch, (),
+    {"mean": f})` patches `torch.mean`; review, round 11)."""
+    last = path[-1]
+    return last in _OPERAND_MODULES or last in _STANDARD_MODULE_NAMES or any(last in names for names in _PACKAGE_SUBMODULES.values())
 
 
 def _module_paths_proven(module: cst.Module) -> bool:
@@ -1292,6 +1305,8 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 local = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(local, cst.Name):
                     roots[local.value] = path
+                    if _names_module(path):
+                        modules.add(local.value)  # (`from torch import nn`)
     ok = [True]
 
     class Chains(cst.CSTVisitor):
@@ -1299,6 +1314,9 @@ def _module_paths_proven(module: cst.Module) -> bool:
             self.parents: List[cst.CSTNode] = []
 
         def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                self.parents.append(node)  # (`on_leave` pops it)
+                return False  # (the imports' paths are proven above)
             if ok[0] and isinstance(node, cst.Name) and node.value in roots and self.parents:
                 ok[0] = self._chain(node)
             self.parents.append(node)
@@ -1321,6 +1339,8 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 child, k = self.parents[k], k - 1
             if child is node and node.value in modules:
                 return False  # the module object itself, bound or handed on (`u = torch`)
+            if child is not node and _names_module(path) and not (k >= 0 and isinstance(self.parents[k], cst.Call) and self.parents[k].func is child):
+                return False  # a module reached as an attribute, handed on (`lambda: F.torch`)
             return _path_proven(path)
 
     walk_tree(module, Chains())
