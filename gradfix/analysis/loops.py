@@ -1331,6 +1331,10 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 return True
             if isinstance(parent, cst.Attribute) and parent.attr is node:
                 return True  # an attribute's name that shares the spelling
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)) and parent.target is node:
+                return True  # the name bound again (`F = object()`): no module handed on
+            if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.AsName, cst.Del)):
+                return True
             path = list(roots[node.value])
             child: cst.CSTNode = node
             k = len(self.parents) - 1
@@ -1338,7 +1342,14 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 path.append(self.parents[k].attr.value)
                 child, k = self.parents[k], k - 1
             if child is node and node.value in modules:
-                return False  # the module object itself, bound or handed on (`u = torch`)
+                # the module object itself, bound or handed on (`u = torch`); not the object of
+                # `setattr(torch, "mean", f)`, whose literal name `bound_attribute_names` sees
+                arg = self.parents[-1]
+                call = self.parents[-2] if len(self.parents) >= 2 else None
+                return (
+                    isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                    and call.func.value in ("setattr", "hasattr", "delattr") and call.args and call.args[0] is arg and arg.keyword is None and not arg.star
+                )
             if child is not node and _names_module(path) and not (k >= 0 and isinstance(self.parents[k], cst.Call) and self.parents[k].func is child):
                 return False  # a module reached as an attribute, handed on (`lambda: F.torch`)
             return _path_proven(path)
