@@ -32,6 +32,7 @@ earlier call).
 from __future__ import annotations
 
 import builtins
+import sys
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
@@ -49,6 +50,7 @@ from gradfix.analysis.exprs import (
     scope_bindings,
     single_return,
     strip_parens,
+    string_value,
 )
 from gradfix.analysis.introspection import bound_attribute_names, names_by_string
 from gradfix.analysis.statements import may_catch
@@ -1110,6 +1112,10 @@ _OPERAND_DUNDERS = frozenset(
     {f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift", "and", "xor", "or") for p in ("", "r", "i")}
     | {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__contains__", "__neg__", "__pos__", "__invert__", "__abs__", "__round__"}
     | {"__instancecheck__", "__subclasscheck__", "__torch_function__", "__torch_dispatch__"}
+    # numpy's operators hand both operands to these hooks of an operand's class
+    # (`NDArrayOperatorsMixin.__mul__` calls `np.multiply(self, buf)`, which calls the file's
+    # `__array_ufunc__`, free to return `buf`; review, round 11).
+    | {"__array_ufunc__", "__array_function__", "__array_wrap__", "__array_prepare__", "__array_finalize__", "__array__"}
 )
 # Builtins whose result `_OPERAND_DUNDERS` of the file may make (`abs(x)` is `x.__abs__()`).
 _DUNDER_BUILTINS = frozenset({"abs", "round", "isinstance"})
@@ -1172,7 +1178,10 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
     # it). Operators are proven only where every module the file imports is one whose objects are
     # known to make new values of an operand (`_OPERAND_MODULES`).
     foreign = any(_foreign_import(node) for node in all_nodes(module) if isinstance(node, (cst.Import, cst.ImportFrom)))
-    found.operators = not foreign and every is not None and not (every & _OPERAND_DUNDERS)
+    found.operators = (
+        not foreign and every is not None and not (every & _OPERAND_DUNDERS)
+        and _module_paths_proven(module) and not _classes_made_unseen(module)
+    )
     return found
 
 
@@ -1194,6 +1203,217 @@ def _foreign_import(node: Union[cst.Import, cst.ImportFrom]) -> bool:
     if isinstance(node, cst.Import):
         return any(code_of(alias.name).strip().split(".")[0] not in _OPERAND_MODULES for alias in node.names)
     return bool(node.relative) or node.module is None or code_of(node.module).strip().split(".")[0] not in _OPERAND_MODULES
+
+
+# Review, round 11: a module is reached by more than its import. A module's attribute may be another
+# module (`typing.collections.UserList() + buf` holds views of `buf`'s rows, though `collections`
+# is not imported), and a package proven for its tensors' operators holds submodules whose classes
+# keep an operand (`torch.utils.data.TensorDataset(x) + buf` is a `ConcatDataset` holding `buf`,
+# with no import but `torch`). Proven: every path the file reaches from an imported module (the
+# import's own path and each attribute chain rooted at the name it binds) through public names
+# only, none of them a module outside the allowlist: a standard module's name (`collections`,
+# `types`) other than `_OPERAND_MODULES`'; of torch and numpy, their submodules
+# (`_PACKAGE_SUBMODULES`) only as far as `_PROVEN_SUBMODULES` allows. A module object bound by
+# `import` read other than as an attribute chain's root (`u = torch`) proves nothing.
+_PACKAGE_SUBMODULES = {
+    "torch": frozenset({
+        "accelerator", "amp", "ao", "autograd", "backends", "compiler", "contrib", "cpu", "cuda", "distributed",
+        "distributions", "export", "fft", "func", "functional", "futures", "fx", "hub", "jit", "library", "linalg",
+        "masked", "monitor", "mps", "mtia", "multiprocessing", "nativert", "nested", "nn", "numa", "onnx", "optim",
+        "overrides", "package", "profiler", "quantization", "quasirandom", "random", "return_types", "serialization",
+        "signal", "sparse", "special", "storage", "testing", "torch_version", "types", "utils", "version", "xpu",
+    }),
+    "numpy": frozenset({
+        "char", "core", "ctypeslib", "distutils", "dtypes", "exceptions", "f2py", "fft", "lib", "linalg", "ma",
+        "matlib", "matrixlib", "polynomial", "random", "rec", "strings", "testing", "typing", "version",
+    }),
+    # (`logging.config.dictConfig` builds any object a `"()"` factory returns and sets the attributes
+    # its `"."` mapping names by strings: `{"()": lambda: F.torch, ".": {"mean": f}}` patches torch.)
+    "logging": frozenset({"config", "handlers"}),
+}
+# The submodules (and their subtrees) whose classes make new values of an operand: torch's modules,
+# optimizers, autograd, devices and functions; numpy's linear algebra, transforms and generators.
+_PROVEN_SUBMODULES = {
+    "torch": frozenset({
+        ("nn",), ("optim",), ("autograd",), ("cuda",), ("backends",), ("linalg",), ("fft",), ("special",),
+        ("amp",), ("random",), ("distributions",), ("functional",), ("cpu",), ("mps",), ("utils", "checkpoint"),
+    }),
+    "numpy": frozenset({("linalg",), ("fft",), ("random",)}),
+    "logging": frozenset({("handlers",)}),
+}
+# Standard modules that an allowed module holds as attributes (the fallback where
+# `sys.stdlib_module_names`, Python 3.10+, is missing).
+_STANDARD_MODULE_NAMES = frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset({
+    "collections", "contextlib", "functools", "operator", "re", "types", "warnings", "inspect", "keyword",
+    "builtins", "abc", "io", "weakref", "threading", "atexit", "linecache", "textwrap", "fnmatch", "stat",
+    "errno", "posix", "nt", "codecs", "itertools", "copy", "sys", "os", "time", "importlib", "unittest", "enum",
+})
+
+
+def _path_proven(path: Sequence[str]) -> bool:
+    """A dotted path from an imported module (`torch.nn.functional.relu`, `typing.collections`)
+    reaches no module outside the allowlist (see `_PACKAGE_SUBMODULES`)."""
+    if not path or path[0] not in _OPERAND_MODULES:
+        return False
+    rest = tuple(path[1:])
+    for part in rest:
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__") and part != "__class__"):
+            return False  # (`argparse._sys`, `torch._C`: private, maybe a module)
+        if part in _STANDARD_MODULE_NAMES and part not in _OPERAND_MODULES:
+            return False
+    submodules = _PACKAGE_SUBMODULES.get(path[0])
+    if submodules is not None and rest and rest[0] in submodules:
+        return any(rest[: len(allowed)] == allowed for allowed in _PROVEN_SUBMODULES[path[0]])
+    return True
+
+
+def _names_module(path: Sequence[str]) -> bool:
+    """The path's last name may be a module: an allowed one, a standard one or a package's submodule
+    (`torch.nn.functional.torch` is torch). A module object handed on may reach code that sets its
+    attributes by strings (`copy.copy` of an object whose `__reduce__` returns `(lambda: F.torch, (),
+    {"mean": f})` patches `torch.mean`; review, round 11)."""
+    last = path[-1]
+    return last in _OPERAND_MODULES or last in _STANDARD_MODULE_NAMES or any(last in names for names in _PACKAGE_SUBMODULES.values())
+
+
+def _module_paths_proven(module: cst.Module) -> bool:
+    """Every path the file reaches from its imports is proven (`_path_proven`; review, round 11)."""
+    roots: Dict[str, Tuple[str, ...]] = {}
+    modules: Set[str] = set()  # names bound to a module object for sure (`import torch`)
+    for node in all_nodes(module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                path = tuple(code_of(alias.name).strip().split("."))
+                if not _path_proven(path):
+                    return False
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    roots[alias.asname.name.value] = path
+                    modules.add(alias.asname.name.value)
+                else:
+                    roots[path[0]] = path[:1]
+                    modules.add(path[0])
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+            base = tuple(code_of(node.module).strip().split("."))
+            if not _path_proven(base):
+                return False
+            if isinstance(node.names, cst.ImportStar):
+                continue  # (a star import binds names unseen: `names_by_string` proves nothing there)
+            for alias in node.names:
+                path = base + (code_of(alias.name).strip(),)
+                if not _path_proven(path):
+                    return False
+                local = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(local, cst.Name):
+                    roots[local.value] = path
+                    if _names_module(path):
+                        modules.add(local.value)  # (`from torch import nn`)
+    ok = [True]
+
+    class Chains(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                self.parents.append(node)  # (`on_leave` pops it)
+                return False  # (the imports' paths are proven above)
+            if ok[0] and isinstance(node, cst.Name) and node.value in roots and self.parents:
+                ok[0] = self._chain(node)
+            self.parents.append(node)
+            return ok[0]
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _chain(self, node: cst.Name) -> bool:
+            parent = self.parents[-1]
+            if isinstance(parent, (cst.ImportAlias, cst.AsName, cst.ImportFrom, cst.Import)):
+                return True
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return True  # an attribute's name that shares the spelling
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)) and parent.target is node:
+                return True  # the name bound again (`F = object()`): no module handed on
+            if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem, cst.AsName, cst.Del)):
+                return True
+            path = list(roots[node.value])
+            child: cst.CSTNode = node
+            k = len(self.parents) - 1
+            while k >= 0 and isinstance(self.parents[k], cst.Attribute) and self.parents[k].value is child:
+                path.append(self.parents[k].attr.value)
+                child, k = self.parents[k], k - 1
+            if child is node and node.value in modules:
+                # the module object itself, bound or handed on (`u = torch`); not the object of
+                # `setattr(torch, "mean", f)`, whose literal name `bound_attribute_names` sees
+                arg = self.parents[-1]
+                call = self.parents[-2] if len(self.parents) >= 2 else None
+                return (
+                    isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                    and call.func.value in ("setattr", "hasattr", "delattr") and call.args and call.args[0] is arg and arg.keyword is None and not arg.star
+                )
+            if child is not node and _names_module(path) and not (k >= 0 and isinstance(self.parents[k], cst.Call) and self.parents[k].func is child):
+                return False  # a module reached as an attribute, handed on (`lambda: F.torch`)
+            return _path_proven(path)
+
+    walk_tree(module, Chains())
+    return ok[0]
+
+
+# Ways to make a class from a namespace mapping, whose special methods no `def` or binding of a class
+# body shows (review, round 11): `type.__new__(type, "K", (), {"__mul__": f})`, a metaclass of the
+# file called (`Meta("K", (), ns)`) or named (`metaclass=`), `dataclasses.make_dataclass(...,
+# namespace=ns)`, `types.new_class`; `type` itself reached through `__class__` (`int.__class__`) or
+# `type(int)`. Allowed: `type(x)` given one argument and only compared, printed or read for its name.
+_CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"})
+_TYPE_READERS = frozenset({"print", "str", "repr", "isinstance", "issubclass", "id", "hash"})
+
+
+def _classes_made_unseen(module: cst.Module) -> bool:
+    found = [False]
+
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.ClassDef) and any(k.keyword is not None for k in node.keywords):
+                found[0] = True  # (`metaclass=Meta`, a keyword for `__init_subclass__`)
+            elif isinstance(node, cst.Name) and node.value in _CLASS_MAKERS:
+                found[0] = True
+            elif isinstance(node, cst.SimpleString) and string_value(node) in _CLASS_MAKERS:
+                found[0] = True  # (`getattr(int, "__class__")`)
+            elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
+                found[0] = True
+            self.parents.append(node)
+            return not found[0]
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _type_use(self, node: cst.Name) -> bool:
+            parents = self.parents
+            parent = parents[-1] if parents else None
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                return True  # `x.type`: an attribute's name
+            if isinstance(parent, (cst.Param, cst.Arg)) and getattr(parent, "keyword", None) is node:
+                return True  # `f(type=...)`
+            if isinstance(parent, cst.Arg) and parent.value is node and len(parents) >= 2:
+                call = parents[-2]
+                # `isinstance(cls, type)`
+                return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
+            if not (isinstance(parent, cst.Call) and parent.func is node and len(parent.args) == 1 and parent.args[0].keyword is None and not parent.args[0].star):
+                return False
+            up = parents[-2] if len(parents) >= 2 else None
+            if isinstance(up, (cst.Comparison, cst.ComparisonTarget, cst.FormattedStringExpression)):
+                return True
+            if isinstance(up, cst.Attribute) and up.value is parent:
+                return up.attr.value in ("__name__", "__qualname__", "__module__")
+            if isinstance(up, cst.Arg) and up.value is parent and len(parents) >= 3:
+                call = parents[-3]
+                return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _TYPE_READERS
+            return False
+
+    walk_tree(module, Find())
+    return found[0]
 
 
 def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
