@@ -99,3 +99,49 @@ def test_format_template_reading_gradients(template, reads):
 
     facts = Facts()
     assert formats_computed(cst.parse_expression(template), facts) is reads
+
+
+GENERATOR = """import contextlib
+import torch
+
+w = torch.randn(3, requires_grad=True)
+seen = []
+
+{decorator}
+def watch():
+    torch.manual_seed(1)
+    yield
+
+{use}
+
+def step():
+    h = w * 2
+    l1 = (h.detach() * h).sum()
+    l1.backward(retain_graph=True)
+    print(l1.item())
+    l2 = (h * h.detach()).sum()
+    l2.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "decorator,use,safe",
+    [
+        ("@contextlib.contextmanager", "", True),  # never named: no generator of it exists
+        ("@contextlib.contextmanager", "quiet = watch", False),  # handed on: may be entered between the passes
+        ("@register", "", False),  # a decorator that may call it
+        ("", "names = [n for n in globals()]", False),  # reached by a string
+    ],
+)
+def test_generator_functions_the_file_never_names_run_nowhere(decorator, use, safe):
+    """A generator function's body runs where a generator of it is advanced: one the file never names
+    (and hands to no decorator but `contextlib.contextmanager`) makes none (`backward._may_be_advanced`)."""
+    from tests.test_field_cases import _lint
+
+    source = GENERATOR.format(decorator=decorator, use=use)
+    if decorator == "@register":
+        source = source.replace("seen = []\n", "seen = []\nregister = lambda f: f\n")
+    (finding,) = _lint(source, ["GF001"]).findings
+    assert finding.fixable is safe, finding.message
+    if not safe:
+        assert "is a generator function" in finding.message or "reads names" in finding.message or "by a string" in finding.message, finding.message

@@ -933,13 +933,43 @@ def generator_reasons(facts: "FileFacts", between: bool) -> List[Reason]:
         return []
     for node in walk_statements(facts.module):
         if isinstance(node, cst.FunctionDef) and (node.asynchronous is not None or nodes_within(node.body, (cst.Yield,))):
-            if changes_state(node, facts):
+            if _may_be_advanced(node, facts) and changes_state(node, facts):
                 return [Reason(
                     f"`{node.name.value}` (line {facts.line(node)}) is a generator function: its body runs where the generator "
                     f"is advanced (`list(g)`, a `for`), which may be between the passes, and it may change state or read a gradient",
                     BETWEEN,
                 )]
     return []
+
+
+# Decorators that only wrap a generator function: the generator is still made by a call of its
+# name (`with quiet():`), and nothing runs its body at the decoration.
+_WRAPPING_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+_WRAPPING_BUILTINS = frozenset({"staticmethod", "classmethod"})
+
+
+def _may_be_advanced(function: cst.FunctionDef, facts: "FileFacts") -> bool:
+    """Whether a generator of the generator function `function` may exist: its name is read in
+    the file (a call, `obj.name`, a value handed on) or reached by a string
+    (`introspection.names_reached_by_string`), or a decorator other than one that only wraps it
+    gets the function (and may call it). A generator function the file never names makes no
+    generator, so its body runs nowhere (a `@contextlib.contextmanager` never entered)."""
+    from gradfix.analysis.introspection import names_reached_by_string
+
+    name = function.name.value
+    for decorator in function.decorators:
+        text = code_of(decorator.decorator).strip()
+        if text in _WRAPPING_BUILTINS and text not in facts.binding_counts:
+            continue
+        if facts.sole_imports.qualified(text, facts.line(decorator)) in _WRAPPING_DECORATORS:
+            continue
+        return True
+    for read in nodes_within(facts.module, cst.Name):
+        if read.value == name and read is not function.name:
+            return True
+    if any(attribute.attr.value == name for attribute in nodes_within(facts.module, cst.Attribute)):
+        return True
+    return names_reached_by_string(facts.module, name, method=True) is not None or names_reached_by_string(facts.module, name, method=False) is not None
 
 
 def caught_reasons(statement: cst.CSTNode, scope: cst.CSTNode, module: cst.Module, line: Callable[..., int]) -> List[Reason]:
