@@ -959,7 +959,7 @@ def _may_be_advanced(function: cst.FunctionDef, facts: "FileFacts") -> bool:
     name = function.name.value
     for decorator in function.decorators:
         text = code_of(decorator.decorator).strip()
-        if text in _WRAPPING_BUILTINS and text not in facts.binding_counts:
+        if text in _WRAPPING_BUILTINS and text not in facts.binding_counts and not facts.changes_builtins:
             continue
         if facts.sole_imports.qualified(text, facts.line(decorator)) in _WRAPPING_DECORATORS:
             continue
