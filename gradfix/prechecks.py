@@ -336,13 +336,17 @@ def statement_blocks(data: bytes, state: Dict[str, object]) -> Optional[List[tup
     return state["blocks"]  # type: ignore[return-value]
 
 
+def first_line(node) -> int:
+    """The first line of a statement: its first decorator's if it has any."""
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+
+
 def lines_of(node, text: bytes, state: Dict[str, object]) -> bytes:
     """The text of the lines a statement spans, from its first decorator's if it has any."""
     if "lines" not in state:
         state["lines"] = text.splitlines()
     lines: List[bytes] = state["lines"]  # type: ignore[assignment]
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-    return b"\n".join(lines[first - 1 : node.end_lineno])
+    return b"\n".join(lines[first_line(node) - 1 : node.end_lineno])
 
 
 def retained_backward_then_backward(data: bytes, state: Dict[str, object]) -> bool:

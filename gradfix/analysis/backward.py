@@ -898,7 +898,7 @@ def implicit_dunder_reasons(facts: "FileFacts") -> List[Reason]:
 
 
 def escaped_function_reasons(facts: "FileFacts", classifier) -> List[Reason]:
-    """A function of the file handed to code outside it (`CalleeClassifier.escaping_functions`:
+    """A function of the file handed to code outside it (`CalleeClassifier.handed_functions`:
     `weakref.finalize(box, report)`, `sys.setprofile(prof)`, `warnings.showwarning = show`) runs
     when that code decides, with no call gradfix sees: a finalizer when a rebinding between the
     passes drops the last reference, a profile or trace function at every call (the second

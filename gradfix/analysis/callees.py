@@ -80,19 +80,17 @@ GetMeta = Callable[..., object]
 # Builtins that call the functions they are handed (`sorted(xs, key=f)`), never keeping them; and
 # standard decorators that wrap or cache a function and call it, binding it under no method name
 # (`__wrapped__` at most).
-# Callees that run a function they are handed only while they run (`sorted(key=f)`), or hand it back
-# to be called by a name the file calls (`functools.wraps`, `lru_cache`), or at exit (`atexit`):
-# `CalleeClassifier.handed_functions`.
-_CALLS_NOW = frozenset(f"builtins.{n}" for n in ("sorted", "min", "max")) | frozenset({
-    "contextlib.contextmanager", "contextlib.asynccontextmanager", "functools.wraps", "functools.lru_cache",
-    "functools.cache", "functools.cached_property", "abc.abstractmethod", "typing.overload", "atexit.register",
-})
 _CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted", "min", "max")) | frozenset(
     {
         "contextlib.contextmanager", "contextlib.asynccontextmanager", "functools.wraps", "functools.lru_cache",
         "functools.cache", "functools.cached_property", "abc.abstractmethod", "typing.overload", "atexit.register",
     }
 )
+# Of those, the callees that run a function they are handed only while they run (`sorted(key=f)`),
+# or hand it back to be called by a name the file calls (`functools.wraps`, `lru_cache`), or at exit
+# (`atexit`): `CalleeClassifier.handed_functions`. Not `map` and `filter`, whose iterators keep the
+# function and run it where they are advanced.
+_CALLS_NOW = _CALLING_BUILTINS - {"builtins.map", "builtins.filter"}
 
 
 class CalleeClassifier:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import builtins
 import sys
-from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1176,10 +1176,9 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
     # o: o` returns the operand, and records it in `call_args`; `collections.UserList() + buf` holds
     # `list(buf)`, views of its rows; a class of another module of the project may return or keep
     # it). Operators are proven only where every module the file imports is one whose objects are
-    # known to make new values of an operand (`_OPERAND_MODULES`).
-    foreign = any(_foreign_import(node) for node in all_nodes(module) if isinstance(node, (cst.Import, cst.ImportFrom)))
+    # known to make new values of an operand (`_OPERAND_MODULES`, through `_module_paths_proven`).
     found.operators = (
-        not foreign and every is not None and not (every & _OPERAND_DUNDERS)
+        every is not None and not (every & _OPERAND_DUNDERS)
         and _module_paths_proven(module) and not _classes_made_unseen(module)
     )
     return found
@@ -1196,13 +1195,6 @@ _OPERAND_MODULES = frozenset({
     "logging", "warnings", "typing", "json", "itertools", "functools", "dataclasses", "shutil",
     "traceback", "copy", "datetime",
 })
-
-
-def _foreign_import(node: Union[cst.Import, cst.ImportFrom]) -> bool:
-    """An import of a module outside `_OPERAND_MODULES` (relative: the project's own)."""
-    if isinstance(node, cst.Import):
-        return any(code_of(alias.name).strip().split(".")[0] not in _OPERAND_MODULES for alias in node.names)
-    return bool(node.relative) or node.module is None or code_of(node.module).strip().split(".")[0] not in _OPERAND_MODULES
 
 
 # Review, round 11: a module is reached by more than its import. A module's attribute may be another
@@ -1277,7 +1269,9 @@ def _names_module(path: Sequence[str]) -> bool:
 
 
 def _module_paths_proven(module: cst.Module) -> bool:
-    """Every path the file reaches from its imports is proven (`_path_proven`; review, round 11)."""
+    """Every path the file reaches from its imports is proven (`_path_proven`; review, round 11):
+    every module it imports is on the allowlist (a relative import, the project's own, never is;
+    review, round 10), and so is every attribute chain from the names those imports bind."""
     roots: Dict[str, Tuple[str, ...]] = {}
     modules: Set[str] = set()  # names bound to a module object for sure (`import torch`)
     for node in all_nodes(module):
@@ -1292,7 +1286,9 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 else:
                     roots[path[0]] = path[:1]
                     modules.add(path[0])
-        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+        elif isinstance(node, cst.ImportFrom):
+            if node.relative or node.module is None:
+                return False
             base = tuple(code_of(node.module).strip().split("."))
             if not _path_proven(base):
                 return False

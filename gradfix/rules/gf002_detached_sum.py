@@ -240,7 +240,7 @@ def _marker_lines(statement, text: bytes, state: dict) -> list:
     """The lines where a stop-gradient marker starts in a statement's lines (`prechecks.lines_of`:
     from its first decorator's), numbered as the file's."""
     chunk = prechecks.lines_of(statement, text, state)  # (its lines joined by `\n`)
-    line = _first_line(statement)
+    line = prechecks.first_line(statement)
     found = []
     at = 0
     for match in _MARKER.finditer(chunk):
@@ -250,13 +250,9 @@ def _marker_lines(statement, text: bytes, state: dict) -> list:
     return found
 
 
-def _first_line(statement) -> int:
-    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-
-
 def _holds_marker(statement, lines: list) -> bool:
     """Whether a marker starts on one of the lines a statement spans (from its first decorator's)."""
-    at = bisect_left(lines, _first_line(statement))
+    at = bisect_left(lines, prechecks.first_line(statement))
     return at < len(lines) and lines[at] <= statement.end_lineno
 
 
