@@ -13,7 +13,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
-from gradfix.analysis.walk import node_types, nodes_outside_lambdas, walk_tree
+from gradfix.analysis.walk import children, node_types, nodes_outside_lambdas, per_file, walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -803,6 +803,13 @@ class _Bindings(cst.CSTVisitor):
 
 
 def may_change_builtins(tree: cst.CSTNode) -> bool:
+    """`_may_change_builtins(tree)`, computed once per module (`walk.per_file`): many analyses ask it of the file."""
+    if isinstance(tree, cst.Module):
+        return per_file("may change builtins", tree, _may_change_builtins)
+    return _may_change_builtins(tree)
+
+
+def _may_change_builtins(tree: cst.CSTNode) -> bool:
     """Whether `tree` may rebind a builtin without binding its name in the file: a star import
     (`from numpy import *` binds `sum`, `min`, `abs`), any use of `__builtins__`, or the `builtins`
     module (`import builtins as b`) used other than by reading one of its attributes (`builtins.sum
@@ -880,9 +887,21 @@ _ATTRIBUTE_BUILTINS = frozenset({"setattr", "delattr", "vars"})
 # Imported by these names (`from importlib import import_module`), read as names too.
 _NAMESPACE_ATTRIBUTES = frozenset({"f_globals", "f_locals", "f_builtins", "__globals__", "__builtins__", "import_module", "getmodule", "__self__"})
 _BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+# The node classes `_dynamic_global` tests, with their subclasses (`walk.node_types`).
+_IMPORT, _IMPORT_FROM, _ATTRIBUTE, _ARG = node_types(cst.Import), node_types(cst.ImportFrom), node_types(cst.Attribute), node_types(cst.Arg)
+_SIMPLE_STRING, _DEL, _NAME, _CALL = node_types(cst.SimpleString), node_types(cst.Del), node_types(cst.Name), node_types(cst.Call)
+_STORES = node_types(cst.AssignTarget, cst.AugAssign, cst.AnnAssign)
 
 
 def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """`_dynamic_global(tree)`, computed once per module (`walk.per_file`): the rules and analyses
+    ask it of the file many times, and it walks the whole tree."""
+    if isinstance(tree, cst.Module):
+        return per_file("dynamic global", tree, _dynamic_global)
+    return _dynamic_global(tree)
+
+
+def _dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
     """The first node of `tree` that may bind a module global (or a builtin) by a form that is no
     binding statement, or None.
     Allowlist by shape, conservative: any use of a name in `_NAMESPACE_BUILTINS` (a call or an alias);
@@ -910,7 +929,8 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
     stored: List[cst.CSTNode] = []  # targets of stores and `del`s
     foreign: Set[str] = set()  # imported from outside `TRUSTED_MODULES`: maybe this file's module
     for node in nodes:
-        if isinstance(node, cst.Import):
+        kind = type(node)  # (a type test per form: `isinstance` on libcst's ABCs was most of the time)
+        if kind in _IMPORT:
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 imported.add(code_of(bound).strip().split(".")[0])
@@ -920,7 +940,7 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                     return node
                 if code_of(alias.name).strip() == "sys":
                     sys_names.add(code_of(bound).strip())
-        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        elif kind in _IMPORT_FROM and not isinstance(node.names, cst.ImportStar):
             module = code_of(node.module).strip() if node.module is not None else ""
             for alias in node.names:
                 bound = alias.asname.name if alias.asname is not None else alias.name
@@ -933,7 +953,7 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                 if name in _NAMESPACE_ATTRIBUTES or (module == "sys" and name == "modules"):
                     return node  # `from importlib import import_module`, `from sys import modules`
             not_names.update(id(n) for n in all_nodes(node))
-        elif isinstance(node, cst.Attribute):
+        elif kind in _ATTRIBUTE:
             not_names.add(id(node.attr))
             attr = node.attr.value
             if attr in _NAMESPACE_ATTRIBUTES:
@@ -942,13 +962,13 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
                 return node
             if attr == "modules" and isinstance(node.value, cst.Name) and node.value.value in sys_names | {"sys"}:
                 return node
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
+        elif kind in _ARG and node.keyword is not None:
             not_names.add(id(node.keyword))
-        elif isinstance(node, cst.SimpleString) and string_value(node) in _NAMESPACE_ATTRIBUTES | {"modules", "__dict__"}:
+        elif kind in _SIMPLE_STRING and string_value(node) in _NAMESPACE_ATTRIBUTES | {"modules", "__dict__"}:
             return node  # the attribute by its name: `getattr(sys, "modules")`, `getattr(m, "__dict__")`
-        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+        elif kind in _STORES:
             stored.append(node.target)
-        elif isinstance(node, cst.Del):
+        elif kind in _DEL:
             stored.append(node.target)
     globals_ = module_bindings(tree)
 
@@ -968,13 +988,16 @@ def dynamic_global(tree: cst.CSTNode) -> Optional[cst.CSTNode]:
             ):
                 return node
     for node in nodes:
-        if isinstance(node, cst.Name) and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS | _NAMESPACE_ATTRIBUTES:
+        kind = type(node)
+        if kind in _NAME and id(node) not in not_names and node.value in _NAMESPACE_BUILTINS | _NAMESPACE_ATTRIBUTES:
             return node
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _ATTRIBUTE_BUILTINS:
+        if kind not in _CALL:
+            continue
+        if isinstance(node.func, cst.Name) and node.func.value in _ATTRIBUTE_BUILTINS:
             root = node.args[0].value if node.args and not node.args[0].star else None
             if not harmless(root):
                 return node
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SETATTR_METHODS:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _SETATTR_METHODS:
             # `m.__setattr__('sum', f)`, `type(m).__setattr__(m, 'sum', f)`: the receiver or the first argument.
             first = node.args[0].value if node.args and not node.args[0].star else None
             if not harmless(node.func.value) or (first is not None and not harmless(first)):
@@ -1057,15 +1080,22 @@ def module_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
 
 
 def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
-    """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions included."""
+    """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions
+    included. A module's list is made once per file (`walk.per_file`): callers only read it."""
+    if isinstance(tree, cst.Module):
+        return per_file("all nodes", tree, _all_nodes)
+    return _all_nodes(tree)
+
+
+def _all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
+    # Pre-order by an explicit stack (the order of `walk_tree`'s visits): a visitor class made per
+    # call, and a Python call per node, were most of this function's time on a large file.
     found: List[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            found.append(n)
-            return True
-
-    walk_tree(tree, Collect())
+    todo: List[cst.CSTNode] = [tree]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        todo.extend(reversed(children(node)))
     return found
 
 
@@ -1102,7 +1132,25 @@ def scope_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
     and parameters of functions and lambdas left out (their own scopes). For a module: its
     module-level names, which are attributes of the module object; for a class body: its
     attributes."""
-    return frozenset(binding_counts(tree.visit(_DropFunctionBodies())))
+    collector = _OwnScopeBindings()
+    walk_tree(tree, collector)
+    return frozenset(collector.counts)
+
+
+class _OwnScopeBindings(_Bindings):
+    """`_Bindings` over what `_DropFunctionBodies` leaves of a tree (a def's name, decorators, return
+    annotation and type parameters; of a lambda nothing), without rebuilding the tree as a
+    transformer does: that rebuild was half of a large file's facts (stop 32)."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        super().visit_FunctionDef(node)
+        for part in (*node.decorators, node.returns, getattr(node, "type_parameters", None)):
+            if part is not None:
+                walk_tree(part, self)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 class _DropFunctionBodies(cst.CSTTransformer):
