@@ -194,20 +194,44 @@ def contains_node(container: cst.CSTNode, node: cst.CSTNode) -> bool:
 def nodes_within(node: cst.CSTNode, kind: type) -> list:
     """Every node of type `kind` inside `node` (itself included), in walk order, lambdas' bodies
     excepted (they do not run there)."""
+    types = node_types(*kind) if isinstance(kind, tuple) else node_types(kind)
     if type(node) is cst.Module:
-        # Asked of the whole file dozens of times: its nodes are listed once (`walk.nodes_outside_lambdas`).
-        types = node_types(*kind) if isinstance(kind, tuple) else node_types(kind)
-        return [n for n in nodes_outside_lambdas(node) if type(n) in types]
+        # Asked of the whole file dozens of times: its nodes are listed once, with where each type
+        # stands in that list (`walk.nodes_outside_lambdas`, `_positions_by_type`).
+        nodes = nodes_outside_lambdas(node)
+        index = per_file("positions by type", node, _positions_by_type)
+        runs = [index[t] for t in types if t in index]
+        if len(runs) == 1:
+            return [nodes[i] for i in runs[0]]
+        return [nodes[i] for i in sorted(i for run in runs for i in run)]
+    # Pre-order by an explicit stack, by exact type (`walk.node_types`: `isinstance` on libcst's
+    # ABCs is a Python call per node).
     found: list = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if isinstance(n, kind):
-                found.append(n)
-            return not isinstance(n, cst.Lambda)
-
-    walk_tree(node, Collect())
+    todo: List[cst.CSTNode] = [node]
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t in types:
+            found.append(n)
+        if t not in _LAMBDA:
+            todo.extend(reversed(children(n)))
     return found
+
+
+_LAMBDA = node_types(cst.Lambda)
+
+
+def _positions_by_type(module: cst.Module) -> Dict[type, List[int]]:
+    """For each node type, where its nodes stand in `walk.nodes_outside_lambdas(module)`."""
+    index: Dict[type, List[int]] = {}
+    for i, n in enumerate(nodes_outside_lambdas(module)):
+        t = type(n)
+        run = index.get(t)
+        if run is None:
+            index[t] = [i]
+        else:
+            run.append(i)
+    return index
 
 
 def calls_within(node: cst.CSTNode) -> List[cst.Call]:
