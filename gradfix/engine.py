@@ -59,8 +59,9 @@ def prefilter(data: bytes, rules: Sequence[ModuleType], *, parse: bool = True) -
        otherwise every rule that passed stage 1 runs, exactly as without
        stage 2, and reports the syntax error. Where GF002's precheck parsed
        only the top-level statements that hold a stop-gradient
-       (`prechecks.marked_tree`), those must parse: a syntax error elsewhere
-       in the file then goes unreported, as in a file that fails stage 1.
+       (`prechecks.marked_tree`; not a definition that holds only one),
+       those must parse: a syntax error elsewhere in the file then goes
+       unreported, as in a file that fails stage 1.
        (What only libcst stumbles on, in a file no rule can match, is not
        reported either: a RecursionError in its metadata passes, syntax its
        grammar lacks.)

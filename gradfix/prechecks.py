@@ -231,11 +231,12 @@ def _class_cuts(text: bytes, start: int, end: int, indent: bytes) -> List[int]:
     return _cuts(lines, start, end)
 
 
-def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]"):
+def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]", pairs: bool = False):
     """The statements of the class statement `text[start:end]` that hold a marker, parsed one
     definition at a time, under a class named `PIECE_CLASS` at the file's lines, then the marked
     statements of the module that follow the class in the run; None where the class is not cut
-    (a body on its header's line, a marker among its first statements)."""
+    (a body on its header's line, a marker among its first statements). `pairs`: a definition
+    holding a single marker is left out (`marked_tree`)."""
     import ast
 
     indent = _body_indent(text, start, end)
@@ -251,6 +252,8 @@ def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]"
             continue
         if k == 0:
             return None  # the header's piece (its bases, docstring, attributes): the class whole
+        if pairs and _lone_definition(text, cuts[k], cuts[k + 1], indent, marker):
+            continue
         # The piece's first line is its own: the class line right above it (a class is at least one line).
         lines = _breaks(text, cuts[k])
         source = b"\n" * (lines - 1) + b"class " + PIECE_CLASS.encode() + b":\n" + text[cuts[k] : cuts[k + 1]]
@@ -260,9 +263,62 @@ def _class_pieces(text: bytes, start: int, end: int, marker: "re.Pattern[bytes]"
     return [ast.ClassDef(name=PIECE_CLASS, bases=[], keywords=[], body=body, decorator_list=[]), *after]
 
 
-def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.Pattern[bytes]"):
+# A line that only continues a definition's statement as Python reads it: blank, a comment, or
+# indented deeper than the definition (`_lone_definition`).
+_BLANK_OR_COMMENT = re.compile(rb"[ \t\f]*(?:#.*)?")
+
+
+def _lone_definition(text: bytes, start: int, end: int, indent: bytes, marker: "re.Pattern[bytes]") -> bool:
+    """Whether the run `text[start:end]` (cut at a definition standing at `indent`: `top_level_cuts`,
+    `_class_cuts`) holds exactly one match of `marker`, and that match is certainly inside the
+    `def` statement the run starts with (its decorators, its header or its body).
+
+    Proven from the lines alone, or False: the run's first lines are its decorators (each one line
+    at `indent` starting with `@`) and then its `def` line; every line after that, up to the
+    marker's, is blank, a comment, or starts with `indent` and then one or more spaces or tabs
+    (deeper than the definition: no statement at or above its level can start there, so the
+    definition has not ended; a form feed, which resets Python's count of indentation, is not
+    taken). Anything else (a decorator over several lines, a header continued at a shallower
+    column, a string or a bracket continued at column 0, the class's or module's own statements
+    after the definition, `\r` line ends) gives False, and the run is parsed as before."""
+    first = marker.search(text, start, end)
+    if first is None or marker.search(text, first.end(), end) is not None:
+        return False
+    chunk = text[start:end]
+    if b"\r" in chunk:
+        return False
+    at = first.start() - start
+    offset = 0
+    seen_def = False
+    for line in chunk.split(b"\n"):
+        if not seen_def:
+            if not line.startswith(indent):
+                return False
+            head = line[len(indent):]
+            if head.startswith(b"@"):
+                pass  # a decorator of one line
+            elif re.match(rb"(?:async[ \t]+)?def[ \t]", head):
+                seen_def = True
+            else:
+                return False
+        elif _BLANK_OR_COMMENT.fullmatch(line) is None:
+            deeper = line[len(indent):len(indent) + 1]
+            if not line.startswith(indent) or deeper not in (b" ", b"\t") or b"\f" in line[: len(line) - len(line.lstrip())]:
+                return False
+        if at <= offset + len(line):
+            return seen_def  # the marker's line (a decorator's line before the `def`: no proof of one)
+        offset += len(line) + 1
+    return False
+
+
+def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.Pattern[bytes]", *, pairs: bool = False):
     """(CPython's tree of the top-level statements around every match of `marker`, whether that is
     the whole file's tree), or None when the file does not parse.
+
+    `pairs`: the caller looks only for two markers in one function (GF002's pair of calls, each
+    holding a stop-gradient, in one scope): a run that is one definition holding a single marker
+    (`_lone_definition`) is left out too, unparsed (stop 32: in transformers, 44% of what the runs
+    parsed).
 
     The parse is most of a precheck's cost, and most of a file holds no marker: the text is cut
     into runs of whole statements of the module's body (`top_level_cuts`), and only the runs
@@ -284,19 +340,23 @@ def marked_tree(data: bytes, text: bytes, state: Dict[str, object], marker: "re.
         cuts = top_level_cuts(text)
         pieces = sorted({bisect_right(cuts, m.start()) - 1 for m in marker.finditer(text)})
         body: list = []
+        left_out = False  # (a run holding a marker, not parsed: the tree is not the whole file's)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for k in pieces:
                     start, end = cuts[k], cuts[k + 1]
+                    if pairs and _lone_definition(text, start, end, b"", marker):
+                        left_out = True
+                        continue
                     if text.startswith((b"class", b"@"), start):
-                        split = _class_pieces(text, start, end, marker)
+                        split = _class_pieces(text, start, end, marker, pairs)
                         if split is not None:
                             body.extend(split)
                             continue
                     # (the blank lines before it: its nodes' lines are the file's)
                     body.extend(ast.parse(b"\n" * _breaks(text, start) + text[start:end]).body)
-            whole = len(pieces) == len(cuts) - 1 and not any(isinstance(s, ast.ClassDef) and s.name == PIECE_CLASS for s in body)
+            whole = not left_out and len(pieces) == len(cuts) - 1 and not any(isinstance(s, ast.ClassDef) and s.name == PIECE_CLASS for s in body)
             found = (ast.Module(body=body, type_ignores=[]), whole)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             found = None

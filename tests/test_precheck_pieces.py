@@ -146,3 +146,74 @@ def test_a_class_is_parsed_at_its_marked_definitions_only():
     text = b"x = 1\ry = 2\nclass M:\n    def f(self):\n        pass\n    def k(self, x):\n        return g(x.detach(), y) + g(x, y.detach())\n"
     tree, _ = prechecks.marked_tree(text, text, {}, gf002._MARKER)
     assert [(m.name, m.lineno) for s in tree.body for m in s.body] == [("k", 6)]
+
+
+# GF002 looks for two markers in one function: a run that is one definition holding a single marker
+# is left unparsed (`prechecks._lone_definition`). Each text below puts one marker where a proof from
+# the lines alone must fail, beside another marker the pair could use; `_check` compares the precheck
+# with the whole tree's answer.
+LONE = [
+    # the marker in a module statement after the def, in the def's run (the pair at module level)
+    b"def h():\n    pass\nq = g(x.detach(), y)\ndef k():\n    pass\ne = g(x, y.detach())\nloss = q + e\n",
+    # ... after a form feed, which resets the indentation: `\fq` and `    \fq` stand at column 0
+    b"def h():\n    pass\n\fq = g(x.detach(), y)\ndef k():\n    pass\ne = g(x, y.detach())\nloss = q + e\n",
+    b"def h():\n    pass\n    \fq = g(x.detach(), y)\ndef k():\n    pass\ne = g(x, y.detach())\nloss = q + e\n",
+    # ... after a string continued at column 0, after a backslash continuation at column 0
+    b'def h():\n    s = """\nx\n"""\nq = g(x.detach(), y)\ndef k():\n    pass\ne = g(x, y.detach())\nloss = q + e\n',
+    b"def h():\n    s = 1 + \\\n2\nq = g(x.detach(), y)\ndef k():\n    pass\ne = g(x, y.detach())\nloss = q + e\n",
+    # a class's own statement after a method, in the method's run (class-level: the module's scope)
+    b"class M:\n    def f(self):\n        pass\n    q = g(x.detach(), y)\n    def k(self):\n        pass\n    e = g(x, y.detach())\n    loss = q + e\n",
+    # a header continued at column 0, a comment line at column 0 inside the body, a decorator's marker
+    b"def f(x,\ny=g(x.detach(), y)):\n    return 1\ne = g(x, y.detach())\n",
+    b"def f(x, y):\n    p = g(x.detach(), y)\n# a note\n    q = g(x, y.detach())\n    return p + q\n",
+    b"@dec(w.detach())\ndef f(x, y):\n    return g(x, y.detach())\n",
+    # one marker per function, nested functions included: no pair anywhere
+    b"def f(x, y):\n    return g(x.detach(), y)\n\n\nasync def h(x, y):\n    def inner():\n        return g(x, y.detach())\n    return inner\n",
+    b"class M:\n    @property\n    def f(self):\n        return g(self.x.detach(), y)\n\n    def h(self):\n        return g(self.x, y.detach())\n",
+]
+
+
+@pytest.mark.parametrize("text", LONE)
+def test_lone_definitions_answer_as_the_whole_tree(text):
+    _check(text)
+
+
+@pytest.mark.parametrize(
+    "text, indent, expected",
+    [
+        (b"def f(x):\n    return x.detach()\n", b"", True),
+        (b"@a\n@b.c(1)\nasync  def f(x):\n\n  # note\n# note\n\t\treturn x.detach()\n", b"", True),
+        (b"def f(x): return x.detach()\n", b"", True),
+        (b"    def f(self):\n        def inner():\n            return x.detach()\n", b"    ", True),
+        # two markers; none; after the definition; a form feed; a `\r` line end; a decorator's line
+        (b"def f(x):\n    return x.detach() + y.detach()\n", b"", False),
+        (b"def f(x):\n    return x\n", b"", False),
+        (b"def f(x):\n    pass\nq = x.detach()\n", b"", False),
+        (b"    def f(self):\n        pass\n    q = x.detach()\n", b"    ", False),
+        (b"def f(x):\n    pass\n  \fq = x.detach()\n", b"", False),
+        (b"def f(x):\r\n    return x.detach()\r\n", b"", False),
+        (b"@dec(x.detach())\ndef f(x):\n    pass\n", b"", False),
+        # a decorator over two lines, a class, a header continued at column 0
+        (b"@dec(\n    1)\ndef f(x):\n    return x.detach()\n", b"", False),
+        (b"class A:\n    w = x.detach()\n", b"", False),
+        (b"def f(x,\ny=1):\n    return x.detach()\n", b"", False),
+    ],
+)
+def test_lone_definition(text, indent, expected):
+    assert prechecks._lone_definition(text, 0, len(text), indent, gf002._MARKER) is expected
+
+
+def test_lone_definitions_are_not_parsed():
+    text = (
+        b"import torch\n\n\ndef one(x):\n    return x.detach()\n\n\ndef broken(:\n    x.detach()\n\n\n"
+        b"class M:\n    def a(self, x):\n        return x.detach()\n\n    def b(self, x, y):\n"
+        b"        return g(x.detach(), y) + g(x, y.detach())\n"
+    )
+    state: dict = {}
+    tree, whole = prechecks.marked_tree(text, text, state, gf002._MARKER, pairs=True)
+    assert not whole and "tree" not in state
+    (piece,) = tree.body  # neither `one` nor `broken` (its syntax error goes unseen, as outside the pieces)
+    assert [(m.name, m.lineno) for m in piece.body] == [("b", 16)]
+    assert gf002.might_match(text, text, {})
+    # Without `pairs`, every marked run is parsed: `broken` does not parse, nor then the whole file.
+    assert prechecks.marked_tree(text, text, {}, gf002._MARKER) is None

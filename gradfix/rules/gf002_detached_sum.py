@@ -148,8 +148,9 @@ def might_match(data: bytes, text: bytes, state: dict) -> bool:
     callee on the same arguments modulo stop-gradients (in any order: swapped symmetric calls),
     written differently — the necessary shape of a complementary pair. Without it, every file that
     calls `.detach()` twice went through libcst (150 files of torch's sources, minutes)."""
-    # Only the top-level statements holding a marker are parsed (`prechecks.marked_tree`).
-    marked = prechecks.marked_tree(data, text, state, _MARKER)
+    # Only the top-level statements holding a marker are parsed (`prechecks.marked_tree`), and of those
+    # not a definition holding only one: a pair is two calls of one scope, each with a stop-gradient.
+    marked = prechecks.marked_tree(data, text, state, _MARKER, pairs=True)
     if marked is None:
         return True  # left to the parser to report
     tree, whole = marked
