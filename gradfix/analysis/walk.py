@@ -22,6 +22,7 @@ plain `CSTVisitor` (a transformer), is handed to libcst's own `visit`.
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import attrgetter
 from typing import Callable, Dict, List, Optional, Tuple, TypeVar
 
 import libcst as cst
@@ -84,19 +85,50 @@ def node_types(*classes: type) -> frozenset:
 
 
 _SEQUENCES = (tuple, list)
+_DEFAULT = cst.MaybeSentinel.DEFAULT
+
+
+# node type -> its visited fields' values as one tuple (`operator.attrgetter` of `_fields`, read in C:
+# 2.5 times faster than a `getattr` per field), or None where libcst must be asked per node.
+_GETTERS: Dict[type, Optional[Callable[[cst.CSTNode], tuple]]] = {}
+
+
+def _getter(kind: type, node: cst.CSTNode) -> Optional[Callable[[cst.CSTNode], tuple]]:
+    try:
+        return _GETTERS[kind]
+    except KeyError:
+        pass
+    names = _fields(kind, node)
+    getter: Optional[Callable[[cst.CSTNode], tuple]]
+    if names is None:
+        getter = None
+    elif len(names) == 1:
+        getter = _one_field(names[0])
+    else:
+        getter = attrgetter(*names) if names else _no_fields
+    _GETTERS[kind] = getter
+    return getter
+
+
+def _one_field(name: str) -> Callable[[cst.CSTNode], tuple]:
+    get = attrgetter(name)  # (one name: the value itself, not a tuple)
+    return lambda node: (get(node),)
+
+
+def _no_fields(node: cst.CSTNode) -> tuple:
+    return ()
 
 
 def _read(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
     """`tuple(node.children)`, read from the node's fields without rebuilding it."""
-    names = _fields(type(node), node)
-    if names is None:
+    getter = _getter(type(node), node)
+    if getter is None:
         return tuple(node.children)
     found: List[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
+    for value in getter(node):
         # A visited field holds a node, a sequence of nodes (a body, parameters, `lpar`), None or
         # MaybeSentinel.DEFAULT.
-        if value is None or value is cst.MaybeSentinel.DEFAULT:
+        if value is None or value is _DEFAULT:
             continue
         if type(value) in _SEQUENCES:
             found.extend(value)
