@@ -10,6 +10,7 @@ that tree. Everything here is cheap and imports neither libcst nor torch.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Dict, List, Optional
 
 # Between two tokens inside brackets Python allows whitespace, newlines,
@@ -125,21 +126,36 @@ def tree(data: bytes, state: Dict[str, object]):
     return state["tree"]
 
 
-# The tokens that decide where the module's own statements start (`top_level_cuts`), left to
-# right: a comment, a string literal (whatever its prefix: none changes where it ends; an
-# unterminated one runs to the end of its line, or of the text if triple-quoted), a backslash
-# continuation, and a line that starts at column 0. Every alternative starts with one of a few
-# bytes, so the regular expression engine skips the rest of the text fast.
-_LAYOUT = re.compile(
-    rb"(?P<skip>#[^\r\n]*+"
+# The tokens that decide where the module's own statements start (`top_level_cuts`): a comment, a
+# string literal (whatever its prefix: none changes where it ends; an unterminated one runs to the
+# end of its line, or of the text if triple-quoted) and a backslash continuation, inside which no
+# line starts; and a line that starts at a given indentation (column 0 for the module), with the
+# first word the cuts read (`_cuts`).
+_SKIP = (
+    rb"#[^\r\n]*+"
     rb'|"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\Z)'
     rb"|'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\Z)"
     rb'|"(?:[^"\\\r\n]++|\\.)*+(?:"|$)'
-    rb"|'(?:[^'\\\r\n]++|\\.)*+(?:'|$))"
-    rb"|(?P<joined>\\\r?\n)"
-    rb"|\n(?P<line>(?:async[ \t]+)?(?:def|class)[ \t]|@|[)\]}]|(?=[^\s#]))",
-    re.S | re.M,
+    rb"|'(?:[^'\\\r\n]++|\\.)*+(?:'|$)"
+    rb"|\\\r?\n"
 )
+_LINE = rb"(?:async[ \t]+)?(?:def|class)[ \t]|@|[)\]}]|(?=[^\s#])"
+
+
+@lru_cache(maxsize=None)
+def _layout(indent: bytes) -> "re.Pattern[bytes]":
+    """Each match runs to the next line that starts at `indent` (its `line` group: the first word
+    there), or to the end of the text (no `line` group). What lies between is consumed inside the
+    expression (bytes that start no token, the tokens of `_SKIP`, a quote or a backslash that
+    starts none, every other line break), so that Python sees one match per such line, not one per
+    comment or string literal (stop 32: the scan was a third of GF002's precheck). A line deeper
+    than `indent` is no such line: after `indent` comes a space, which `_LINE` does not start with."""
+    at = rb"\n" + re.escape(indent)
+    return re.compile(
+        rb"(?:[^\n#\"'\\]++|" + _SKIP + rb"|[\\\"']|\n(?!" + re.escape(indent) + rb"(?:" + _LINE + rb")))*+"
+        rb"(?:" + at + rb"(?P<line>" + _LINE + rb")|\Z)",
+        re.S | re.M,
+    )
 
 
 def top_level_cuts(text: bytes) -> List[int]:
@@ -153,13 +169,13 @@ def top_level_cuts(text: bytes) -> List[int]:
     other line there, the next definition gets no cut (the line may be a decorator's argument). A
     `@` at column 0 that is a matrix product inside brackets gives a cut no piece parses across,
     and the caller then parses the whole file."""
-    lines = ((m.start("line"), m.group("line")) for m in _LAYOUT.finditer(text) if m.lastgroup == "line")
+    lines = ((m.start("line"), m.group("line")) for m in _layout(b"").finditer(text) if m.lastgroup == "line")
     return _cuts(lines, 0, len(text), decorated=0 if text.startswith(b"@") else -1)
 
 
 def _cuts(lines, start: int, end: int, decorated: int = -1) -> List[int]:
     """`start`, the start of each definition among `lines` (each `(where, word)`: a line start at
-    the level cut, and its first word as `_LAYOUT`'s `line` group gives it), at its first decorator,
+    the level cut, and its first word as `_layout`'s `line` group gives it), at its first decorator,
     and `end`. `decorated`: where the decorators of the first definition start, if before `lines`."""
     cuts = [start]
     unsure = False  # a line came after a decorator: it may be one of its arguments
@@ -180,11 +196,6 @@ def _cuts(lines, start: int, end: int, decorated: int = -1) -> List[int]:
     return cuts
 
 
-# The lines of a class's body that may start one of its statements: like `_LAYOUT`, at any indentation.
-_BODY_LAYOUT = re.compile(
-    _LAYOUT.pattern.replace(rb"|\n(?P<line>", rb"|\n(?P<indent>[ \t]*)(?P<line>"),
-    re.S | re.M,
-)
 # The name of the class a class's pieces are parsed under (`_class_pieces`): no identifier of a file.
 PIECE_CLASS = "_gradfix_piece_"
 
@@ -223,11 +234,7 @@ def _class_cuts(text: bytes, start: int, end: int, indent: bytes) -> List[int]:
     first decorator) standing in the class's body at `indent`, and `end`. A line of the body at that
     indentation starts one of its statements unless it continues brackets: there neither `def` nor
     `class` can stand, and a piece cut at a `@` there (a matrix product) does not parse."""
-    lines = (
-        (m.start("indent"), m.group("line"))
-        for m in _BODY_LAYOUT.finditer(text, start, end)
-        if m.lastgroup == "line" and m.group("indent") == indent  # (a deeper line is no statement of the body)
-    )
+    lines = ((m.start("line") - len(indent), m.group("line")) for m in _layout(indent).finditer(text, start, end) if m.lastgroup == "line")
     return _cuts(lines, start, end)
 
 
