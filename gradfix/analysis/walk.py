@@ -243,7 +243,7 @@ def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: 
     try:
         visit = visits[kind]
     except KeyError:
-        visit = visits[kind] = getattr(visitor, f"visit_{kind.__name__}", None)
+        visit = visits[kind] = _hook(visitor, f"visit_{kind.__name__}")
     # Children are skipped only where `visit_<Type>` returned False (`CSTVisitor.on_visit`).
     if visit is None or visit(node) is not False:
         for child in children(node):
@@ -251,6 +251,15 @@ def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: 
     try:
         leave = leaves[kind]
     except KeyError:
-        leave = leaves[kind] = getattr(visitor, f"leave_{kind.__name__}", None)
+        leave = leaves[kind] = _hook(visitor, f"leave_{kind.__name__}")
     if leave is not None:
         leave(node)
+
+
+def _hook(visitor: cst.CSTVisitor, name: str):
+    """The visitor's `visit_<Type>`/`leave_<Type>`, or None where it is libcst's own, which does
+    nothing (`CSTTypedVisitorFunctions` defines one for every node type: half of a walk's calls)."""
+    mine = getattr(type(visitor), name, None)
+    if mine is None or mine is getattr(cst.CSTVisitor, name, None):
+        return None
+    return getattr(visitor, name)
