@@ -38,8 +38,10 @@ _STATEMENTS = node_types(cst.BaseStatement)
 # What libcst counts as a line break when it positions a token (`position_provider.NEWLINE_RE`).
 _NEWLINE = re.compile(r"\r\n?|\n")
 
-# A node's range as token indexes: it starts before token `start` and ends before token `end`.
-_Marks = Dict[cst.CSTNode, Tuple[int, int]]
+# A node's range as token indexes: it starts before token `start` and ends before token `end`. Keyed
+# by `id(node)` (with the node, which keeps the id its own): libcst's `CSTNode.__hash__` is a Python
+# method, and the pass looks up and stores every node (stop 32).
+_Marks = Dict[int, Tuple[cst.CSTNode, int, int]]
 
 
 class _Syntactic:
@@ -56,9 +58,9 @@ class _Syntactic:
 
     def __exit__(self, *exc) -> None:
         marks = self.state.marks
-        start = marks[self.start_node][0] if self.start_node is not None else self.start
-        end = marks[self.end_node][1] if self.end_node is not None else len(self.state.tokens)
-        marks[self.node] = (start, end)
+        start = marks[id(self.start_node)][1] if self.start_node is not None else self.start
+        end = marks[id(self.end_node)][2] if self.end_node is not None else len(self.state.tokens)
+        marks[id(self.node)] = (self.node, start, end)
 
 
 class _State(CodegenState):
@@ -85,10 +87,11 @@ class _State(CodegenState):
         self.writing.pop()
         end = len(self.tokens)
         # A syntactic range recorded inside the node is kept (as libcst's state keeps it).
-        if node not in self.marks:
-            self.marks[node] = (start, end)
+        key = id(node)
+        if key not in self.marks:
+            self.marks[key] = (node, start, end)
         if type(node) in _STATEMENTS:
-            self.spans[node] = (start, end)
+            self.spans[key] = (node, start, end)
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
         return _Syntactic(self, node, start_node, end_node)
@@ -119,21 +122,25 @@ class _Ranges(Mapping):
     def __init__(self, marks: _Marks, text: Callable[[], _Text]) -> None:
         self._marks = marks
         self._text = text
-        self._cache: Dict[cst.CSTNode, CodeRange] = {}
+        self._cache: Dict[int, CodeRange] = {}
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        found = self._cache.get(node)
+        key = id(node)
+        found = self._cache.get(key)
         if found is None:
-            start, end = self._marks[node]
+            entry = self._marks.get(key)
+            if entry is None or entry[0] is not node:
+                raise KeyError(node)
             text = self._text()
-            found = self._cache[node] = CodeRange(text.position(start), text.position(end))
+            found = self._cache[key] = CodeRange(text.position(entry[1]), text.position(entry[2]))
         return found
 
     def __contains__(self, node: object) -> bool:
-        return node in self._marks
+        entry = self._marks.get(id(node))
+        return entry is not None and entry[0] is node
 
     def __iter__(self) -> Iterator[cst.CSTNode]:
-        return iter(self._marks)
+        return (entry[0] for entry in self._marks.values())
 
     def __len__(self) -> int:
         return len(self._marks)
