@@ -183,11 +183,13 @@ def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
 def _outside_lambdas(module: cst.CSTNode) -> List[cst.CSTNode]:
     found: List[cst.CSTNode] = []
     todo: List[cst.CSTNode] = [module]
+    known = _CHILDREN.get
     while todo:
         node = todo.pop()
         found.append(node)
         if type(node) is not cst.Lambda:
-            todo.extend(reversed(children(node)))
+            entry = known(id(node))  # (`children`, inlined)
+            todo.extend(reversed(entry[1] if entry is not None and entry[0] is node else children(node)))
     return found
 
 
@@ -246,7 +248,8 @@ def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: 
         visit = visits[kind] = _hook(visitor, f"visit_{kind.__name__}")
     # Children are skipped only where `visit_<Type>` returned False (`CSTVisitor.on_visit`).
     if visit is None or visit(node) is not False:
-        for child in children(node):
+        entry = _CHILDREN.get(id(node))  # (`children`, inlined: a call per node of every walk)
+        for child in entry[1] if entry is not None and entry[0] is node else children(node):
             _dispatch(child, visitor, visits, leaves)
     try:
         leave = leaves[kind]
