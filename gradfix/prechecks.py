@@ -93,11 +93,20 @@ def two_stop_gradients(text: bytes) -> bool:
     `X.data` counts only as `DATA_STOP` reads it: most files that mention `.data` never use it as an
     operand (`torch.utils.data`), and each file that passes the token stage costs a parse."""
     detaches = text.count(b"detach")
-    if not detaches and b".data" not in text:
-        return False  # most files: two scans of the text, no regular expression
+    # Each `DATA_STOP` match starts with its own `.data`: fewer than two mentions in all, none of
+    # them can be a pair (most files: two scans of the text, no regular expression).
+    if detaches + text.count(b".data") < 2:
+        return False
     if detaches >= 2 and DETACH_CALL.search(text) is not None:
-        return True  # (what the line below says, without listing every `X.data`)
-    return detaches + len(DATA_STOP.findall(text)) >= 2 and has_stop_gradient(text)
+        return True
+    # Else two mentions, one of them an `X.data` (which is then a stop-gradient), counted only as far
+    # as needed: a file that imports `torch.utils.data` mentions `.data` often.
+    found = 0
+    for _ in DATA_STOP.finditer(text):
+        found += 1
+        if detaches + found >= 2:
+            return True
+    return False
 
 
 def stop_gradient_count(text: bytes) -> int:
