@@ -17,14 +17,18 @@ Causes:
   of the file inherits (`class K(list, typing.AbstractSet)`: `K() | buf` holds rows of `buf`: R_02)
   or which are concrete (`typing.KeysView({}) | buf`: R_08), and metaclasses
   (`typing.ABCMeta("K", (), ns)`: R_06). Now typing's names are proven from an allowlist
-  (`loops._TYPING_ANY_USE`), its container classes only in annotations and as `isinstance`'s class
-  (`_TYPING_ANNOTATIONS`, `_chain._annotation`), any other name nowhere.
+  (`loops._TYPING_ANY_USE`), its container classes only as `isinstance`'s class
+  (`_TYPING_CLASS_CHECKS`, `_chain._class_check`), any other name nowhere. Not in annotations:
+  an annotation is a value read back (`class K(list, hint.__annotations__["x"])`: R_10).
+- A special attribute on a proven path reaches what no list names: `typing.Type.__origin__` is
+  `type` (R_11), `torch.Tensor.__mro__[-1]` is `object`, whose `__subclasses__()` hold `type` (R_12).
+  Now only the special names `loops._PATH_DUNDERS` lists (`__name__`, `__init__`, `__call__`, ...).
 - `|` builds a `Union` holding both operands where either is an annotation object: `typing.List |
   buf` (R_04), `torch.nn.DataParallel[int] | buf` (a `typing.Generic` subscripted: R_05), either way
   round. Now `|` never proves its operand fresh (`loops._operator_trusted`).
 R_09 keeps the reach: true submodules (`torch.nn.modules.activation.ReLU`,
-`torch.nn.utils.rnn.pad_sequence`), `np.random.random`, `typing.Mapping`/`Sequence` in annotations
-and `isinstance`, `TypeVar`, `Optional`, and `*`, `>`, unary `-` on the tensor.
+`torch.nn.utils.rnn.pad_sequence`), `np.random.random`, `typing.Mapping`/`Sequence` as `isinstance`'s
+class, `TypeVar`, `Optional`, `Dict`, `nn.Module.__init__`, and `*`, `>`, unary `-` on the tensor.
 """
 from pathlib import Path
 
@@ -44,11 +48,16 @@ EXPECTED = {
     "R_06_gf003_loop_typing_abcmeta_namespace_class": ("GF003", "`buf` (line 14) " + TENSOR),
     "R_07_gf003_loop_torch_functionmeta_namespace_class": ("GF003", "`buf` (line 13) " + TENSOR),
     "R_08_gf003_loop_typing_keysview_or_keeps_operand": ("GF003", "`buf` (line 11) " + TENSOR),
-    "R_09_gf003_loop_proven_paths_and_annotations_keep_safe_fix": ("GF003", None),
+    "R_09_gf003_loop_proven_paths_and_class_checks_keep_safe_fix": ("GF003", None),
+    "R_10_gf003_loop_typing_class_read_back_from_annotation": ("GF003", "`buf` (line 20) " + TENSOR),
+    "R_11_gf003_loop_type_reached_as_typing_origin": ("GF003", "`buf` (line 14) " + TENSOR),
+    "R_12_gf003_loop_type_reached_through_object_subclasses": ("GF003", "`buf` (line 13) " + TENSOR),
 }
 
-# Programs that patch torch (left patched): run in a process of their own.
-APART = {"R_03_gf003_loop_functional_patched_through_activation_alias"}
+# Programs that patch torch (left patched), or read an annotation back (which an in-process run,
+# compiled under this package's `from __future__ import annotations`, would read as a string): run
+# in a process of their own.
+APART = {"R_03_gf003_loop_functional_patched_through_activation_alias", "R_10_gf003_loop_typing_class_read_back_from_annotation"}
 
 
 def test_every_case_has_an_expectation():
@@ -85,7 +94,7 @@ def test_paths_through_modules_of_their_own_name():
 
 def test_typing_names():
     base = "import typing\nimport torch\n"
-    assert _operators(base + "from typing import Mapping, TypeVar\nT = TypeVar('T')\ndef f(x: Mapping[str, int], y: typing.Sequence[int]) -> typing.Optional[int]:\n    return isinstance(x, typing.Mapping)\n")
+    assert _operators(base + "from typing import Mapping, TypeVar\nT = TypeVar('T')\ndef f(x: typing.Dict[str, int], y: typing.List[int]) -> typing.Optional[int]:\n    return isinstance(x, typing.Mapping) or isinstance(y, Mapping)\n")
     for extra in (
         "class K(list, typing.AbstractSet):\n    pass\n",
         "from typing import Mapping\nclass K(Mapping):\n    pass\n",
@@ -94,6 +103,9 @@ def test_typing_names():
         "from typing import NamedTupleMeta\n",
         "u = typing.MutableSequence\n",
         "u = typing.no_such_name\n",
+        "def f(x: typing.AbstractSet):\n    pass\n",  # an annotation is read back (`f.__annotations__`)
+        "u = typing.Type.__origin__\n",
+        "u = torch.Tensor.__mro__\n",
     ):
         assert not _operators(base + extra), extra
 

@@ -1250,7 +1250,8 @@ _STANDARD_MODULE_NAMES = frozenset(getattr(sys, "stdlib_module_names", ())) | fr
 # file's `__getitem__`), and `typing.ABCMeta`/`NamedTupleMeta` make a class from a namespace mapping.
 # Proven anywhere: these names (typing's own forms, functions and protocols, Python 3.11, with a few
 # later ones), whose objects only build a `Union` under `|` (which `_fresh_operand` never trusts);
-# `_TYPING_ANNOTATIONS` only in an annotation or as `isinstance`'s class; any other name nowhere.
+# `_TYPING_CLASS_CHECKS` only as `isinstance`'s class (not in an annotation, whose value is read
+# back: `hint.__annotations__["x"]`, `typing.get_type_hints`); any other name nowhere.
 _TYPING_ANY_USE = frozenset({
     "Annotated", "Any", "AnyStr", "AsyncContextManager", "AsyncGenerator", "AsyncIterable", "AsyncIterator",
     "Awaitable", "BinaryIO", "Callable", "ClassVar", "Concatenate", "ContextManager", "Coroutine", "Dict",
@@ -1264,27 +1265,38 @@ _TYPING_ANY_USE = frozenset({
     "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ForwardRef", "ParamSpec", "ParamSpecArgs",
     "ParamSpecKwargs", "Pattern", "SupportsAbs", "SupportsRound", "override", "TypeAliasType", "ReadOnly", "TypeIs",
 })
-_TYPING_ANNOTATIONS = frozenset({
+_TYPING_CLASS_CHECKS = frozenset({
     "AbstractSet", "MutableSet", "KeysView", "ItemsView", "ValuesView", "Mapping", "MutableMapping", "Sequence",
     "MutableSequence", "Collection", "Container", "ByteString", "ChainMap", "Counter", "DefaultDict", "Deque",
     "OrderedDict", "defaultdict",
 })
 
 
-def _path_proven(path: Sequence[str], annotation: bool = True) -> bool:
+# The special names a proven path may go through: names, documentation and the protocol methods
+# of a class or function called as such (`nn.Module.__init__(self)`, `nn.Module.__call__`).
+_PATH_DUNDERS = frozenset({
+    "__name__", "__qualname__", "__module__", "__doc__", "__version__", "__file__", "__init__", "__call__",
+    "__enter__", "__exit__",
+})
+
+
+def _path_proven(path: Sequence[str], class_check: bool = True) -> bool:
     """A dotted path from an imported module (`torch.nn.functional.relu`, `typing.collections`)
-    reaches no module outside the allowlist (see `_PACKAGE_SUBMODULES`); `annotation`: where it is
-    read in an annotation (or bound by an import, whose reads are checked)."""
+    reaches no module outside the allowlist (see `_PACKAGE_SUBMODULES`); `class_check`: where it is
+    `isinstance`'s class (or bound by an import, whose reads are checked)."""
     if not path or path[0] not in _OPERAND_MODULES:
         return False
     rest = tuple(path[1:])
     for part in rest:
-        if part.startswith("_") and not (part.startswith("__") and part.endswith("__") and part != "__class__"):
-            return False  # (`argparse._sys`, `torch._C`: private, maybe a module)
+        if part.startswith("_") and part not in _PATH_DUNDERS:
+            # (`argparse._sys`, `torch._C`: private, maybe a module; of the special names, only
+            # `_PATH_DUNDERS`: `typing.Type.__origin__` is `type`, `torch.Tensor.__mro__[-1]` is
+            # `object`, whose `__subclasses__()` are every class; review, round 12)
+            return False
         if part in _STANDARD_MODULE_NAMES and part not in _OPERAND_MODULES:
             return False
     if path[0] == "typing" and rest:
-        if not (rest[0] in _TYPING_ANY_USE or (annotation and rest[0] in _TYPING_ANNOTATIONS)):
+        if not (rest[0] in _TYPING_ANY_USE or (class_check and rest[0] in _TYPING_CLASS_CHECKS)):
             return False
     submodules = _PACKAGE_SUBMODULES.get(path[0])
     if submodules is not None and rest and rest[0] in submodules:
@@ -1396,12 +1408,12 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 )
             if child is not node and _names_module(path) and not (k >= 0 and isinstance(self.parents[k], cst.Call) and self.parents[k].func is child):
                 return False  # a module reached as an attribute, handed on (`lambda: F.torch`)
-            return _path_proven(path, annotation=self._annotation(k))
+            return _path_proven(path, class_check=self._class_check(k))
 
-        def _annotation(self, k: int) -> bool:
-            """The chain is read in an annotation or is `isinstance`'s class (review, round 12)."""
-            if any(isinstance(p, cst.Annotation) for p in self.parents[: k + 1]):
-                return True
+        def _class_check(self, k: int) -> bool:
+            """The chain is `isinstance`'s class (review, round 12). Not an annotation: its value is
+            read back (`f.__annotations__["x"]`, `typing.get_type_hints`, `dataclasses.fields(C)[0].type`),
+            `class K(list, hint.__annotations__["x"])` subclasses `typing.AbstractSet`."""
             arg = self.parents[k] if k >= 0 else None
             call = self.parents[k - 1] if k >= 1 else None
             return (
