@@ -23,6 +23,9 @@ Causes:
 - A special attribute on a proven path reaches what no list names: `typing.Type.__origin__` is
   `type` (R_11), `torch.Tensor.__mro__[-1]` is `object`, whose `__subclasses__()` hold `type` (R_12).
   Now only the special names `loops._PATH_DUNDERS` lists (`__name__`, `__init__`, `__call__`, ...).
+  Nor is a path needed: `object.__subclasses__()` (a builtin) holds `type` (R_13). Now
+  `_classes_made_unseen` proves only a file whose special attributes and special names as strings
+  are `loops._READ_DUNDERS` (`__init__`, `__name__`, `__dict__`, ...), and that names no `__builtins__`.
 - `|` builds a `Union` holding both operands where either is an annotation object: `typing.List |
   buf` (R_04), `torch.nn.DataParallel[int] | buf` (a `typing.Generic` subscripted: R_05), either way
   round. Now `|` never proves its operand fresh (`loops._operator_trusted`).
@@ -52,6 +55,7 @@ EXPECTED = {
     "R_10_gf003_loop_typing_class_read_back_from_annotation": ("GF003", "`buf` (line 20) " + TENSOR),
     "R_11_gf003_loop_type_reached_as_typing_origin": ("GF003", "`buf` (line 14) " + TENSOR),
     "R_12_gf003_loop_type_reached_through_object_subclasses": ("GF003", "`buf` (line 13) " + TENSOR),
+    "R_13_gf003_loop_type_reached_through_builtin_object_subclasses": ("GF003", "`buf` (line 13) " + TENSOR),
 }
 
 # Programs that patch torch (left patched), or read an annotation back (which an in-process run,
@@ -119,3 +123,17 @@ def test_bitwise_or_never_fresh():
     shadowed = _shadowed_builtins(module)
     assert _operator_trusted(cst.parse_expression("a * b"), shadowed)
     assert not _operator_trusted(cst.parse_expression("a | b"), shadowed)
+
+
+def test_special_attributes_reach_classes():
+    base = "import torch\n"
+    assert _operators(base + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        print(type(self).__name__, self.__dict__)\nif __name__ == '__main__':\n    M()\n")
+    for extra in (
+        "K = object.__subclasses__()\n",
+        "K = int.__base__\n",
+        "K = (int,)[0].__mro__\n",
+        "K = getattr(int, '__bases__')\n",
+        "K = print.__self__\n",
+        "K = __builtins__\n",
+    ):
+        assert not _operators(base + extra), extra

@@ -1434,6 +1434,23 @@ _CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_
 _TYPE_READERS = frozenset({"print", "str", "repr", "isinstance", "issubclass", "id", "hash"})
 
 
+# Review, round 12: a class is reached by more than its name. The special attributes walk the class
+# graph (`object.__subclasses__()` holds `type`, and every class of the process; `int.__base__`,
+# `C.__mro__`, `typing.Type.__origin__`) or reach the builtins module (`print.__self__.type`). Proven:
+# a file whose special attributes (and special names as strings: `getattr(x, "__bases__")`) are
+# these, which read a name, call a protocol method of a class or read a namespace (`__dict__`,
+# judged by `bound_attribute_names`).
+_READ_DUNDERS = frozenset({
+    "__init__", "__name__", "__qualname__", "__module__", "__doc__", "__version__", "__file__", "__call__",
+    "__enter__", "__exit__", "__len__", "__iter__", "__next__", "__repr__", "__str__", "__getitem__",
+    "__setitem__", "__dict__", "__setattr__", "__annotations__", "__main__", "__all__",
+})
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 def _classes_made_unseen(module: cst.Module) -> bool:
     found = [False]
 
@@ -1448,6 +1465,12 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.SimpleString) and string_value(node) in _CLASS_MAKERS:
                 found[0] = True  # (`getattr(int, "__class__")`)
+            elif isinstance(node, cst.Attribute) and _dunder(node.attr.value) and node.attr.value not in _READ_DUNDERS:
+                found[0] = True  # (`object.__subclasses__()` holds `type`: review, round 12)
+            elif isinstance(node, cst.SimpleString) and _dunder(string_value(node) or "") and string_value(node) not in _READ_DUNDERS:
+                found[0] = True  # (`getattr(print, "__self__")`, the builtins module)
+            elif isinstance(node, cst.Name) and node.value == "__builtins__":
+                found[0] = True  # (`__builtins__.type`)
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
             self.parents.append(node)
