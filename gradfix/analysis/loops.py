@@ -53,6 +53,7 @@ from gradfix.analysis.exprs import (
     string_value,
 )
 from gradfix.analysis.introspection import bound_attribute_names, names_by_string
+from gradfix.analysis.package_names import REFUSED as _REFUSED_MODULE_NAMES
 from gradfix.analysis.statements import may_catch
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
@@ -788,7 +789,7 @@ def _tensor_read(
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
             # (Not where the file binds a special method that may get the tensor: `Keeper() * buf`
             # may return `buf`; review, round 9.)
-            return _operators_trusted(shadowed)
+            return _operator_trusted(parent, shadowed)
         if isinstance(parent, cst.Index):
             # An index is handed to the subscripted object's `__getitem__` or `__class_getitem__`,
             # which no text proves torch's: a builtin class keeps it (`list[buf]`, a `GenericAlias`
@@ -921,7 +922,7 @@ def _only_read(
         # followed as what it holds (review, round 9).
         return _tensor_read(node, parents, lambda name, where: False, holder=True, shadowed=shadowed, start=(child, k), bound_ok=bound_ok)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
-        return _operators_trusted(shadowed)  # (`Keeper() < bufs`: a special method of the file may keep it)
+        return _operator_trusted(parent, shadowed)  # (`Keeper() < bufs`: a special method of the file may keep it)
     if isinstance(parent, (cst.Expr, cst.If, cst.While)):
         return child is not node
     if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
@@ -1067,7 +1068,7 @@ def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractS
     of the file on `u - v`, which may return `u`; review, round 9)."""
     parent = stack[-1] if stack else None
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
-        return _operators_trusted(shadowed)
+        return _operator_trusted(parent, shadowed)
     if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(stack) >= 2:
         call = stack[-2]
         return isinstance(call, cst.Call) and _fresh_torch_call(call, shadowed)
@@ -1242,20 +1243,77 @@ _STANDARD_MODULE_NAMES = frozenset(getattr(sys, "stdlib_module_names", ())) | fr
 })
 
 
-def _path_proven(path: Sequence[str]) -> bool:
+# Review, round 12: typing's objects are no safe operands as a whole. The classes it re-exports from
+# `collections.abc` and `collections` bring operators of their own to a class of the file that
+# subclasses them (`class K(list, typing.AbstractSet)`: `K() | buf` is `Set.__or__`, which makes
+# `K(rows of buf)`; `typing.KeysView(d) | buf` a set of them; `Mapping.__contains__` hands `buf` to the
+# file's `__getitem__`), and `typing.ABCMeta`/`NamedTupleMeta` make a class from a namespace mapping.
+# Proven anywhere: these names (typing's own forms, functions and protocols, Python 3.11, with a few
+# later ones), whose objects only build a `Union` under `|` (which `_fresh_operand` never trusts);
+# `_TYPING_CLASS_CHECKS` only as `isinstance`'s class (not in an annotation, whose value is read
+# back: `hint.__annotations__["x"]`, `typing.get_type_hints`); any other name nowhere.
+_TYPING_ANY_USE = frozenset({
+    "Annotated", "Any", "AnyStr", "AsyncContextManager", "AsyncGenerator", "AsyncIterable", "AsyncIterator",
+    "Awaitable", "BinaryIO", "Callable", "ClassVar", "Concatenate", "ContextManager", "Coroutine", "Dict",
+    "Final", "FrozenSet", "Generator", "Generic", "Hashable", "IO", "Iterable", "Iterator", "List", "Literal",
+    "LiteralString", "MappingView", "Match", "NamedTuple", "Never", "NoReturn", "NotRequired", "Optional",
+    "Protocol", "Required", "Reversible", "Self", "Set", "Sized", "SupportsBytes", "SupportsComplex",
+    "SupportsFloat", "SupportsIndex", "SupportsInt", "TYPE_CHECKING", "Text", "TextIO", "Tuple", "Type",
+    "TypeAlias", "TypeGuard", "TypeVarTuple", "TypedDict", "Union", "Unpack", "abstractmethod", "assert_never",
+    "assert_type", "cast", "clear_overloads", "dataclass_transform", "final", "get_args", "get_origin",
+    "get_overloads", "get_type_hints", "is_typeddict", "no_type_check", "no_type_check_decorator", "overload",
+    "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ForwardRef", "ParamSpec", "ParamSpecArgs",
+    "ParamSpecKwargs", "Pattern", "SupportsAbs", "SupportsRound", "override", "TypeAliasType", "ReadOnly", "TypeIs",
+})
+_TYPING_CLASS_CHECKS = frozenset({
+    "AbstractSet", "MutableSet", "KeysView", "ItemsView", "ValuesView", "Mapping", "MutableMapping", "Sequence",
+    "MutableSequence", "Collection", "Container", "ByteString", "ChainMap", "Counter", "DefaultDict", "Deque",
+    "OrderedDict", "defaultdict",
+})
+
+
+# The special names a proven path may go through: names, documentation and the protocol methods
+# of a class or function called as such (`nn.Module.__init__(self)`, `nn.Module.__call__`).
+_PATH_DUNDERS = frozenset({
+    "__name__", "__qualname__", "__module__", "__doc__", "__version__", "__file__", "__init__", "__call__",
+    "__enter__", "__exit__",
+})
+
+
+def _path_proven(path: Sequence[str], class_check: bool = True) -> bool:
     """A dotted path from an imported module (`torch.nn.functional.relu`, `typing.collections`)
-    reaches no module outside the allowlist (see `_PACKAGE_SUBMODULES`)."""
+    reaches no module outside the allowlist (see `_PACKAGE_SUBMODULES`); `class_check`: where it is
+    `isinstance`'s class (or bound by an import, whose reads are checked)."""
     if not path or path[0] not in _OPERAND_MODULES:
         return False
     rest = tuple(path[1:])
     for part in rest:
-        if part.startswith("_") and not (part.startswith("__") and part.endswith("__") and part != "__class__"):
-            return False  # (`argparse._sys`, `torch._C`: private, maybe a module)
+        if part.startswith("_") and part not in _PATH_DUNDERS:
+            # (`argparse._sys`, `torch._C`: private, maybe a module; of the special names, only
+            # `_PATH_DUNDERS`: `typing.Type.__origin__` is `type`, `torch.Tensor.__mro__[-1]` is
+            # `object`, whose `__subclasses__()` are every class; review, round 12)
+            return False
         if part in _STANDARD_MODULE_NAMES and part not in _OPERAND_MODULES:
+            return False
+    if path[0] == "typing" and rest:
+        if not (rest[0] in _TYPING_ANY_USE or (class_check and rest[0] in _TYPING_CLASS_CHECKS)):
             return False
     submodules = _PACKAGE_SUBMODULES.get(path[0])
     if submodules is not None and rest and rest[0] in submodules:
-        return any(rest[: len(allowed)] == allowed for allowed in _PROVEN_SUBMODULES[path[0]])
+        if not any(rest[: len(allowed)] == allowed for allowed in _PROVEN_SUBMODULES[path[0]]):
+            return False
+    # Review, round 12: a module of torch or numpy holds other modules under names of its own
+    # (`torch.nn.functional.torch.utils.data` is `torch.utils.data`; `torch.nn.modules.activation.F`
+    # is `torch.nn.functional`, which a library handed it may patch by strings), and metaclasses. The
+    # path's longest prefix that is a module `package_names` lists must go on by none of its
+    # `REFUSED` names; past it, the path is in a class, function or value of that module.
+    if path[0] in _PACKAGE_SUBMODULES and path[0] != "logging":
+        k = max(i for i in range(1, len(path) + 1) if ".".join(path[:i]) in _REFUSED_MODULE_NAMES or i == 1)
+        module_name = ".".join(path[:k])
+        if module_name not in _REFUSED_MODULE_NAMES:
+            return False
+        if k < len(path) and path[k] in _REFUSED_MODULE_NAMES[module_name]:
+            return False
     return True
 
 
@@ -1265,6 +1323,8 @@ def _names_module(path: Sequence[str]) -> bool:
     attributes by strings (`copy.copy` of an object whose `__reduce__` returns `(lambda: F.torch, (),
     {"mean": f})` patches `torch.mean`; review, round 11)."""
     last = path[-1]
+    if ".".join(path) in _REFUSED_MODULE_NAMES:
+        return True  # (`torch.nn.modules.activation`: review, round 12)
     return last in _OPERAND_MODULES or last in _STANDARD_MODULE_NAMES or any(last in names for names in _PACKAGE_SUBMODULES.values())
 
 
@@ -1348,7 +1408,18 @@ def _module_paths_proven(module: cst.Module) -> bool:
                 )
             if child is not node and _names_module(path) and not (k >= 0 and isinstance(self.parents[k], cst.Call) and self.parents[k].func is child):
                 return False  # a module reached as an attribute, handed on (`lambda: F.torch`)
-            return _path_proven(path)
+            return _path_proven(path, class_check=self._class_check(k))
+
+        def _class_check(self, k: int) -> bool:
+            """The chain is `isinstance`'s class (review, round 12). Not an annotation: its value is
+            read back (`f.__annotations__["x"]`, `typing.get_type_hints`, `dataclasses.fields(C)[0].type`),
+            `class K(list, hint.__annotations__["x"])` subclasses `typing.AbstractSet`."""
+            arg = self.parents[k] if k >= 0 else None
+            call = self.parents[k - 1] if k >= 1 else None
+            return (
+                isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                and call.func.value in ("isinstance", "issubclass") and len(call.args) == 2 and call.args[1] is arg
+            )
 
     walk_tree(module, Chains())
     return ok[0]
@@ -1361,6 +1432,23 @@ def _module_paths_proven(module: cst.Module) -> bool:
 # `type(int)`. Allowed: `type(x)` given one argument and only compared, printed or read for its name.
 _CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"})
 _TYPE_READERS = frozenset({"print", "str", "repr", "isinstance", "issubclass", "id", "hash"})
+
+
+# Review, round 12: a class is reached by more than its name. The special attributes walk the class
+# graph (`object.__subclasses__()` holds `type`, and every class of the process; `int.__base__`,
+# `C.__mro__`, `typing.Type.__origin__`) or reach the builtins module (`print.__self__.type`). Proven:
+# a file whose special attributes (and special names as strings: `getattr(x, "__bases__")`) are
+# these, which read a name, call a protocol method of a class or read a namespace (`__dict__`,
+# judged by `bound_attribute_names`).
+_READ_DUNDERS = frozenset({
+    "__init__", "__name__", "__qualname__", "__module__", "__doc__", "__version__", "__file__", "__call__",
+    "__enter__", "__exit__", "__len__", "__iter__", "__next__", "__repr__", "__str__", "__getitem__",
+    "__setitem__", "__dict__", "__setattr__", "__annotations__", "__main__", "__all__",
+})
+
+
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _classes_made_unseen(module: cst.Module) -> bool:
@@ -1377,6 +1465,12 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.SimpleString) and string_value(node) in _CLASS_MAKERS:
                 found[0] = True  # (`getattr(int, "__class__")`)
+            elif isinstance(node, cst.Attribute) and _dunder(node.attr.value) and node.attr.value not in _READ_DUNDERS:
+                found[0] = True  # (`object.__subclasses__()` holds `type`: review, round 12)
+            elif isinstance(node, cst.SimpleString) and _dunder(string_value(node) or "") and string_value(node) not in _READ_DUNDERS:
+                found[0] = True  # (`getattr(print, "__self__")`, the builtins module)
+            elif isinstance(node, cst.Name) and node.value == "__builtins__":
+                found[0] = True  # (`__builtins__.type`)
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
             self.parents.append(node)
@@ -1416,6 +1510,16 @@ def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
     """Whether an operator or a comparison given a tensor makes a new value: the file
     binds no special method that could receive the tensor instead (`_Untrusted.operators`)."""
     return bool(getattr(shadowed, "operators", False))
+
+
+def _operator_trusted(operation: cst.CSTNode, shadowed: AbstractSet[str]) -> bool:
+    """`_operators_trusted`, for this operator: never `|`, which builds a `Union` holding both
+    operands where either is an annotation object (review, round 12): `typing.List | buf`, `T | buf`
+    of a `TypeVar`, `torch.nn.DataParallel[int] | buf` (a `typing.Generic` class subscripted), and
+    `buf | typing.List` as well (the tensor's `__or__` gives way to the other's `__ror__`)."""
+    if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, cst.BitOr):
+        return False
+    return _operators_trusted(shadowed)
 
 
 def _method_trusted(name: str, shadowed: AbstractSet[str]) -> bool:
