@@ -1,0 +1,48 @@
+"""Review round 12 (reviewer S): merges of backward passes, holes left after round 11.
+
+Causes:
+- `CalleeClassifier.handed_functions` listed the ways of handing a function of the file on (a bare
+  call argument, a value stored on an attribute or item) and missed the others: `@sys.setprofile`
+  on the def (S_01), `hook = prof` then `sys.setprofile(hook)` (S_02), `setprofile(prof if on else
+  None)` (S_03), a wrapper a decorator of the file returns, bound to the decorated name (S_04). The
+  profile function then ran at each call between the passes and read `w.grad`. Now it is proven
+  from the uses that hand nothing on: a def's name read anywhere but as a callee, or a method's
+  attribute name, is handed on, but for the arguments of `_CALLS_NOW` callees; a def is handed to
+  its decorators but those that only wrap it (`callees._WRAPPING_DECORATORS`, and decorators of the
+  file that only wrap, whose returned defs a read of the decorated name reaches).
+
+Near misses that stay safe and exact: the round-10 near miss S_07 (`@logged` with
+`functools.wraps`) keeps its safe fix.
+"""
+from pathlib import Path
+
+import pytest
+
+from tests.test_review_reproducers import check_case
+
+CASES = sorted((Path(__file__).parent / "review_round12").glob("S_*.py"))
+
+_HANDED = "is handed to code outside the file, which may run it between the passes"
+EXPECTED = {
+    "S_01_gf003_decorator_sets_profile_reads_grad": ("GF003", f"`prof` (line 12) {_HANDED}"),
+    "S_02_gf003_aliased_profile_function_reads_grad": ("GF003", f"`prof` (line 11) {_HANDED}"),
+    "S_03_gf003_profile_function_in_conditional_reads_grad": ("GF003", f"`prof` (line 11) {_HANDED}"),
+    "S_04_gf003_wrapper_returned_by_decorator_reads_grad": ("GF003", f"`inner` (line 14) {_HANDED}"),
+}
+
+# Programs that leave process state behind (a profile function): run in a process of their own.
+APART = {
+    "S_01_gf003_decorator_sets_profile_reads_grad",
+    "S_02_gf003_aliased_profile_function_reads_grad",
+    "S_03_gf003_profile_function_in_conditional_reads_grad",
+    "S_04_gf003_wrapper_returned_by_decorator_reads_grad",
+}
+
+
+def test_every_case_has_an_expectation():
+    assert sorted(p.stem for p in CASES) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_case(path):
+    check_case(path, EXPECTED[path.stem], apart=path.stem in APART)
