@@ -11,7 +11,15 @@ Causes:
   its decorators but those that only wrap it (`callees._WRAPPING_DECORATORS`, and decorators of the
   file that only wrap, whose returned defs a read of the decorated name reaches).
 
-Near misses that stay safe and exact: the round-10 near miss S_07 (`@logged` with
+- A generator expression is a generator too (round 11 checked generator functions only):
+  `seen = (look() for _ in range(1))` before the passes runs `look()`, or a property `b.g`, at
+  `list(seen)` between them (S_05, S_06). Now a generator expression not exhausted where it stands
+  (`backward._exhausted_now`: an argument of `list`, `sum`, `any`, ..., of `"".join`, a `for`'s
+  iterable) whose code may change state or read a gradient makes merges unsafe
+  (`backward.generator_reasons`).
+
+Near misses that stay safe and exact: a generator expression exhausted where it stands and a kept
+one that only computes (S_07); the round-10 near miss S_07 (`@logged` with
 `functools.wraps`) keeps its safe fix.
 """
 from pathlib import Path
@@ -22,12 +30,17 @@ from tests.test_review_reproducers import check_case
 
 CASES = sorted((Path(__file__).parent / "review_round12").glob("S_*.py"))
 
+_GENEXP = "runs its code where it is advanced"
 _HANDED = "is handed to code outside the file, which may run it between the passes"
 EXPECTED = {
     "S_01_gf003_decorator_sets_profile_reads_grad": ("GF003", f"`prof` (line 12) {_HANDED}"),
     "S_02_gf003_aliased_profile_function_reads_grad": ("GF003", f"`prof` (line 11) {_HANDED}"),
     "S_03_gf003_profile_function_in_conditional_reads_grad": ("GF003", f"`prof` (line 11) {_HANDED}"),
     "S_04_gf003_wrapper_returned_by_decorator_reads_grad": ("GF003", f"`inner` (line 14) {_HANDED}"),
+    "S_05_gf003_generator_expression_calls_grad_reader": ("GF003", f"line 12 {_GENEXP}"),
+    "S_06_gf003_generator_expression_reads_grad_property": ("GF003", f"line 15 {_GENEXP}"),
+    # Near misses: a safe fix, executed exact.
+    "S_07_gf003_generator_expression_near_miss": ("GF003", None),
 }
 
 # Programs that leave process state behind (a profile function): run in a process of their own.
