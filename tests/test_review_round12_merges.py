@@ -17,8 +17,16 @@ Causes:
   (`backward._exhausted_now`: an argument of `list`, `sum`, `any`, ..., of `"".join`, a `for`'s
   iterable) whose code may change state or read a gradient makes merges unsafe
   (`backward.generator_reasons`).
+- torch's `Module.__repr__` calls `_get_name` too, not only `extra_repr` (S_08); `net.eval()` runs
+  `train`, `state_dict()` `_save_to_state_dict`, `zero_grad()` `parameters`. Now every method
+  torch's `Module` calls on itself or its children (`facts._MODULE_SELF_CALLS`, read from its
+  source) counts as run without a call by name in a class of the file with a base.
+- A class decorator (`@dataclass`) generates `__repr__`/`__eq__` reading each field: a field that
+  is a property of the class ran its getter at `print(s)` (S_09). Now the accessors named by an
+  annotated field of a decorated class count too (`facts.FileFacts.implicit_dunders`).
 
-Near misses that stay safe and exact: a generator expression exhausted where it stands and a kept
+Near misses that stay safe and exact: a `_get_name` and a dataclass property field that read no
+gradient (S_10); a generator expression exhausted where it stands and a kept
 one that only computes (S_07); the round-10 near miss S_07 (`@logged` with
 `functools.wraps`) keeps its safe fix.
 """
@@ -30,6 +38,7 @@ from tests.test_review_reproducers import check_case
 
 CASES = sorted((Path(__file__).parent / "review_round12").glob("S_*.py"))
 
+_DUNDER = "runs without a call by name"
 _GENEXP = "runs its code where it is advanced"
 _HANDED = "is handed to code outside the file, which may run it between the passes"
 EXPECTED = {
@@ -39,8 +48,11 @@ EXPECTED = {
     "S_04_gf003_wrapper_returned_by_decorator_reads_grad": ("GF003", f"`inner` (line 14) {_HANDED}"),
     "S_05_gf003_generator_expression_calls_grad_reader": ("GF003", f"line 12 {_GENEXP}"),
     "S_06_gf003_generator_expression_reads_grad_property": ("GF003", f"line 15 {_GENEXP}"),
+    "S_08_gf003_module_repr_calls_get_name": ("GF003", f"`_get_name` (line 10) {_DUNDER}"),
+    "S_09_gf003_dataclass_repr_reads_property_field": ("GF003", f"`name` (line 15) {_DUNDER}"),
     # Near misses: a safe fix, executed exact.
     "S_07_gf003_generator_expression_near_miss": ("GF003", None),
+    "S_10_gf003_module_repr_and_dataclass_near_miss": ("GF003", None),
 }
 
 # Programs that leave process state behind (a profile function): run in a process of their own.
