@@ -10,6 +10,9 @@ Causes:
   attribute name, is handed on, but for the arguments of `_CALLS_NOW` callees; a def is handed to
   its decorators but those that only wrap it (`callees._WRAPPING_DECORATORS`, and decorators of the
   file that only wrap, whose returned defs a read of the decorated name reaches).
+- An instance of a class of the file handed on (`sys.setprofile(Prof())`) runs its `__call__`
+  where outside code decides (S_11): every `__call__` of a class of the file counts as handed on
+  (`CalleeClassifier.handed_functions`).
 
 - A generator expression is a generator too (round 11 checked generator functions only):
   `seen = (look() for _ in range(1))` before the passes runs `look()`, or a property `b.g`, at
@@ -50,6 +53,7 @@ EXPECTED = {
     "S_06_gf003_generator_expression_reads_grad_property": ("GF003", f"line 15 {_GENEXP}"),
     "S_08_gf003_module_repr_calls_get_name": ("GF003", f"`_get_name` (line 10) {_DUNDER}"),
     "S_09_gf003_dataclass_repr_reads_property_field": ("GF003", f"`name` (line 15) {_DUNDER}"),
+    "S_11_gf003_callable_instance_as_profile_reads_grad": ("GF003", f"`__call__` (line 12) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "S_07_gf003_generator_expression_near_miss": ("GF003", None),
     "S_10_gf003_module_repr_and_dataclass_near_miss": ("GF003", None),
@@ -61,6 +65,7 @@ APART = {
     "S_02_gf003_aliased_profile_function_reads_grad",
     "S_03_gf003_profile_function_in_conditional_reads_grad",
     "S_04_gf003_wrapper_returned_by_decorator_reads_grad",
+    "S_11_gf003_callable_instance_as_profile_reads_grad",
 }
 
 
