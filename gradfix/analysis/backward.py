@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -939,7 +939,57 @@ def generator_reasons(facts: "FileFacts", between: bool) -> List[Reason]:
                     f"is advanced (`list(g)`, a `for`), which may be between the passes, and it may change state or read a gradient",
                     BETWEEN,
                 )]
+    # Review, round 12: a generator expression is a generator too: `seen = (look() for _ in xs)`
+    # before the passes runs `look()` at `list(seen)` between them. Harmless only where it is
+    # exhausted where it stands (`_exhausted_now`) or its code changes nothing and reads no gradient.
+    consumed = _exhausted_now(facts)
+    for expression in nodes_within(facts.module, cst.GeneratorExp):
+        if id(expression) in consumed:
+            continue
+        body = cst.FunctionDef(
+            name=cst.Name("_genexp"), params=cst.Parameters(),
+            body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(expression)])]),
+        )
+        if changes_state(body, facts):
+            return [Reason(
+                f"the generator expression at line {facts.line(expression)} runs its code where it is advanced (`list(g)`, "
+                f"a `for`), which may be between the passes, and it may change state or read a gradient",
+                BETWEEN,
+            )]
     return []
+
+
+# Builtins that exhaust an iterable they are handed before they return, keeping nothing of it.
+_EXHAUSTING_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "any", "all", "min", "max"})
+
+
+def _exhausted_now(facts: "FileFacts") -> Set[int]:
+    """The generator expressions run to their end (or dropped) where they stand: the argument of an
+    exhausting builtin the file does not rebind (`sum(x for x in xs)`, `list(...)`), of `str.join`
+    on a string literal, unpacked (`f(*g)`, `[*g]`, `x, y = g`), or the iterable of a `for`
+    statement: their code runs at that statement,
+    which gradfix judges where it stands (review, round 12)."""
+    found: Set[int] = set()
+    builtins_kept = not facts.changes_builtins
+    for call in nodes_within(facts.module, cst.Call):
+        func = call.func
+        exhausting = (
+            isinstance(func, cst.Name) and func.value in _EXHAUSTING_BUILTINS and func.value not in facts.binding_counts and builtins_kept
+        ) or (isinstance(func, cst.Attribute) and func.attr.value == "join" and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)))
+        for arg in call.args:
+            if isinstance(arg.value, cst.GeneratorExp) and (arg.star == "*" or exhausting and not arg.keyword and not arg.star):
+                found.add(id(arg.value))  # (`f(*g)` unpacks it before the call)
+    for loop in nodes_within(facts.module, cst.For):
+        if isinstance(loop.iter, cst.GeneratorExp):
+            found.add(id(loop.iter))
+    for assign in nodes_within(facts.module, cst.Assign):
+        # `x, y = (f(v) for v in vs)`: unpacked at the assignment.
+        if isinstance(assign.value, cst.GeneratorExp) and all(isinstance(t.target, (cst.Tuple, cst.List)) for t in assign.targets):
+            found.add(id(assign.value))
+    for element in nodes_within(facts.module, cst.StarredElement):
+        if isinstance(element.value, cst.GeneratorExp):
+            found.add(id(element.value))  # `[*g]`, `(*g,)`: unpacked where it stands
+    return found
 
 
 # Decorators that only wrap a generator function: the generator is still made by a call of its

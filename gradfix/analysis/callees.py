@@ -91,6 +91,19 @@ _CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted
 # (`atexit`): `CalleeClassifier.handed_functions`. Not `map` and `filter`, whose iterators keep the
 # function and run it where they are advanced.
 _CALLS_NOW = _CALLING_BUILTINS - {"builtins.map", "builtins.filter"}
+# Decorators that only wrap the function they get, called by the name it is bound to: it runs
+# where that name is called (review, round 12: `CalleeClassifier.handed_functions`).
+_WRAPPING_DECORATORS = _CALLS_NOW | TRANSPARENT_DECORATORS | GRAD_MODE_CONTEXTS | frozenset(
+    {"builtins.staticmethod", "builtins.classmethod", "builtins.property", "functools.cached_property"}
+)
+
+
+def _accessor(function: cst.FunctionDef) -> bool:
+    """A property or one of its accessors (`@property`, `@x.setter`, `@cached_property`)."""
+    def last(d: cst.BaseExpression) -> str:
+        d = d.func if isinstance(d, cst.Call) else d
+        return d.attr.value if isinstance(d, cst.Attribute) else d.value if isinstance(d, cst.Name) else ""
+    return any(last(d.decorator).endswith("property") or last(d.decorator) in ("setter", "getter", "deleter") for d in function.decorators)
 
 
 class CalleeClassifier:
@@ -645,27 +658,33 @@ class CalleeClassifier:
 
     def handed_functions(self) -> List[cst.CSTNode]:
         """The functions and lambdas of the file handed to code that may keep them and run them
-        later, when it decides (review, round 11): an argument of a call (`weakref.finalize(box,
-        report)`, `sys.setprofile(prof)`, `DataLoader(ds, collate_fn=collate)`; `_only_calls`
-        is no proof here: torch's keep theirs) but of the callees that run it only now or by a
-        name the file calls (`_CALLS_NOW`), or a value stored on an attribute or item
-        (`warnings.showwarning = show`). A def by its name, a method by its attribute name."""
+        later, when it decides (review, round 11): `weakref.finalize(box, report)`,
+        `sys.setprofile(prof)`, `DataLoader(ds, collate_fn=collate)`, `warnings.showwarning = show`.
+
+        Proven from the uses known to hand nothing on (review, round 12: round 11 listed the ways
+        of handing one on, an argument or a store, and missed `@sys.setprofile`, `hook = prof`,
+        `setprofile(prof if on else None)`, `setprofile(*[prof])`): a def's name or a method's
+        attribute name read anywhere but as the callee of a call is handed on, and so is a lambda
+        not called where it stands, but for the arguments of the callees that run what they are
+        handed only now or by a name the file calls (`_CALLS_NOW`, `net.apply(f)`, a function of
+        the file that only calls its parameters); a def is handed to each of its decorators but
+        those that only wrap it, called by its name (`_KEEPING_DECORATORS` is the complement:
+        `staticmethod`, `classmethod`, a property's accessors, the grad-mode contexts, `_CALLS_NOW`).
+        `_only_calls` is no proof here: torch's callees keep theirs. A method by its attribute
+        name; a property's accessor is run by an attribute read, which gradfix follows."""
         if self._escaping is not None:
             return self._escaping
-        defs: Dict[str, List[cst.CSTNode]] = {}
+        defs: Dict[str, List[cst.CSTNode]] = {}  # every def, by name: `obj.name` may be any
         for node in nodes_within(self.facts.module, cst.FunctionDef):
             defs.setdefault(node.name.value, []).append(node)
+        named: Dict[str, List[cst.CSTNode]] = {}  # the defs a bare name may be: not methods
+        methods: Set[int] = set()
+        for cls in nodes_within(self.facts.module, cst.ClassDef):
+            methods.update(id(s) for s in cls.body.body if isinstance(s, cst.FunctionDef))
+        for name, nodes in defs.items():
+            named[name] = [d for d in nodes if id(d) not in methods]
         found: List[cst.CSTNode] = []
-
-        def add(value: cst.BaseExpression) -> None:
-            value = strip_parens(value)
-            if isinstance(value, cst.Lambda):
-                found.append(value)
-            elif isinstance(value, cst.Name):
-                found.extend(defs.get(value.value, ()))
-            elif isinstance(value, cst.Attribute):
-                # (a bound method; not a property's getter: reading it hands on its value)
-                found.extend(d for d in defs.get(value.attr.value, ()) if isinstance(d, cst.FunctionDef) and not d.decorators)
+        classifier = self
 
         def only_calls_parameters(func: cst.BaseExpression) -> bool:
             # A function of the file (one def of the name) that only calls its parameters: its
@@ -679,16 +698,157 @@ class CalleeClassifier:
             called = {id(c.func) for c in nodes_within(callee.body, cst.Call)}
             return all(id(n) in called for n in nodes_within(callee.body, cst.Name) if n.value in params)
 
-        for call in nodes_within(self.facts.module, cst.Call):
-            if self.qualified(call.func) & _CALLS_NOW or (isinstance(call.func, cst.Attribute) and call.func.attr.value == "apply"):
+        def calls_now(func: cst.BaseExpression) -> bool:
+            return bool(classifier.qualified(func) & _CALLS_NOW) or (isinstance(func, cst.Attribute) and func.attr.value == "apply") or only_calls_parameters(func)
+
+        # Decorators of the file that only wrap (`def logged(fn): @functools.wraps(fn) def inner(*a):
+        # return fn(*a); return inner`): a module-level def bound once, undecorated, named only as
+        # a decorator (`@logged`), whose parameters are only called or handed to a callee of
+        # `_CALLS_NOW`, and which returns only defs nested in it, by name. The decorated name is
+        # bound to what it returns: a read of that name hands those on too, and the `return` by
+        # itself hands nothing on.
+        wrappers: Dict[str, List[cst.CSTNode]] = {}
+        kept_returns: Set[int] = set()
+        decorator_names = {id(d.decorator) for d in nodes_within(self.facts.module, cst.Decorator)}
+        for top in self.facts.module.body:
+            if not isinstance(top, cst.FunctionDef) or top.decorators or len(defs.get(top.name.value, ())) != 1:
                 continue
-            if only_calls_parameters(call.func):
+            if self.facts.binding_counts.get(top.name.value) != 1:
                 continue
-            for arg in call.args:
-                add(arg.value)
-        for assign in nodes_within(self.facts.module, cst.Assign):
-            if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in assign.targets):
-                add(assign.value)
+            if any(n.value == top.name.value and n is not top.name and id(n) not in decorator_names for n in nodes_within(self.facts.module, cst.Name)):
+                continue
+            ps = top.params
+            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+            params.update(p.name.value for p in (ps.star_arg, ps.star_kwarg) if isinstance(p, cst.Param))
+            allowed = set()
+            for c in nodes_within(top.body, cst.Call):
+                allowed.add(id(c.func))
+                if classifier.qualified(c.func) & _CALLS_NOW:
+                    allowed.update(id(a.value) for a in c.args if not a.star)
+            if not all(id(n) in allowed for n in nodes_within(top.body, cst.Name) if n.value in params):
+                continue
+            nested = {st.name.value: st for st in top.body.body if isinstance(st, cst.FunctionDef)}
+            inner_returns = {id(r) for d in nodes_within(top.body, cst.FunctionDef) for r in nodes_within(d.body, cst.Return)}
+            own = [r for r in nodes_within(top.body, cst.Return) if id(r) not in inner_returns]
+            if not own or not all(isinstance(r.value, cst.Name) and r.value.value in nested for r in own):
+                continue
+            wrappers[top.name.value] = list(dict.fromkeys(nested[r.value.value] for r in own))
+            kept_returns.update(id(r) for r in own)
+
+        def wrapped(function: cst.CSTNode) -> List[cst.CSTNode]:
+            # What a read of a def's name reaches: the def, and what a wrapper it is decorated by returns.
+            extra: List[cst.CSTNode] = []
+            if isinstance(function, cst.FunctionDef):
+                for d in function.decorators:
+                    if isinstance(d.decorator, cst.Name) and d.decorator.value in wrappers:
+                        extra.extend(wrappers[d.decorator.value])
+            return [function, *extra]
+
+        def wraps_only(decorator: cst.BaseExpression) -> bool:
+            if isinstance(decorator, cst.Call):
+                decorator = decorator.func
+            text = code_of(decorator).strip()
+            if text in ("staticmethod", "classmethod", "property") and text not in self.facts.binding_counts and not self.facts.changes_builtins:
+                return True
+            if isinstance(decorator, cst.Attribute) and decorator.attr.value in ("setter", "getter", "deleter"):
+                return True
+            if isinstance(decorator, cst.Name) and decorator.value in wrappers:
+                return True
+            return bool(classifier.qualified(decorator) & _WRAPPING_DECORATORS)
+
+        class Uses(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> Optional[bool]:
+                func = strip_parens(node.func)
+                if isinstance(func, cst.Attribute):
+                    walk_tree(func.value, self)  # the method itself is called, not handed on
+                elif isinstance(func, cst.Lambda):
+                    walk_tree(func.body, self)  # `(lambda: ...)()`: called where it stands
+                elif not isinstance(func, cst.Name):
+                    walk_tree(func, self)
+                now = calls_now(func)
+                for arg in node.args:
+                    value = strip_parens(arg.value)
+                    if now and not arg.star and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)):
+                        if isinstance(value, cst.Attribute):
+                            walk_tree(value.value, self)
+                        elif isinstance(value, cst.Lambda):
+                            walk_tree(value.body, self)
+                        continue  # `sorted(xs, key=rank)`: run there, or by a name the file calls
+                    walk_tree(arg.value, self)
+                return False
+
+            def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
+                found.append(node)
+                walk_tree(node.body, self)
+                return False
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> Optional[bool]:
+                for decorator in node.decorators:
+                    if not (isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in wrappers):
+                        walk_tree(decorator.decorator, self)  # (`@logged`: called with the def)
+                    if not wraps_only(decorator.decorator):
+                        found.append(node)  # the decorator gets it, and may keep it (`@sys.setprofile`)
+                for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params, node.params.star_arg, node.params.star_kwarg):
+                    if isinstance(param, cst.Param):
+                        if param.default is not None:
+                            walk_tree(param.default, self)
+                        if param.annotation is not None:
+                            walk_tree(param.annotation, self)
+                if node.returns is not None:
+                    walk_tree(node.returns, self)
+                walk_tree(node.body, self)
+                return False
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
+                for part in (*node.decorators, *node.bases, *node.keywords):
+                    walk_tree(part, self)
+                # In the class body a bare name may be a method of it (`prop = property(get)`).
+                own = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+                for statement in node.body.body:
+                    if not isinstance(statement, cst.FunctionDef):
+                        found.extend(own[n.value] for n in nodes_within(statement, cst.Name) if n.value in own)
+                walk_tree(node.body, self)
+                return False
+
+            def visit_Arg(self, node: cst.Arg) -> Optional[bool]:
+                walk_tree(node.value, self)  # not the keyword's name
+                return False
+
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> Optional[bool]:
+                target = strip_parens(node.target)
+                if isinstance(target, cst.Name):
+                    return False  # a name bound, not read
+                if isinstance(target, cst.Attribute):
+                    walk_tree(target.value, self)
+                    return False
+                return True
+
+            def visit_Return(self, node: cst.Return) -> Optional[bool]:
+                return id(node) not in kept_returns  # a wrapper's `return inner`: bound to the decorated name
+
+            def visit_Name(self, node: cst.Name) -> None:
+                for d in named.get(node.value, ()):  # `hook = prof`, `setprofile(*[prof])`: handed on
+                    found.extend(wrapped(d))
+
+            def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+                # `tracker.prof` read: a bound method handed on (a property's accessor runs at the read).
+                for d in defs.get(node.attr.value, ()):
+                    if isinstance(d, cst.FunctionDef) and not _accessor(d):
+                        found.extend(wrapped(d))
+                walk_tree(node.value, self)
+                return False
+
+            def visit_Import(self, node: cst.Import) -> bool:
+                return False
+
+            def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+                return False
+
+        walk_tree(self.facts.module, Uses())
+        # An instance of a class of the file handed on (`sys.setprofile(Prof())`) is called by its
+        # `__call__`, whose call sites gradfix cannot place: every `__call__` is handed on
+        # (review, round 12).
+        found.extend(d for d in defs.get("__call__", ()) if id(d) in methods)
         self._escaping = list(dict.fromkeys(found))
         return self._escaping
 

@@ -161,10 +161,20 @@ class FileFacts:
         for node in class_defs(self.module):
             methods = {s.name.value: s for s in walk_statements(node.body) if isinstance(s, cst.FunctionDef)}
             in_methods = {id(n) for m in methods.values() for n in walk_statements(m.body)}
+            based = any(not (isinstance(b.value, cst.Name) and b.value.value == "object") for b in node.bases)
+            # Review, round 12: a class decorator (`@dataclass`, attrs) may generate special methods
+            # (`__repr__`, `__eq__`, `__hash__`, order) that read each field, a property of the class
+            # too: `print(s)` runs its getter with no call by name. Every field the body annotates.
+            generated = bool(node.decorators)
+            fields = {
+                small.target.value
+                for line in node.body.body if isinstance(line, cst.SimpleStatementLine)
+                for small in line.body if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+            }
             for statement in walk_statements(node.body):
                 if isinstance(statement, cst.FunctionDef):
                     name = statement.name.value
-                    if not _implicit(name):
+                    if not (_implicit(name) or based and name in _MODULE_SELF_CALLS or generated and name in fields):
                         continue
                     if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
                         found.append(statement)
@@ -543,6 +553,20 @@ def _dunder(name: str) -> bool:
 # and `dict(m)`; `extra_repr` by torch's `Module.__repr__` (`print(net)`). (`write`/`flush` of a
 # stream, and a logging handler's, are the print's and the logger's: `between._writes_through_file`.)
 _PROTOCOL_METHODS = frozenset({"keys", "extra_repr"})
+# Review, round 12: torch's `nn.Module` calls these methods of its own on `self` (or on its
+# children) from its other methods: `print(net)` runs `_get_name` and `extra_repr`, `net.eval()`
+# runs `train`, `net.to(d)` runs `_apply`, `net.zero_grad()` runs `parameters`, `named_parameters`,
+# `named_modules`, `state_dict()` runs `_save_to_state_dict` and `get_extra_state`. An override in
+# a class of the file with a base (which may be a Module) runs with no call by its name. Derived
+# from torch 2.x's `Module` source (the `self.m(...)`, `module.m(...)` calls of its methods), less
+# `forward` (run by `net(x)`, a call gradfix judges where it stands) and the hook getters, with
+# `buffers` and `modules` (the same walks, public).
+_MODULE_SELF_CALLS = frozenset({
+    "_apply", "_get_name", "_load_from_state_dict", "_named_members", "_save_to_state_dict", "add_module",
+    "apply", "children", "extra_repr", "get_extra_state", "get_submodule", "named_buffers", "named_children",
+    "named_modules", "named_parameters", "parameters", "register_buffer", "register_parameter", "set_extra_state",
+    "state_dict", "train", "buffers", "modules",
+})
 # Special names whose binding is no code.
 _NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})
 

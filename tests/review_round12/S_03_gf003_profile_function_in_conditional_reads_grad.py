@@ -1,0 +1,31 @@
+# GF003 safe merge wrong: `sys.setprofile(prof if seen is not None else None)` hands `prof` on inside an expression (not a bare argument), and it runs at each call between the passes (`print`), reading `w.grad`: the first pass's gradient sum before, `None` after the merge.
+import sys
+
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+seen = []
+
+
+def prof(frame, event, arg):
+    if event == "c_call" and arg is print:
+        seen.append(None if w.grad is None else w.grad.sum().item())
+
+
+sys.setprofile(prof if seen is not None else None)
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    print("x")
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    sys.setprofile(None)
+    print(seen)
+    print(w.grad.tolist())
