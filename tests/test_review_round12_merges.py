@@ -54,9 +54,14 @@ EXPECTED = {
     "S_08_gf003_module_repr_calls_get_name": ("GF003", f"`_get_name` (line 10) {_DUNDER}"),
     "S_09_gf003_dataclass_repr_reads_property_field": ("GF003", f"`name` (line 15) {_DUNDER}"),
     "S_11_gf003_callable_instance_as_profile_reads_grad": ("GF003", f"`__call__` (line 12) {_HANDED}"),
+    # A method reached by its name as a string and not called where it stands (the lead's fix after
+    # the merge: `callees.handed_functions`'s `string_lookup`).
+    "S_12_gf003_method_by_getattr_as_profile_reads_grad": ("GF003", f"`prof` (line 12) {_HANDED}"),
+    "S_13_gf003_method_by_vars_as_profile_reads_grad": ("GF003", f"`prof` (line 12) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "S_07_gf003_generator_expression_near_miss": ("GF003", None),
     "S_10_gf003_module_repr_and_dataclass_near_miss": ("GF003", None),
+    "S_14_gf003_method_by_string_called_near_miss": ("GF003", None),
 }
 
 # Programs that leave process state behind (a profile function): run in a process of their own.
@@ -66,6 +71,8 @@ APART = {
     "S_03_gf003_profile_function_in_conditional_reads_grad",
     "S_04_gf003_wrapper_returned_by_decorator_reads_grad",
     "S_11_gf003_callable_instance_as_profile_reads_grad",
+    "S_12_gf003_method_by_getattr_as_profile_reads_grad",
+    "S_13_gf003_method_by_vars_as_profile_reads_grad",
 }
 
 

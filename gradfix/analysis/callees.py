@@ -29,7 +29,7 @@ report). The verdict is a `Callee` (`callee_kinds.py`).
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Dict, List, Optional, Sequence, Set
+from typing import Callable, Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -53,7 +53,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
-from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, unscoped_bindings
+from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
@@ -756,9 +756,45 @@ class CalleeClassifier:
                 return True
             return bool(classifier.qualified(decorator) & _WRAPPING_DECORATORS)
 
+        called_lookups: Set[int] = set()  # `getattr(o, "m")(...)`, `vars(K)["m"](...)`: called where they stand
+
+        def by_string(key: Optional[cst.BaseExpression]) -> None:
+            # A function reached by its name as a string and not called where it stands is handed on
+            # (review, round 12: `sys.setprofile(getattr(Tracker(), "prof"))`, `vars(K)["prof"]`):
+            # the defs of that name, or every method where the string is not a literal (an object's
+            # attribute; a module-level function reached through the module object by a computed
+            # name is left to `dynamic_global`'s refusals of the file's own module).
+            text = string_value(key) if key is not None else None
+            for name, nodes in defs.items():
+                if text is None or name == text:
+                    found.extend(w for d in nodes if not _accessor(d) and (text is not None or id(d) in methods) for w in wrapped(d))
+
+        def string_lookup(node: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression]]]:
+            # `getattr(o, key, ...)`, or `vars(o)[key]` / `o.__dict__[key]`: (key,), else None.
+            node = strip_parens(node)
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr":
+                return (node.args[1].value if len(node.args) > 1 and not node.args[1].star else None,)
+            if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                holder = strip_parens(node.value)
+                if (isinstance(holder, cst.Call) and isinstance(holder.func, cst.Name) and holder.func.value == "vars") or (
+                    isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__"
+                ):
+                    return (node.slice[0].slice.value,)
+            return None
+
         class Uses(cst.CSTVisitor):
+            def visit_Subscript(self, node: cst.Subscript) -> None:
+                lookup = string_lookup(node)
+                if lookup is not None and id(node) not in called_lookups:
+                    by_string(lookup[0])
+
             def visit_Call(self, node: cst.Call) -> Optional[bool]:
                 func = strip_parens(node.func)
+                if string_lookup(func) is not None:
+                    called_lookups.add(id(func))
+                lookup = string_lookup(node)
+                if lookup is not None and id(node) not in called_lookups:
+                    by_string(lookup[0])
                 if isinstance(func, cst.Attribute):
                     walk_tree(func.value, self)  # the method itself is called, not handed on
                 elif isinstance(func, cst.Lambda):
