@@ -55,6 +55,7 @@ from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
+    TRUSTED_MODULES,
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
     DETERMINISTIC_LAYERS,
@@ -868,8 +869,16 @@ class CalleeClassifier:
 
             def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
                 # `tracker.prof` read: a bound method handed on (a property's accessor runs at the read).
+                # A module-level function only through what may be this file's module: not through a
+                # path from an allowed module (`torch.nn.init.zeros_` reaches no `def init` of the file;
+                # `torch.nn.init = init` reads `init` by its name, handed on there).
+                root = node.value
+                while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+                    root = root.func if isinstance(root, cst.Call) else root.value
+                imported = classifier.facts.sole_imports.imported_as(root.value) if isinstance(root, cst.Name) else None
+                allowed = imported is not None and imported.split(".")[0] in TRUSTED_MODULES
                 for d in defs.get(node.attr.value, ()):
-                    if isinstance(d, cst.FunctionDef) and not _accessor(d):
+                    if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
                         found.extend(wrapped(d))
                 walk_tree(node.value, self)
                 return False

@@ -57,6 +57,11 @@ class SoleImports:
                     if counts.get(name) == 1:
                         self._imports[name] = (real, end_line(line))
 
+    def imported_as(self, name: str) -> Optional[str]:
+        """The dotted name that one of these imports binds `name` to (`nn`: `torch.nn`), else None."""
+        found = self._imports.get(name)
+        return None if found is None else found[0]
+
     def qualified(self, dotted: str, line: int) -> Optional[str]:
         """The qualified name of the read `dotted` (`torch.mean`) on `line`, when its first name is
         one of these imports and the read comes after the import's statement; else None."""
