@@ -684,6 +684,15 @@ class CalleeClassifier:
             methods.update(id(s) for s in cls.body.body if isinstance(s, cst.FunctionDef))
         for name, nodes in defs.items():
             named[name] = [d for d in nodes if id(d) not in methods]
+        # A lambda bound to a name (`sym = lambda a, b: ...`, a helper as a def would be) is handed on
+        # where that name is read but as a callee, as a def is; any other lambda not called where it
+        # stands (in a list, an argument, a default) is handed on where it stands.
+        bound_lambdas: Set[int] = set()
+        for assign in nodes_within(self.facts.module, cst.Assign):
+            value = strip_parens(assign.value)
+            if isinstance(value, cst.Lambda) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                named.setdefault(assign.targets[0].target.value, []).append(value)
+                bound_lambdas.add(id(value))
         found: List[cst.CSTNode] = []
         classifier = self
 
@@ -815,7 +824,8 @@ class CalleeClassifier:
                 return False
 
             def visit_Lambda(self, node: cst.Lambda) -> Optional[bool]:
-                found.append(node)
+                if id(node) not in bound_lambdas:
+                    found.append(node)
                 walk_tree(node.body, self)
                 return False
 
