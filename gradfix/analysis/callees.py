@@ -53,6 +53,7 @@ from gradfix.analysis.bindings_index import (
 from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
+from gradfix.analysis.loops import _storage_root, function_parameters
 from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     TRUSTED_MODULES,
@@ -702,9 +703,7 @@ class CalleeClassifier:
             if not isinstance(func, cst.Name) or len(defs.get(func.value, ())) != 1 or self.facts.binding_counts.get(func.value) != 1:
                 return False
             callee = defs[func.value][0]
-            ps = callee.params
-            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
-            params.update(p.name.value for p in (ps.star_arg, ps.star_kwarg) if isinstance(p, cst.Param))
+            params = function_parameters(callee)
             called = {id(c.func) for c in nodes_within(callee.body, cst.Call)}
             return all(id(n) in called for n in nodes_within(callee.body, cst.Name) if n.value in params)
 
@@ -727,9 +726,7 @@ class CalleeClassifier:
                 continue
             if any(n.value == top.name.value and n is not top.name and id(n) not in decorator_names for n in nodes_within(self.facts.module, cst.Name)):
                 continue
-            ps = top.params
-            params = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
-            params.update(p.name.value for p in (ps.star_arg, ps.star_kwarg) if isinstance(p, cst.Param))
+            params = function_parameters(top)
             allowed = set()
             for c in nodes_within(top.body, cst.Call):
                 allowed.add(id(c.func))
@@ -882,10 +879,8 @@ class CalleeClassifier:
                 # A module-level function only through what may be this file's module: not through a
                 # path from an allowed module (`torch.nn.init.zeros_` reaches no `def init` of the file;
                 # `torch.nn.init = init` reads `init` by its name, handed on there).
-                root = node.value
-                while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-                    root = root.func if isinstance(root, cst.Call) else root.value
-                imported = classifier.facts.sole_imports.imported_as(root.value) if isinstance(root, cst.Name) else None
+                root = _storage_root(node.value)  # (the name the path starts from, through calls)
+                imported = classifier.facts.sole_imports.imported_as(root) if root is not None else None
                 allowed = imported is not None and imported.split(".")[0] in TRUSTED_MODULES
                 for d in defs.get(node.attr.value, ()):
                     if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
