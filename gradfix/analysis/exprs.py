@@ -13,7 +13,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optio
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
-from gradfix.analysis.walk import children, node_types, nodes_outside_lambdas, per_file, walk_tree
+from gradfix.analysis.walk import node_types, nodes_outside_lambdas, per_file, preorder, walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -204,21 +204,8 @@ def nodes_within(node: cst.CSTNode, kind: type) -> list:
         if len(runs) == 1:
             return [nodes[i] for i in runs[0]]
         return [nodes[i] for i in sorted(i for run in runs for i in run)]
-    # Pre-order by an explicit stack, by exact type (`walk.node_types`: `isinstance` on libcst's
-    # ABCs is a Python call per node).
-    found: list = []
-    todo: List[cst.CSTNode] = [node]
-    while todo:
-        n = todo.pop()
-        t = type(n)
-        if t in types:
-            found.append(n)
-        if t not in _LAMBDA:
-            todo.extend(reversed(children(n)))
-    return found
-
-
-_LAMBDA = node_types(cst.Lambda)
+    # By exact type (`walk.node_types`: `isinstance` on libcst's ABCs is a Python call per node).
+    return [n for n in preorder(node, into_lambdas=False) if type(n) in types]
 
 
 def _positions_by_type(module: cst.Module) -> Dict[type, List[int]]:
@@ -1107,20 +1094,8 @@ def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
     """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions
     included. A module's list is made once per file (`walk.per_file`): callers only read it."""
     if isinstance(tree, cst.Module):
-        return per_file("all nodes", tree, _all_nodes)
-    return _all_nodes(tree)
-
-
-def _all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
-    # Pre-order by an explicit stack (the order of `walk_tree`'s visits): a visitor class made per
-    # call, and a Python call per node, were most of this function's time on a large file.
-    found: List[cst.CSTNode] = []
-    todo: List[cst.CSTNode] = [tree]
-    while todo:
-        node = todo.pop()
-        found.append(node)
-        todo.extend(reversed(children(node)))
-    return found
+        return per_file("all nodes", tree, preorder)
+    return preorder(tree)
 
 
 def unscoped_bindings(tree: cst.CSTNode) -> FrozenSet[str]:

@@ -181,14 +181,20 @@ def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
 
 
 def _outside_lambdas(module: cst.CSTNode) -> List[cst.CSTNode]:
+    return preorder(module, into_lambdas=False)
+
+
+def preorder(node: cst.CSTNode, into_lambdas: bool = True) -> List[cst.CSTNode]:
+    """Every node of `node`, itself included, in walk order (pre-order, children in source order),
+    by an explicit stack: a lambda's body and parameters only `into_lambdas`."""
     found: List[cst.CSTNode] = []
-    todo: List[cst.CSTNode] = [module]
+    todo: List[cst.CSTNode] = [node]
     known = _CHILDREN.get
     while todo:
         node = todo.pop()
         found.append(node)
-        if type(node) is not cst.Lambda:
-            entry = known(id(node))  # (`children`, inlined)
+        if into_lambdas or type(node) is not cst.Lambda:
+            entry = known(id(node))  # (`children`, inlined: a call per node of every file's walks)
             todo.extend(reversed(entry[1] if entry is not None and entry[0] is node else children(node)))
     return found
 
