@@ -168,3 +168,51 @@ def test_node_types_is_isinstance(classes):
     nodes = list(_every(cst.parse_module(_ODD)))
     assert any(type(n) in types for n in nodes) and not all(type(n) in types for n in nodes)
     assert all((type(n) in types) == isinstance(n, classes) for n in nodes)
+
+
+def _libcst_preorder(node, into_lambdas):
+    yield node
+    if into_lambdas or not isinstance(node, cst.Lambda):
+        for child in node.children:
+            yield from _libcst_preorder(child, into_lambdas)
+
+
+_LAMBDAS = '''\
+f = lambda a, b=lambda c: c + 1: (lambda d: d * a)(b(a))
+g = [lambda: x for x in range(3)], lambda *, k=(lambda: 0): k()
+def h(p=lambda q: lambda r: q + r):
+    return sorted(p, key=lambda s: (s, lambda: s))
+'''
+
+
+@pytest.mark.parametrize("case", ["lambdas", *CASES[::5]], ids=lambda c: c if c == "lambdas" else _id(c))
+def test_module_nodes_are_both_preorders(case):
+    """`walk._module_nodes` lists the module's nodes with and without lambdas' bodies in one walk
+    (stop 33): each list is libcst's pre-order, node by node (nested lambdas, lambdas in defaults)."""
+    module = cst.parse_module(_LAMBDAS) if case == "lambdas" else _module(case)
+    try:
+        everything, outside = walk.module_nodes(module), walk.nodes_outside_lambdas(module)
+        for got, into in ((everything, True), (outside, False)):
+            expected = list(_libcst_preorder(module, into))
+            assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected))
+    finally:
+        walk.forget()
+    if case == "lambdas":
+        assert len(outside) < len(everything)
+
+
+@pytest.mark.parametrize("case", CASES[::5], ids=_id)
+def test_binding_counts_are_the_visitors(case):
+    """`exprs.binding_counts` calls `_Bindings`' hooks on the listed nodes instead of walking (stop
+    33): the same counts as libcst's own visit, for the module and for each function and class."""
+    from gradfix.analysis import exprs
+
+    module = _module(case)
+    try:
+        trees = [module, *(n for n in exprs.all_nodes(module) if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)))]
+        for tree in trees:
+            expected = exprs._Bindings()
+            tree.visit(expected)
+            assert dict(exprs.binding_counts(tree)) == expected.counts
+    finally:
+        walk.forget()

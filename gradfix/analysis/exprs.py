@@ -8,12 +8,13 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 import re
-from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from types import MappingProxyType
+from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
-from gradfix.analysis.walk import node_types, nodes_outside_lambdas, per_file, preorder, walk_tree
+from gradfix.analysis.walk import hook_of, module_nodes, node_types, nodes_outside_lambdas, per_file, preorder, walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -1094,7 +1095,7 @@ def all_nodes(tree: cst.CSTNode) -> List[cst.CSTNode]:
     """Every node of `tree`, itself included, in walk order, lambdas' bodies and nested functions
     included. A module's list is made once per file (`walk.per_file`): callers only read it."""
     if isinstance(tree, cst.Module):
-        return per_file("all nodes", tree, preorder)
+        return module_nodes(tree)
     return preorder(tree)
 
 
@@ -1178,10 +1179,32 @@ def imported_names(statement: cst.CSTNode) -> List[str]:
     return names
 
 
-def binding_counts(tree: cst.CSTNode) -> Dict[str, int]:
-    """How many times each name is bound anywhere in `tree` (see `_Bindings`; a few forms count double)."""
+def binding_counts(tree: cst.CSTNode) -> Mapping[str, int]:
+    """How many times each name is bound anywhere in `tree` (see `_Bindings`; a few forms count
+    double). A module's counts are made once per file (`walk.per_file`) and read-only: a dozen
+    analyses ask for them, and each used to walk the whole file again."""
+    if type(tree) is cst.Module:
+        return per_file("binding counts", tree, _module_binding_counts)
+    return _count_bindings(preorder(tree))
+
+
+def _module_binding_counts(module: cst.Module) -> Mapping[str, int]:
+    return MappingProxyType(_count_bindings(all_nodes(module)))
+
+
+def _count_bindings(nodes: List[cst.CSTNode]) -> Dict[str, int]:
+    # `_Bindings`' hooks, called on every node of the list (every node of the tree: the counts do
+    # not depend on the order, and no hook skips a subtree), looked up once per node type.
     collector = _Bindings()
-    walk_tree(tree, collector)
+    hooks: Dict[type, Optional[Callable[[cst.CSTNode], None]]] = {}
+    for node in nodes:
+        kind = type(node)
+        try:
+            hook = hooks[kind]
+        except KeyError:
+            hook = hooks[kind] = hook_of(collector, f"visit_{kind.__name__}")
+        if hook is not None:
+            hook(node)
     return collector.counts
 
 

@@ -177,11 +177,34 @@ def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
     """Every node of the module in walk order (pre-order, children in source order), a lambda but
     not its body: what `exprs.nodes_within` searches, listed once per file (`per_file`) for the
     many questions asked of the whole module."""
-    return per_file("outside lambdas", module, _outside_lambdas)
+    return per_file("module nodes", module, _module_nodes)[1]
 
 
-def _outside_lambdas(module: cst.CSTNode) -> List[cst.CSTNode]:
-    return preorder(module, into_lambdas=False)
+def module_nodes(module: cst.Module) -> List[cst.CSTNode]:
+    """Every node of the module in walk order, lambdas' bodies included (`preorder`), listed once
+    per file (`per_file`) with `nodes_outside_lambdas`: one walk gives both lists."""
+    return per_file("module nodes", module, _module_nodes)[0]
+
+
+def _module_nodes(module: cst.CSTNode) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
+    """`(preorder(module), preorder(module, into_lambdas=False))` from one walk. A lambda's
+    descendants are the nodes pushed above the stack's height when it was popped: they are left
+    out of the second list until the stack is back under that height (`barrier`; an inner lambda
+    is inside the outer one's)."""
+    everything: List[cst.CSTNode] = []
+    outside: List[cst.CSTNode] = []
+    todo: List[cst.CSTNode] = [module]
+    known = _CHILDREN.get
+    barrier = -1
+    while todo:
+        node = todo.pop()
+        everything.append(node)
+        if barrier < 0 or len(todo) < barrier:
+            barrier = len(todo) if type(node) is cst.Lambda else -1
+            outside.append(node)
+        entry = known(id(node))  # (`children`, inlined: a call per node of every file's walks)
+        todo.extend(reversed(entry[1] if entry is not None and entry[0] is node else children(node)))
+    return everything, outside
 
 
 def preorder(node: cst.CSTNode, into_lambdas: bool = True) -> List[cst.CSTNode]:
@@ -251,7 +274,7 @@ def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: 
     try:
         visit = visits[kind]
     except KeyError:
-        visit = visits[kind] = _hook(visitor, f"visit_{kind.__name__}")
+        visit = visits[kind] = hook_of(visitor, f"visit_{kind.__name__}")
     # Children are skipped only where `visit_<Type>` returned False (`CSTVisitor.on_visit`).
     if visit is None or visit(node) is not False:
         entry = _CHILDREN.get(id(node))  # (`children`, inlined: a call per node of every walk)
@@ -260,12 +283,12 @@ def _dispatch(node: cst.CSTNode, visitor: cst.CSTVisitor, visits: dict, leaves: 
     try:
         leave = leaves[kind]
     except KeyError:
-        leave = leaves[kind] = _hook(visitor, f"leave_{kind.__name__}")
+        leave = leaves[kind] = hook_of(visitor, f"leave_{kind.__name__}")
     if leave is not None:
         leave(node)
 
 
-def _hook(visitor: cst.CSTVisitor, name: str):
+def hook_of(visitor: cst.CSTVisitor, name: str):
     """The visitor's `visit_<Type>`/`leave_<Type>`, or None where it is libcst's own, which does
     nothing (`CSTTypedVisitorFunctions` defines one for every node type: half of a walk's calls)."""
     mine = getattr(type(visitor), name, None)
