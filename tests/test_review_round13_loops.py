@@ -20,8 +20,15 @@ Causes:
 - `_fresh_in_each_iteration` took `feats: torch.Tensor` (an annotation with no value) for a binding
   in each iteration; it binds nothing (T_06). Now `_reads_and_binds` counts an annotated name bound
   only with a value.
+- `package_names`' table let any name past a listed module through that was no module and no
+  metaclass: a class of another package re-exported passed as torch's. `torch.amp.grad_scaler.Enum`
+  is `enum.Enum`, whose call with a mapping makes a class (`{"__s" + "ub__": f, "a": 1}`: T_08);
+  `torch.nn.modules.module.Mapping` is `collections.abc.Mapping`. Now `tools/package_names.py`
+  also refuses a class or value (not a function) of another package (`_foreign`), and a class whose
+  metaclass's `__call__` is not `type`'s or pybind11's (`_class_making_call`); the table regenerated.
 T_07 keeps the reach: views iterated, tested with `in` and sorted, `getattr(d, "get")`, an
-annotated binding with a value, and `-`, `^` on the tensors.
+annotated binding with a value, and `-`, `^` on the tensors. T_09: torch's and numpy's own classes
+and functions through their modules (`torch.nn.modules.module.Module`, `np.random.default_rng`).
 """
 from pathlib import Path
 
@@ -41,6 +48,8 @@ EXPECTED = {
     "T_05_gf003_loop_type_reached_by_concatenated_string_getattr": ("GF003", "`buf` (line 14) " + TENSOR),
     "T_06_gf003_loop_bare_annotation_taken_for_binding": ("GF003", STALE),
     "T_07_gf003_loop_consumed_views_literal_getattr_annotated_binding_near_miss": ("GF003", None),
+    "T_08_gf003_loop_enum_reexported_by_torch_makes_class": ("GF003", "`buf` (line 11) " + TENSOR),
+    "T_09_gf003_loop_package_own_classes_near_miss": ("GF003", None),
 }
 
 
@@ -117,4 +126,18 @@ def test_typing_reads_classes_back():
         "def f(x: 'type'):\n    pass\nK = typing.get_type_hints(f)\n",
         "from typing import get_origin\n",
     ):
+        assert not _untrusted(base + extra).operators, extra
+
+
+def test_reexports_refused():
+    from gradfix.analysis.package_names import REFUSED
+
+    assert "Enum" in REFUSED["torch.amp.grad_scaler"]
+    assert "Mapping" in REFUSED["torch.nn.modules.module"] and "OrderedDict" in REFUSED["torch.nn.modules.module"]
+    assert "Module" not in REFUSED["torch.nn.modules.module"]
+    assert "default_rng" not in REFUSED["numpy.random"]  # (a Cython function: numpy's own)
+    assert "Tensor" not in REFUSED["torch"] and "ModuleDict" not in REFUSED["torch"]  # (pybind11's call makes an instance)
+    base = "import torch\n"
+    assert _untrusted(base + "K = torch.nn.modules.module.Module\n").operators
+    for extra in ("K = torch.amp.grad_scaler.Enum\n", "K = torch.nn.modules.module.Mapping\n"):
         assert not _untrusted(base + extra).operators, extra
