@@ -23,9 +23,13 @@ Causes:
 - `package_names`' table let any name past a listed module through that was no module and no
   metaclass: a class of another package re-exported passed as torch's. `torch.amp.grad_scaler.Enum`
   is `enum.Enum`, whose call with a mapping makes a class (`{"__s" + "ub__": f, "a": 1}`: T_08);
+  `torch.nn.modules.utils.repeat` is `itertools.repeat`, taken for torch's fresh `repeat` by its last
+  name (`next(repeat(buf))` is `buf`: T_10);
   `torch.nn.modules.module.Mapping` is `collections.abc.Mapping`. Now `tools/package_names.py`
   also refuses a class or value (not a function) of another package (`_foreign`), and a class whose
   metaclass's `__call__` is not `type`'s or pybind11's (`_class_making_call`); the table regenerated.
+- Unary `+` on a tensor is `torch.positive`, which returns the tensor itself: `v = +buf` (T_11). Now
+  of the unary operators only `-`, `~` and `not` prove their operand fresh (`_operator_trusted`).
 T_07 keeps the reach: views iterated, tested with `in` and sorted, `getattr(d, "get")`, an
 annotated binding with a value, and `-`, `^` on the tensors. T_09: torch's and numpy's own classes
 and functions through their modules (`torch.nn.modules.module.Module`, `np.random.default_rng`).
@@ -50,6 +54,8 @@ EXPECTED = {
     "T_07_gf003_loop_consumed_views_literal_getattr_annotated_binding_near_miss": ("GF003", None),
     "T_08_gf003_loop_enum_reexported_by_torch_makes_class": ("GF003", "`buf` (line 11) " + TENSOR),
     "T_09_gf003_loop_package_own_classes_near_miss": ("GF003", None),
+    "T_10_gf003_loop_itertools_repeat_reexported_as_fresh_torch_call": ("GF003", "`buf` (line 10) " + TENSOR),
+    "T_11_gf003_loop_unary_plus_returns_operand": ("GF003", "`buf` (line 10) " + TENSOR),
 }
 
 
@@ -135,9 +141,21 @@ def test_reexports_refused():
     assert "Enum" in REFUSED["torch.amp.grad_scaler"]
     assert "Mapping" in REFUSED["torch.nn.modules.module"] and "OrderedDict" in REFUSED["torch.nn.modules.module"]
     assert "Module" not in REFUSED["torch.nn.modules.module"]
+    assert "repeat" in REFUSED["torch.nn.modules.utils"]  # (`itertools.repeat`)
     assert "default_rng" not in REFUSED["numpy.random"]  # (a Cython function: numpy's own)
     assert "Tensor" not in REFUSED["torch"] and "ModuleDict" not in REFUSED["torch"]  # (pybind11's call makes an instance)
     base = "import torch\n"
     assert _untrusted(base + "K = torch.nn.modules.module.Module\n").operators
     for extra in ("K = torch.amp.grad_scaler.Enum\n", "K = torch.nn.modules.module.Mapping\n"):
         assert not _untrusted(base + extra).operators, extra
+
+
+def test_unary_plus_returns_its_operand():
+    import libcst as cst
+
+    from gradfix.analysis.loops import _operator_trusted
+
+    shadowed = _untrusted("import torch\n")
+    assert not _operator_trusted(cst.parse_expression("+a"), shadowed)
+    for op in ("-a", "~a", "not a", "a * b", "a - b", "a < b"):
+        assert _operator_trusted(cst.parse_expression(op), shadowed), op

@@ -1579,11 +1579,15 @@ def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
 
 
 def _operator_trusted(operation: cst.CSTNode, shadowed: AbstractSet[str]) -> bool:
-    """`_operators_trusted`, for this operator: never `|`, which builds a `Union` holding both
+    """`_operators_trusted`, for this operator: never unary `+`, nor `|`, which builds a `Union` holding both
     operands where either is an annotation object (review, round 12): `typing.List | buf`, `T | buf`
     of a `TypeVar`, `torch.nn.DataParallel[int] | buf` (a `typing.Generic` class subscripted), and
     `buf | typing.List` as well (the tensor's `__or__` gives way to the other's `__ror__`)."""
     if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, cst.BitOr):
+        return False
+    # Of the operators, only these make a new tensor from a tensor: unary `+` is `torch.positive`,
+    # which returns its input itself (`v = +buf; v.copy_(h)` writes into `buf`; review, round 13).
+    if isinstance(operation, cst.UnaryOperation) and not isinstance(operation.operator, (cst.Minus, cst.BitInvert, cst.Not)):
         return False
     # (`{}.keys() ^ buf`, `buf - d.items()`: a set of the tensor's rows, where the file may keep a
     # mapping's view; review, round 13: `_set_views_held`.)
