@@ -101,6 +101,7 @@ def test_set_views_kept():
         "v = dict.keys(d)\n",
         "v = [d.keys()]\n",
         "def f():\n    return d.keys()\n",
+        "def sorted(v):\n    return v\nv = sorted(d.keys())\n",  # (not the builtin)
     ):
         shadowed = _untrusted(base + kept)
         assert shadowed.set_views, kept

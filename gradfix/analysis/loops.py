@@ -1200,6 +1200,9 @@ _VIEW_READERS = frozenset({"list", "tuple", "sorted", "set", "frozenset", "len",
 
 def _set_views_held(module: cst.Module) -> bool:
     found = [False]
+    # (`def sorted(v): return v` in the file: not the builtin, which reads the view and keeps none)
+    counts = binding_counts(module)
+    readers = frozenset() if may_change_builtins(module) else frozenset(name for name in _VIEW_READERS if not counts.get(name, 0))
 
     class Find(cst.CSTVisitor):
         def __init__(self) -> None:
@@ -1227,7 +1230,7 @@ def _set_views_held(module: cst.Module) -> bool:
                 return up.comparator is call and isinstance(up.operator, (cst.In, cst.NotIn))
             if isinstance(up, cst.Arg) and up.value is call and not up.star and len(parents) >= 3:
                 outer = parents[-3]
-                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in _VIEW_READERS
+                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers
             return False
 
     walk_tree(module, Find())
