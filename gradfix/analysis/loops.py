@@ -1132,7 +1132,9 @@ class _Untrusted(frozenset):
     of torch; `stored`, the attribute names it may store on some object (None: any), which may be a
     torch function or tensor method it patches (`torch.mean = lambda t: t`); `operators`, that it
     binds none of `_OPERAND_DUNDERS`, so an operator or a torch function given a tensor
-    runs torch's code. A plain set (the default elsewhere) proves none of them."""
+    runs torch's code; `set_views`, that it may keep a mapping's key or item view, a set under `-`,
+    `^` and `&` whatever the other operand (`_set_views_held`; review, round 13). A plain set (the
+    default elsewhere) proves none of them."""
 
     torch_roots: FrozenSet[str] = frozenset()
     stored: Optional[FrozenSet[str]] = None
