@@ -6,13 +6,15 @@
 Every module under `loops._PROVEN_SUBMODULES`' torch and numpy subtrees is imported (walked with
 `pkgutil`; private and test modules left out), and for each the public names a proven path may not
 go through are listed: a module-valued attribute that is not the module's own submodule of that
-name, or a submodule not walked; and a metaclass (a subclass of `type`). Run it in a fresh process:
+name, or a submodule not walked; a metaclass (a subclass of `type`); a class or value of another
+package re-exported, and a class whose metaclass has a `__call__` of its own (review, round 13). Run it in a fresh process:
 what else is imported decides nothing, but a module imported as a side effect is listed too.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import pkgutil
 import sys
@@ -27,6 +29,33 @@ def _private(name: str) -> bool:
 
 def _testlike(name: str) -> bool:
     return any(part in ("tests", "testing") for part in name.split("."))
+
+
+def _foreign(value, module_name: str) -> bool:
+    """Review, round 13: a class or value of another package, re-exported (`torch.amp.grad_scaler.Enum`
+    is `enum.Enum`, whose call makes a class from a namespace mapping; `collections.abc.Mapping`,
+    `typing.Generic`, a `TypeVar`, `functools.partial`): the table's promise is that a name past a
+    listed module is that package's own. Functions (and builtins' classes and values) pass."""
+    if inspect.isroutine(value):
+        return False  # (a function, a builtin or Cython one, numpy's dispatchers, an `lru_cache` wrapper)
+    kind = value if isinstance(value, type) else type(value)
+    root = (getattr(kind, "__module__", None) or "").split(".")[0]
+    return root not in (module_name.split(".")[0], "builtins")
+
+
+# The metaclasses' calls that make an instance of the class called, nothing else: `type`'s, and
+# pybind11's (torch's C++ classes: it checks that `__init__` ran).
+_INSTANCE_CALLS = {("builtins", "type"), ("pybind11_builtins", "pybind11_type")}
+
+
+def _class_making_call(value) -> bool:
+    """A class whose metaclass's `__call__` is not on `_INSTANCE_CALLS`' allowlist (an `enum.Enum`:
+    `Enum("K", {"__s" + "ub__": f, "a": 1})` is the functional API, which makes a class from a
+    namespace mapping; review, round 13)."""
+    if not isinstance(value, type):
+        return False
+    owner = next(meta for meta in type(value).__mro__ if "__call__" in vars(meta))
+    return (owner.__module__, owner.__qualname__) not in _INSTANCE_CALLS
 
 
 def generate() -> dict:
@@ -66,6 +95,8 @@ def generate() -> dict:
                     refused.add(attr)  # an alias of a module, or a submodule not walked
             elif isinstance(value, type) and issubclass(value, type):
                 refused.add(attr)  # a metaclass: makes a class from a namespace mapping
+            elif _foreign(value, name) or _class_making_call(value):
+                refused.add(attr)
         found[name] = " ".join(sorted(refused))
     return found
 

@@ -1132,11 +1132,14 @@ class _Untrusted(frozenset):
     of torch; `stored`, the attribute names it may store on some object (None: any), which may be a
     torch function or tensor method it patches (`torch.mean = lambda t: t`); `operators`, that it
     binds none of `_OPERAND_DUNDERS`, so an operator or a torch function given a tensor
-    runs torch's code. A plain set (the default elsewhere) proves none of them."""
+    runs torch's code; `set_views`, that it may keep a mapping's key or item view, a set under `-`,
+    `^` and `&` whatever the other operand (`_set_views_held`; review, round 13). A plain set (the
+    default elsewhere) proves none of them."""
 
     torch_roots: FrozenSet[str] = frozenset()
     stored: Optional[FrozenSet[str]] = None
     operators: bool = False
+    set_views: bool = True
 
 
 def _shadowed_builtins(module: cst.Module) -> AbstractSet[str]:
@@ -1182,7 +1185,58 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
         every is not None and not (every & _OPERAND_DUNDERS)
         and _module_paths_proven(module) and not _classes_made_unseen(module)
     )
+    found.set_views = _set_views_held(module)
     return found
+
+
+# Review, round 13: a mapping's key and item views are sets that take any iterable as the other
+# operand of `-`, `^` and `&` (`{}.keys() ^ buf`, `buf - os.environ.keys()`: the builtin dict views
+# and `collections.abc`'s `Set` mixins alike), and make a set of its items: of a tensor, its rows,
+# views of it. They are made by these methods (a `dict`'s, an `OrderedDict`'s, any `Mapping`'s,
+# `nn.ModuleDict.keys()`), and only a view the file keeps can reach an operator: proven where every
+# `keys`/`items` the file names (as an attribute or a string) is called and its result at once
+# iterated (`for k, v in d.items()`), tested with `in`, or given to a builtin that reads it.
+_VIEW_METHODS = frozenset({"keys", "items"})
+_VIEW_READERS = frozenset({"list", "tuple", "sorted", "set", "frozenset", "len", "enumerate", "zip", "print", "dict", "reversed", "iter", "any", "all", "min", "max", "sum", "str", "repr"})
+
+
+def _set_views_held(module: cst.Module) -> bool:
+    found = [False]
+    # (`def sorted(v): return v` in the file: not the builtin, which reads the view and keeps none)
+    counts = binding_counts(module)
+    readers = frozenset() if may_change_builtins(module) else frozenset(name for name in _VIEW_READERS if not counts.get(name, 0))
+
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.parents: List[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.SimpleString) and string_value(node) in _VIEW_METHODS:
+                found[0] = True  # (`getattr(d, "keys")()`)
+            elif isinstance(node, cst.Attribute) and node.attr.value in _VIEW_METHODS and not self._consumed(node):
+                found[0] = True
+            self.parents.append(node)
+            return not found[0]
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            self.parents.pop()
+
+        def _consumed(self, attr: cst.Attribute) -> bool:
+            parents = self.parents
+            if len(parents) < 2 or not (isinstance(parents[-1], cst.Call) and parents[-1].func is attr):
+                return False
+            call, up = parents[-1], parents[-2]
+            if isinstance(up, (cst.For, cst.CompFor)):
+                return up.iter is call
+            if isinstance(up, cst.ComparisonTarget):
+                return up.comparator is call and isinstance(up.operator, (cst.In, cst.NotIn))
+            if isinstance(up, cst.Arg) and up.value is call and not up.star and len(parents) >= 3:
+                outer = parents[-3]
+                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers
+            return False
+
+    walk_tree(module, Find())
+    return found[0]
 
 
 # Modules whose objects, given a tensor as an operand, make a new value (or raise), keep no reference
@@ -1251,7 +1305,10 @@ _STANDARD_MODULE_NAMES = frozenset(getattr(sys, "stdlib_module_names", ())) | fr
 # Proven anywhere: these names (typing's own forms, functions and protocols, Python 3.11, with a few
 # later ones), whose objects only build a `Union` under `|` (which `_fresh_operand` never trusts);
 # `_TYPING_CLASS_CHECKS` only as `isinstance`'s class (not in an annotation, whose value is read
-# back: `hint.__annotations__["x"]`, `typing.get_type_hints`); any other name nowhere.
+# back: `hint.__annotations__["x"]`, `typing.get_type_hints`); any other name nowhere. Not
+# `get_origin`, `get_args` nor `get_type_hints`, which read classes back out of annotation objects
+# as `__origin__` does: `typing.get_origin(typing.Type[int])` is `type`, and so is the hint of
+# `def f(x: "type")` (review, round 13).
 _TYPING_ANY_USE = frozenset({
     "Annotated", "Any", "AnyStr", "AsyncContextManager", "AsyncGenerator", "AsyncIterable", "AsyncIterator",
     "Awaitable", "BinaryIO", "Callable", "ClassVar", "Concatenate", "ContextManager", "Coroutine", "Dict",
@@ -1260,8 +1317,8 @@ _TYPING_ANY_USE = frozenset({
     "Protocol", "Required", "Reversible", "Self", "Set", "Sized", "SupportsBytes", "SupportsComplex",
     "SupportsFloat", "SupportsIndex", "SupportsInt", "TYPE_CHECKING", "Text", "TextIO", "Tuple", "Type",
     "TypeAlias", "TypeGuard", "TypeVarTuple", "TypedDict", "Union", "Unpack", "abstractmethod", "assert_never",
-    "assert_type", "cast", "clear_overloads", "dataclass_transform", "final", "get_args", "get_origin",
-    "get_overloads", "get_type_hints", "is_typeddict", "no_type_check", "no_type_check_decorator", "overload",
+    "assert_type", "cast", "clear_overloads", "dataclass_transform", "final",
+    "get_overloads", "is_typeddict", "no_type_check", "no_type_check_decorator", "overload",
     "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ForwardRef", "ParamSpec", "ParamSpecArgs",
     "ParamSpecKwargs", "Pattern", "SupportsAbs", "SupportsRound", "override", "TypeAliasType", "ReadOnly", "TypeIs",
 })
@@ -1471,6 +1528,11 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True  # (`getattr(print, "__self__")`, the builtins module)
             elif isinstance(node, cst.Name) and node.value == "__builtins__":
                 found[0] = True  # (`__builtins__.type`)
+            elif isinstance(node, cst.Name) and node.value == "getattr" and not self._named_getattr(node):
+                # Review, round 13: the name a `getattr` reads is checked above as a literal string;
+                # a name it computes is any (`getattr(int, "__cl" + "ass__")`, `"__cl" "ass__"` is
+                # two strings, neither special), and so is a `getattr` handed on (`g = getattr`).
+                found[0] = True
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
             self.parents.append(node)
@@ -1478,6 +1540,15 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
             self.parents.pop()
+
+        def _named_getattr(self, node: cst.Name) -> bool:
+            """`getattr(x, "name")` (a default allowed): the attribute's name one literal string."""
+            call = self.parents[-1] if self.parents else None
+            if not (isinstance(call, cst.Call) and call.func is node and 2 <= len(call.args) <= 3):
+                return False
+            if any(arg.star or arg.keyword is not None for arg in call.args):
+                return False
+            return isinstance(call.args[1].value, cst.SimpleString) and string_value(call.args[1].value) is not None
 
         def _type_use(self, node: cst.Name) -> bool:
             parents = self.parents
@@ -1513,12 +1584,21 @@ def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
 
 
 def _operator_trusted(operation: cst.CSTNode, shadowed: AbstractSet[str]) -> bool:
-    """`_operators_trusted`, for this operator: never `|`, which builds a `Union` holding both
+    """`_operators_trusted`, for this operator: never unary `+`, nor `|`, which builds a `Union` holding both
     operands where either is an annotation object (review, round 12): `typing.List | buf`, `T | buf`
     of a `TypeVar`, `torch.nn.DataParallel[int] | buf` (a `typing.Generic` class subscripted), and
     `buf | typing.List` as well (the tensor's `__or__` gives way to the other's `__ror__`)."""
     if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, cst.BitOr):
         return False
+    # Of the operators, only these make a new tensor from a tensor: unary `+` is `torch.positive`,
+    # which returns its input itself (`v = +buf; v.copy_(h)` writes into `buf`; review, round 13).
+    if isinstance(operation, cst.UnaryOperation) and not isinstance(operation.operator, (cst.Minus, cst.BitInvert, cst.Not)):
+        return False
+    # (`{}.keys() ^ buf`, `buf - d.items()`: a set of the tensor's rows, where the file may keep a
+    # mapping's view; review, round 13: `_set_views_held`.)
+    if isinstance(operation, cst.BinaryOperation) and isinstance(operation.operator, (cst.Subtract, cst.BitXor, cst.BitAnd)):
+        if getattr(shadowed, "set_views", True):
+            return False
     return _operators_trusted(shadowed)
 
 
@@ -2315,7 +2395,10 @@ def _reads_and_binds(body: cst.CSTNode):
             binds.update(bound_names(node.target))
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            binds.update(bound_names(node.target))
+            # (`feats: torch.Tensor` with no value binds nothing: the name keeps the value an
+            # earlier iteration bound; review, round 13.)
+            if node.value is not None:
+                binds.update(bound_names(node.target))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             binds.update(bound_names(node.target))

@@ -1,0 +1,21 @@
+# GF003 safe merge wrong: `torch.nn.modules.utils.repeat` is `itertools.repeat`, re-exported, and passed as torch's `repeat` (a fresh tensor function, by its last name) on a proven path: `next(repeat(buf))` is `buf` itself; `v.copy_(h)` writes h's graph into it, which the merged backward frees, and the next iteration raises.
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+
+
+def train():
+    h = (w * 2).tanh()
+    buf = torch.zeros(3)
+    v = next(torch.nn.modules.utils.repeat(buf))
+    v.copy_(h)
+    for step in range(3):
+        l1 = (buf * w).sum()
+        l2 = (w * w).sum()
+        l1.backward(retain_graph=True)
+        l2.backward()
+
+if __name__ == "__main__":
+    train()
+    print(w.grad)
