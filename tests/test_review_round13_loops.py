@@ -124,6 +124,29 @@ def test_getattr_names():
         assert not _untrusted(base + extra).operators, extra
 
 
+def test_class_namespace_by_computed_key():
+    """A class's namespace read by a computed key may be any special name (lead, after T's suspicion):
+    `_classes_made_unseen`; a literal key is read as a string, an instance's own `self.__dict__` holds none."""
+    import libcst as cst
+
+    from gradfix.analysis.loops import _classes_made_unseen
+
+    base = "import typing\nimport torch\n"
+    for extra in (
+        "K = typing.Type[int].__dict__['__ori' + 'gin__']\n",
+        "K = vars(typing.Type[int])['__ori' 'gin__']\n",
+        "k = 'x'\nK = int.__dict__[k]\n",
+        "class A:\n    def f(cls, k):\n        return cls.__dict__[k]\n",
+    ):
+        assert _classes_made_unseen(cst.parse_module(base + extra)), extra
+        assert not _untrusted(base + extra).operators, extra
+    for extra in (
+        "K = vars(typing)['List']\n",
+        "class A:\n    def f(self, k):\n        return self.__dict__[k]\n",
+    ):
+        assert not _classes_made_unseen(cst.parse_module(base + extra)), extra
+
+
 def test_typing_reads_classes_back():
     base = "import typing\nimport torch\n"
     assert _untrusted(base + "T = typing.TypeVar('T')\nx = typing.cast(int, 1)\n").operators

@@ -1535,6 +1535,12 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
+            elif isinstance(node, cst.Subscript) and _namespace_of_class(node.value) and not _literal_key(node):
+                # A class's namespace read by a computed key is any of its special names
+                # (`typing.Type[int].__dict__["__ori" + "gin__"]` is `type`, as `vars(...)[...]` is;
+                # a literal key is checked above as a string). Not `self.__dict__`, an instance's
+                # own attributes, which hold no special name (lead, round 13, after reviewer T).
+                found[0] = True
             self.parents.append(node)
             return not found[0]
 
@@ -1575,6 +1581,21 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
     walk_tree(module, Find())
     return found[0]
+
+
+def _namespace_of_class(value: cst.BaseExpression) -> bool:
+    """`X.__dict__` (X not `self`) or `vars(...)`: what may be a class's namespace."""
+    if isinstance(value, cst.Attribute) and value.attr.value == "__dict__":
+        return not (isinstance(value.value, cst.Name) and value.value.value == "self")
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "vars"
+
+
+def _literal_key(subscript: cst.Subscript) -> bool:
+    """`ns["name"]`: one key, a literal string."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    key = subscript.slice[0].slice.value
+    return isinstance(key, cst.SimpleString) and string_value(key) is not None
 
 
 def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
