@@ -8,7 +8,8 @@ Causes:
   `@sys.setprofile` on a class (U_03). Now a class's name read but as a callee, an attribute's
   receiver, a base, an annotation or a class checked against (`isinstance`, `except`, `is`), and a
   class given to a decorator other than those that keep nothing (`callees._CLASS_KEEPING_NOTHING`),
-  hands on its `__new__`/`__init__`/`__post_init__` and its bases' of the file (`_CONSTRUCTION`).
+  hands on its `__new__`/`__init__`/`__post_init__` and its bases' of the file (`_CONSTRUCTION`);
+  an object's class handed on (`type(p)`, `p.__class__`, U_14) hands on every class's.
 - `_CALLS_NOW` counted every callee there as keeping nothing, but most return the function or an
   object that runs it: `sys.setprofile(functools.lru_cache(prof))` (U_04),
   `sys.setprofile(atexit.register(prof))` (U_05), and `@functools.wraps(prof)` keeps `prof` as the
@@ -26,6 +27,14 @@ Causes:
   attribute and by its name as a string too: a lambda bound in a class body is a method,
   `sys.setprofile(Tracker().prof)` (U_10); `sys.setprofile(globals()["hook"])` (U_11). Now
   bound lambdas are reached by attribute and by string as defs are (`lambdas`).
+- A property's accessors were never handed on (run at an attribute read, which gradfix follows),
+  but the property object read on its class gives them as `fget`/`fset`/`fdel` (`func` for a
+  `cached_property`): `sys.setprofile(Tracker.prof.fget)` (U_12). Now a read of one of those
+  attributes (`_ACCESSOR_HOLDERS`) hands on every accessor of the file.
+- `between.harmless_call` took `append`/`extend` on a receiver that is no operand for a list's,
+  without asking whether a class of the file defines one, as it asks for the other harmless
+  methods: `class History(list)` whose `append` reads `w.grad` (U_13). Now it asks
+  (`between._file_method`, `CalleeClassifier.may_bind_attribute`).
 
 Near miss that stays safe and exact: a class called, subclassed, annotated and checked with
 `isinstance`; an `lru_cache` decorator and `lru_cache(f)(x)`; `net.apply(init)`; method names
@@ -51,6 +60,9 @@ EXPECTED = {
     "U_09_gf003_wraps_keeps_function_as_wrapped": ("GF003", f"`prof` (line 12) {_HANDED}"),
     "U_10_gf003_class_body_lambda_method_as_profile": ("GF003", f"`a lambda` (line 12) {_HANDED}"),
     "U_11_gf003_bound_lambda_by_string_as_profile": ("GF003", f"`a lambda` (line 11) {_HANDED}"),
+    "U_12_gf003_property_fget_as_profile_reads_grad": ("GF003", f"`prof` (line 13) {_HANDED}"),
+    "U_13_gf003_list_subclass_append_reads_grad": ("GF003", "`history.append()` between the backward calls may step, zero or read gradients"),
+    "U_14_gf003_class_of_object_as_profile_reads_grad": ("GF003", f"`__init__` (line 11) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "U_08_gf003_classes_wrappers_strings_near_miss": ("GF003", None),
 }
@@ -68,6 +80,8 @@ APART = {
     "U_09_gf003_wraps_keeps_function_as_wrapped",
     "U_10_gf003_class_body_lambda_method_as_profile",
     "U_11_gf003_bound_lambda_by_string_as_profile",
+    "U_12_gf003_property_fget_as_profile_reads_grad",
+    "U_14_gf003_class_of_object_as_profile_reads_grad",
 }
 
 

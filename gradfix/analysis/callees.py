@@ -126,6 +126,11 @@ _INERT_METHODS = frozenset({
 })
 
 
+# The attributes by which a property (`fget`, `fset`, `fdel`) or a `cached_property` (`func`)
+# gives the functions it holds (review, round 13).
+_ACCESSOR_HOLDERS = frozenset({"fget", "fset", "fdel", "func"})
+
+
 def classes_all(classes: Dict[str, List[cst.ClassDef]]) -> List[cst.ClassDef]:
     return [c for group in classes.values() for c in group]
 
@@ -907,6 +912,9 @@ class CalleeClassifier:
                         out.extend(construction(base.value, seen))
             return out
 
+        def any_construction() -> List[cst.CSTNode]:
+            return [m for name in classes for m in construction(name, set())]
+
         called_keys: Set[int] = set()  # the string of a lookup called where it stands
 
         class Uses(cst.CSTVisitor):
@@ -945,6 +953,9 @@ class CalleeClassifier:
                 elif not isinstance(func, cst.Name):
                     walk_tree(func, self)
                 now = calls_now(node)
+                if isinstance(func, cst.Name) and func.value == "type" and len(node.args) == 1 and id(node) not in inert_class_reads:
+                    # `sys.setprofile(type(prof))`: an object's class handed on, any class of the file.
+                    found.extend(any_construction())
                 for arg in node.args:
                     value = strip_parens(arg.value)
                     if now and not arg.star and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)):
@@ -1029,6 +1040,13 @@ class CalleeClassifier:
                         found.extend(wrapped(d))
                 if not allowed:
                     found.extend(lambdas.get(node.attr.value, ()))
+                if node.attr.value == "__class__" and id(node) not in inert_class_reads:
+                    found.extend(any_construction())  # `sys.setprofile(prof.__class__)`: any class of the file
+                if node.attr.value in _ACCESSOR_HOLDERS:
+                    # Review, round 13: a property read on its class is the property object, whose
+                    # `fget` hands its getter on (`sys.setprofile(Tracker.prof.fget)`) with no run at
+                    # the read: every accessor of the file.
+                    found.extend(d for nodes in defs.values() for d in nodes if _accessor(d))
                 walk_tree(node.value, self)
                 return False
 
