@@ -9,12 +9,14 @@ Causes:
   receiver, a base, an annotation or a class checked against (`isinstance`, `except`, `is`), and a
   class given to a decorator other than those that keep nothing (`callees._CLASS_KEEPING_NOTHING`),
   hands on its `__new__`/`__init__`/`__post_init__` and its bases' of the file (`_CONSTRUCTION`);
-  an object's class handed on (`type(p)`, `p.__class__`, U_14) hands on every class's.
+  an object's class handed on (`type(p)`, `p.__class__`, U_14) hands on every class's; a class
+  reached by its name as a string (`globals()["Prof"]`, U_15) hands on its own.
 - `_CALLS_NOW` counted every callee there as keeping nothing, but most return the function or an
   object that runs it: `sys.setprofile(functools.lru_cache(prof))` (U_04),
   `sys.setprofile(atexit.register(prof))` (U_05), and `@functools.wraps(prof)` keeps `prof` as the
   decorated def's `__wrapped__` (U_09). Now only `sorted`/`min`/`max` (`_RUNS_NOW`) keep nothing
-  wherever they stand; the others only as a decorator or called where they stand, and `wraps`
+  wherever they stand; the others only as a decorator, called where they stand or a statement's
+  dropped value (`atexit.register(f)`), and `wraps`
   (`_ATTACHING`) only in a wrapper decorator of the file (`keeps_nothing`).
 - `.apply(f)` on any receiver was taken for torch's `Module.apply`: a class of the file whose
   `apply` hands `f` to `sys.setprofile` (U_06). Now only where the file may bind no `apply`
@@ -37,7 +39,7 @@ Causes:
   (`between._file_method`, `CalleeClassifier.may_bind_attribute`).
 
 Near miss that stays safe and exact: a class called, subclassed, annotated and checked with
-`isinstance`; an `lru_cache` decorator and `lru_cache(f)(x)`; `net.apply(init)`; method names
+`isinstance`; an `lru_cache` decorator and `lru_cache(f)(x)`; `atexit.register(f)` as a statement; `net.apply(init)`; method names
 printed and compared (U_08).
 """
 from pathlib import Path
@@ -63,6 +65,7 @@ EXPECTED = {
     "U_12_gf003_property_fget_as_profile_reads_grad": ("GF003", f"`prof` (line 13) {_HANDED}"),
     "U_13_gf003_list_subclass_append_reads_grad": ("GF003", "`history.append()` between the backward calls may step, zero or read gradients"),
     "U_14_gf003_class_of_object_as_profile_reads_grad": ("GF003", f"`__init__` (line 11) {_HANDED}"),
+    "U_15_gf003_class_by_string_as_profile_reads_grad": ("GF003", f"`__init__` (line 11) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "U_08_gf003_classes_wrappers_strings_near_miss": ("GF003", None),
 }
@@ -82,6 +85,7 @@ APART = {
     "U_11_gf003_bound_lambda_by_string_as_profile",
     "U_12_gf003_property_fget_as_profile_reads_grad",
     "U_14_gf003_class_of_object_as_profile_reads_grad",
+    "U_15_gf003_class_by_string_as_profile_reads_grad",
 }
 
 

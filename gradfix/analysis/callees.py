@@ -751,6 +751,7 @@ class CalleeClassifier:
         # def), or the callee of a call (`lru_cache(f)(x)`, run there).
         consumed_calls = {id(d.decorator) for d in nodes_within(self.facts.module, cst.Decorator)}
         consumed_calls.update(id(strip_parens(c.func)) for c in nodes_within(self.facts.module, cst.Call))
+        consumed_calls.update(id(e.value) for e in nodes_within(self.facts.module, cst.Expr))  # a statement's value: dropped
 
         def keeps_nothing(call: cst.Call, wrapped_def_kept: bool = False) -> bool:
             # A `_CALLS_NOW` callee keeps nothing of what it is handed where it returns nothing that
@@ -836,8 +837,16 @@ class CalleeClassifier:
             if any(q.startswith("os.path.") or q in HARMLESS_QUALIFIED for q in classifier.qualified(func)):
                 continue
             looked_up.update(id(strip_parens(a.value)) for a in call.args)
+        subscript_keys: Set[int] = {
+            id(strip_parens(e.slice.value)) for sub in nodes_within(self.facts.module, cst.Subscript) for e in sub.slice if isinstance(e.slice, cst.Index)
+        }
+        namespace_keys: Set[int] = set()  # keys of a namespace a call gives (`globals()[k]`) or a `__dict__`
         for subscript in nodes_within(self.facts.module, cst.Subscript):
-            looked_up.update(id(strip_parens(e.slice.value)) for e in subscript.slice if isinstance(e.slice, cst.Index))
+            keys = [id(strip_parens(e.slice.value)) for e in subscript.slice if isinstance(e.slice, cst.Index)]
+            looked_up.update(keys)
+            holder = strip_parens(subscript.value)
+            if isinstance(holder, cst.Call) or isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__":
+                namespace_keys.update(keys)
         called_lookups: Set[int] = set()  # `getattr(o, "m")(...)`, `vars(K)["m"](...)`: called where they stand
 
         def by_string(key: Optional[cst.BaseExpression]) -> None:
@@ -853,6 +862,8 @@ class CalleeClassifier:
             for name, bound in lambdas.items():
                 if text is None or name == text:
                     found.extend(bound)
+            if text is not None and text in classes and (key is None or id(key) not in subscript_keys or id(key) in namespace_keys):
+                found.extend(construction(text, set()))  # `globals()["Prof"]` (review, round 13)
 
         def string_lookup(node: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression]]]:
             # `getattr(o, key, ...)`, or `vars(o)[key]` / `o.__dict__[key]`: (key,), else None.
@@ -928,7 +939,10 @@ class CalleeClassifier:
                 # `_INERT_METHODS`, `os.path`, logging's functions).
                 if id(node) in looked_up and id(node) not in called_keys:
                     text = string_value(node)
-                    if text is not None and (text in defs or text in lambdas):
+                    # A class by its name: as an argument, or the key of a namespace (`globals()["Prof"]`),
+                    # not of any mapping (`dims["Prof"]`: a class's name is a common key).
+                    as_class = text in classes and (id(node) not in subscript_keys or id(node) in namespace_keys)
+                    if text is not None and (text in defs or text in lambdas or as_class):
                         by_string(node)
 
             def visit_Subscript(self, node: cst.Subscript) -> None:

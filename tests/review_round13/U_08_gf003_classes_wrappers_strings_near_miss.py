@@ -1,4 +1,5 @@
-# Near miss (safe, exact): a class of the file called, checked and subclassed, an `lru_cache` decorator and `lru_cache(f)(x)` called where it stands, `net.apply(init)` with no `apply` of the file, and method names as strings printed or compared: nothing of the file is handed on.
+# Near miss (safe, exact): a class of the file called, checked and subclassed, an `lru_cache` decorator and `lru_cache(f)(x)` called where it stands, `net.apply(init)` with no `apply` of the file, `atexit.register(f)` as a statement, and method names as strings printed or compared: nothing of the file is handed on.
+import atexit
 import functools
 
 import torch
@@ -21,6 +22,14 @@ class Tracker(Base):
 @functools.lru_cache(maxsize=None)
 def scale(k: int) -> float:
     return 2.0 * k
+
+
+def goodbye():
+    done.append(w.grad is not None)
+
+
+atexit.register(goodbye)
+done = []
 
 
 def init(m):
