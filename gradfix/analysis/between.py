@@ -89,8 +89,10 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
             # Only the list-building pair, and only on a receiver that is no operand: `update`,
             # `pop`, ... on an object the file does not show may be anything (`ema.update(model)`
             # writes parameters).
+            # Review, round 13: and, as for the harmless methods below, not where a class of the file
+            # may define a method of that name (`class History(list)` whose `append` reads `w.grad`).
             path = access_path(func.value)
-            return name in APPENDING_METHODS and path is not None and not any(paths_overlap(path, w) for w in watched)
+            return name in APPENDING_METHODS and path is not None and not any(paths_overlap(path, w) for w in watched) and not _file_method(name, classifier)
         if name in MODULE_MUTATORS:
             # `x.to(...)`, `x.half()` give a new tensor, but on a module they convert its
             # parameters in place: harmless only on a receiver that is no operand or callee.
@@ -119,6 +121,11 @@ def harmless_call(call: cst.Call, classifier=None, watched: Sequence[Tuple[str, 
         # `torch.zeros(n, out=x)` writes into `x`; `**kwargs` may hold `out`.
         return not any(arg.star or (arg.keyword is not None and arg.keyword.value in INPLACE_KEYWORDS) for arg in call.args)
     return classifier is not None and classifier.harmless(func)
+
+
+def _file_method(name: str, classifier) -> bool:
+    """A class of the file may define a method `name` that `obj.name(...)` runs (review, round 13)."""
+    return classifier is not None and classifier.may_bind_attribute(name)
 
 
 # Review, round 9: calls that log or print run methods of the objects they write to by protocol, not

@@ -57,6 +57,7 @@ from gradfix.analysis.loops import _storage_root, function_parameters
 from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     TRUSTED_MODULES,
+    HARMLESS_QUALIFIED,
     LIGHTNING_LOG_METHODS,
     LIGHTNING_MODULES,
     DETERMINISTIC_LAYERS,
@@ -93,11 +94,45 @@ _CALLING_BUILTINS = frozenset(f"builtins.{n}" for n in ("map", "filter", "sorted
 # (`atexit`): `CalleeClassifier.handed_functions`. Not `map` and `filter`, whose iterators keep the
 # function and run it where they are advanced.
 _CALLS_NOW = _CALLING_BUILTINS - {"builtins.map", "builtins.filter"}
+# Of those, the ones that run it while they run and return no object holding it (review, round 13:
+# the others return the function itself, `atexit.register(f)`, `abc.abstractmethod(f)`, or an object
+# that runs or holds it, `lru_cache(f)`, `functools.wraps(f)`, `contextmanager(f)`:
+# `sys.setprofile(functools.lru_cache(prof))` hands `prof` on as surely as `sys.setprofile(prof)`).
+# Those keep nothing only as a decorator or called where they stand (`lru_cache(f)(x)`).
+_RUNS_NOW = frozenset({"builtins.sorted", "builtins.min", "builtins.max"})
+# Of those, the one that attaches what it is handed to the def it decorates (`__wrapped__`).
+_ATTACHING = frozenset({"functools.wraps"})
 # Decorators that only wrap the function they get, called by the name it is bound to: it runs
 # where that name is called (review, round 12: `CalleeClassifier.handed_functions`).
 _WRAPPING_DECORATORS = _CALLS_NOW | TRANSPARENT_DECORATORS | GRAD_MODE_CONTEXTS | frozenset(
     {"builtins.staticmethod", "builtins.classmethod", "builtins.property", "functools.cached_property"}
 )
+
+
+# The methods a call of a class runs on the new object, with no call by their names (review, round 13).
+_CONSTRUCTION = frozenset({"__new__", "__init__", "__post_init__"})
+
+
+# Class decorators that return the class and keep no reference to it (review, round 13): those
+# that only add or wrap members (`PLAIN_CLASS_MAKERS`), and the runtime type checkers, which wrap
+# each method in a check of its arguments.
+_CLASS_KEEPING_NOTHING = PLAIN_CLASS_MAKERS | frozenset({"beartype.beartype", "typeguard.typechecked"})
+# Callees whose string arguments are values, never names they look up (review, round 13): the
+# builtins that print or convert, and the logging and writer methods.
+_INERT_BUILTINS = frozenset({"print", "str", "repr", "format", "len", "int", "float", "bool", "isinstance", "round", "abs"})
+_INERT_METHODS = frozenset({
+    "log", "info", "debug", "warning", "error", "critical", "exception", "add_scalar", "add_scalars",
+    "add_histogram", "set_postfix", "set_description", "write",
+})
+
+
+# The attributes by which a property (`fget`, `fset`, `fdel`) or a `cached_property` (`func`)
+# gives the functions it holds (review, round 13).
+_ACCESSOR_HOLDERS = frozenset({"fget", "fset", "fdel", "func"})
+
+
+def classes_all(classes: Dict[str, List[cst.ClassDef]]) -> List[cst.ClassDef]:
+    return [c for group in classes.values() for c in group]
 
 
 def _accessor(function: cst.FunctionDef) -> bool:
@@ -689,11 +724,16 @@ class CalleeClassifier:
         # where that name is read but as a callee, as a def is; any other lambda not called where it
         # stands (in a list, an argument, a default) is handed on where it stands.
         bound_lambdas: Set[int] = set()
+        lambdas: Dict[str, List[cst.CSTNode]] = {}  # the bound lambdas, by name
         for assign in nodes_within(self.facts.module, cst.Assign):
             value = strip_parens(assign.value)
             if isinstance(value, cst.Lambda) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
                 named.setdefault(assign.targets[0].target.value, []).append(value)
                 bound_lambdas.add(id(value))
+                # Review, round 13: and reached, as a def is, by an attribute (`Tracker().prof` for a
+                # lambda bound in a class body, `__main__.hook`) and by its name as a string
+                # (`globals()["hook"]`): those read `defs`' names only.
+                lambdas.setdefault(assign.targets[0].target.value, []).append(value)
         found: List[cst.CSTNode] = []
         classifier = self
 
@@ -707,8 +747,31 @@ class CalleeClassifier:
             called = {id(c.func) for c in nodes_within(callee.body, cst.Call)}
             return all(id(n) in called for n in nodes_within(callee.body, cst.Name) if n.value in params)
 
-        def calls_now(func: cst.BaseExpression) -> bool:
-            return bool(classifier.qualified(func) & _CALLS_NOW) or (isinstance(func, cst.Attribute) and func.attr.value == "apply") or only_calls_parameters(func)
+        # Calls whose result is not handed anywhere: a decorator's expression (its result gets the
+        # def), or the callee of a call (`lru_cache(f)(x)`, run there).
+        consumed_calls = {id(d.decorator) for d in nodes_within(self.facts.module, cst.Decorator)}
+        consumed_calls.update(id(strip_parens(c.func)) for c in nodes_within(self.facts.module, cst.Call))
+        consumed_calls.update(id(e.value) for e in nodes_within(self.facts.module, cst.Expr))  # a statement's value: dropped
+
+        def keeps_nothing(call: cst.Call, wrapped_def_kept: bool = False) -> bool:
+            # A `_CALLS_NOW` callee keeps nothing of what it is handed where it returns nothing that
+            # holds it (`_RUNS_NOW`), or where what it returns is not handed on (review, round 13).
+            # But `@functools.wraps(f)`: the def it decorates keeps `f` as `__wrapped__`, reached
+            # wherever that def is read (`sys.setprofile(quiet.__wrapped__)`), but in a wrapper
+            # decorator of the file (`wrapped_def_kept`), whose returned def a read of the name it
+            # decorates reaches with the decorated def.
+            qualified = classifier.qualified(call.func)
+            if qualified & _ATTACHING and not wrapped_def_kept:
+                return False
+            return bool(qualified & _RUNS_NOW) or bool(qualified & _CALLS_NOW) and id(call) in consumed_calls
+
+        def calls_now(call: cst.Call) -> bool:
+            # `net.apply(f)`: torch's `Module.apply` runs `f` now; by its name, so only where no class
+            # of the file may bind an `apply` of its own that keeps `f` (review, round 13:
+            # `Hooks().apply(prof)` whose `apply` runs `sys.setprofile(fn)`).
+            func = strip_parens(call.func)
+            by_name = isinstance(func, cst.Attribute) and func.attr.value == "apply" and not classifier.may_bind_attribute("apply")
+            return keeps_nothing(call) or by_name or only_calls_parameters(func)
 
         # Decorators of the file that only wrap (`def logged(fn): @functools.wraps(fn) def inner(*a):
         # return fn(*a); return inner`): a module-level def bound once, undecorated, named only as
@@ -730,7 +793,7 @@ class CalleeClassifier:
             allowed = set()
             for c in nodes_within(top.body, cst.Call):
                 allowed.add(id(c.func))
-                if classifier.qualified(c.func) & _CALLS_NOW:
+                if keeps_nothing(c, wrapped_def_kept=True):
                     allowed.update(id(a.value) for a in c.args if not a.star)
             if not all(id(n) in allowed for n in nodes_within(top.body, cst.Name) if n.value in params):
                 continue
@@ -763,6 +826,27 @@ class CalleeClassifier:
                 return True
             return bool(classifier.qualified(decorator) & _WRAPPING_DECORATORS)
 
+        looked_up: Set[int] = set()  # string literals a lookup may get as a name: arguments, keys
+        builtins_kept = not self.facts.changes_builtins
+        for call in nodes_within(self.facts.module, cst.Call):
+            func = strip_parens(call.func)
+            if isinstance(func, cst.Name) and func.value in _INERT_BUILTINS and func.value not in self.facts.binding_counts and builtins_kept:
+                continue
+            if isinstance(func, cst.Attribute) and func.attr.value in _INERT_METHODS:
+                continue
+            if any(q.startswith("os.path.") or q in HARMLESS_QUALIFIED for q in classifier.qualified(func)):
+                continue
+            looked_up.update(id(strip_parens(a.value)) for a in call.args)
+        subscript_keys: Set[int] = {
+            id(strip_parens(e.slice.value)) for sub in nodes_within(self.facts.module, cst.Subscript) for e in sub.slice if isinstance(e.slice, cst.Index)
+        }
+        namespace_keys: Set[int] = set()  # keys of a namespace a call gives (`globals()[k]`) or a `__dict__`
+        for subscript in nodes_within(self.facts.module, cst.Subscript):
+            keys = [id(strip_parens(e.slice.value)) for e in subscript.slice if isinstance(e.slice, cst.Index)]
+            looked_up.update(keys)
+            holder = strip_parens(subscript.value)
+            if isinstance(holder, cst.Call) or isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__":
+                namespace_keys.update(keys)
         called_lookups: Set[int] = set()  # `getattr(o, "m")(...)`, `vars(K)["m"](...)`: called where they stand
 
         def by_string(key: Optional[cst.BaseExpression]) -> None:
@@ -775,6 +859,11 @@ class CalleeClassifier:
             for name, nodes in defs.items():
                 if text is None or name == text:
                     found.extend(w for d in nodes if not _accessor(d) and (text is not None or id(d) in methods) for w in wrapped(d))
+            for name, bound in lambdas.items():
+                if text is None or name == text:
+                    found.extend(bound)
+            if text is not None and text in classes and (key is None or id(key) not in subscript_keys or id(key) in namespace_keys):
+                found.extend(construction(text, set()))  # `globals()["Prof"]` (review, round 13)
 
         def string_lookup(node: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression]]]:
             # `getattr(o, key, ...)`, or `vars(o)[key]` / `o.__dict__[key]`: (key,), else None.
@@ -789,7 +878,73 @@ class CalleeClassifier:
                     return (node.slice[0].slice.value,)
             return None
 
+        # Review, round 13: a class of the file handed on (`sys.setprofile(Prof)`,
+        # `logging.setLogRecordFactory(Record)`) is called where outside code decides, and its
+        # construction (`__new__`, `__init__`, a dataclass's `__post_init__`, those of its bases of
+        # the file too) runs with no call gradfix sees. A class's name read anywhere is handed on but
+        # as a callee, an attribute's receiver (`C.x`: the attribute is judged), a base or keyword
+        # of a class statement, in an annotation, checked against (`isinstance`, `issubclass`,
+        # `super`, `except`, `is`/`==`).
+        classes: Dict[str, List[cst.ClassDef]] = {}
+        for cls in nodes_within(self.facts.module, cst.ClassDef):
+            classes.setdefault(cls.name.value, []).append(cls)
+        inert_class_reads: Set[int] = set()
+
+        def inert(expression: Optional[cst.CSTNode]) -> None:
+            if expression is not None:
+                inert_class_reads.update(id(n) for n in nodes_within(expression, cst.Name))
+
+        for attribute in nodes_within(self.facts.module, cst.Attribute):
+            inert_class_reads.add(id(strip_parens(attribute.value)))
+        for cls in classes_all(classes):
+            for arg in (*cls.bases, *cls.keywords):
+                inert(arg.value)
+        for annotation in nodes_within(self.facts.module, cst.Annotation):
+            inert(annotation)
+        for call in nodes_within(self.facts.module, cst.Call):
+            if isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass", "super") and call.func.value not in self.facts.binding_counts:
+                for arg in call.args:
+                    inert(arg.value)
+        for handler in nodes_within(self.facts.module, cst.ExceptHandler):
+            inert(handler.type)
+        for comparison in nodes_within(self.facts.module, cst.Comparison):
+            inert_class_reads.update(id(strip_parens(e)) for e in (comparison.left, *(c.comparator for c in comparison.comparisons)))
+
+        def construction(name: str, seen: Set[str]) -> List[cst.CSTNode]:
+            # The methods a call of the class `name` runs: its own and its bases' of the file.
+            if name in seen:
+                return []
+            seen.add(name)
+            out: List[cst.CSTNode] = []
+            for cls in classes.get(name, ()):
+                out.extend(s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value in _CONSTRUCTION)
+                for arg in cls.bases:
+                    for base in nodes_within(arg.value, cst.Name):
+                        out.extend(construction(base.value, seen))
+            return out
+
+        def any_construction() -> List[cst.CSTNode]:
+            return [m for name in classes for m in construction(name, set())]
+
+        called_keys: Set[int] = set()  # the string of a lookup called where it stands
+
         class Uses(cst.CSTVisitor):
+            def visit_SimpleString(self, node: cst.SimpleString) -> None:
+                # Review, round 13: a function reached by its name as a string by any other means
+                # (`operator.attrgetter("prof")(t)`, `methodcaller`, `object.__getattribute__(t,
+                # "prof")`, `vars(K).get("prof")`, `globals()["prof"]`) is handed on: every string
+                # literal naming a def of the file that is a call's argument or a subscript's key
+                # (where a lookup gets its name), but the key of a lookup called where it stands and
+                # the arguments of callees that only print, log or join paths (`_INERT_BUILTINS`,
+                # `_INERT_METHODS`, `os.path`, logging's functions).
+                if id(node) in looked_up and id(node) not in called_keys:
+                    text = string_value(node)
+                    # A class by its name: as an argument, or the key of a namespace (`globals()["Prof"]`),
+                    # not of any mapping (`dims["Prof"]`: a class's name is a common key).
+                    as_class = text in classes and (id(node) not in subscript_keys or id(node) in namespace_keys)
+                    if text is not None and (text in defs or text in lambdas or as_class):
+                        by_string(node)
+
             def visit_Subscript(self, node: cst.Subscript) -> None:
                 lookup = string_lookup(node)
                 if lookup is not None and id(node) not in called_lookups:
@@ -797,8 +952,11 @@ class CalleeClassifier:
 
             def visit_Call(self, node: cst.Call) -> Optional[bool]:
                 func = strip_parens(node.func)
-                if string_lookup(func) is not None:
+                called = string_lookup(func)
+                if called is not None:
                     called_lookups.add(id(func))
+                    if called[0] is not None:
+                        called_keys.add(id(called[0]))
                 lookup = string_lookup(node)
                 if lookup is not None and id(node) not in called_lookups:
                     by_string(lookup[0])
@@ -808,7 +966,10 @@ class CalleeClassifier:
                     walk_tree(func.body, self)  # `(lambda: ...)()`: called where it stands
                 elif not isinstance(func, cst.Name):
                     walk_tree(func, self)
-                now = calls_now(func)
+                now = calls_now(node)
+                if isinstance(func, cst.Name) and func.value == "type" and len(node.args) == 1 and id(node) not in inert_class_reads:
+                    # `sys.setprofile(type(prof))`: an object's class handed on, any class of the file.
+                    found.extend(any_construction())
                 for arg in node.args:
                     value = strip_parens(arg.value)
                     if now and not arg.star and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)):
@@ -846,6 +1007,10 @@ class CalleeClassifier:
             def visit_ClassDef(self, node: cst.ClassDef) -> Optional[bool]:
                 for part in (*node.decorators, *node.bases, *node.keywords):
                     walk_tree(part, self)
+                # A class decorator gets the class, and may keep it (a registry that builds it later):
+                # but those that only add methods to it (review, round 13).
+                if any(not (classifier.qualified(d.decorator) & _CLASS_KEEPING_NOTHING) for d in node.decorators):
+                    found.extend(construction(node.name.value, set()))
                 # In the class body a bare name may be a method of it (`prop = property(get)`).
                 own = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
                 for statement in node.body.body:
@@ -873,6 +1038,8 @@ class CalleeClassifier:
             def visit_Name(self, node: cst.Name) -> None:
                 for d in named.get(node.value, ()):  # `hook = prof`, `setprofile(*[prof])`: handed on
                     found.extend(wrapped(d))
+                if node.value in classes and id(node) not in inert_class_reads:
+                    found.extend(construction(node.value, set()))  # `sys.setprofile(Prof)`
 
             def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
                 # `tracker.prof` read: a bound method handed on (a property's accessor runs at the read).
@@ -885,6 +1052,15 @@ class CalleeClassifier:
                 for d in defs.get(node.attr.value, ()):
                     if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
                         found.extend(wrapped(d))
+                if not allowed:
+                    found.extend(lambdas.get(node.attr.value, ()))
+                if node.attr.value == "__class__" and id(node) not in inert_class_reads:
+                    found.extend(any_construction())  # `sys.setprofile(prof.__class__)`: any class of the file
+                if node.attr.value in _ACCESSOR_HOLDERS:
+                    # Review, round 13: a property read on its class is the property object, whose
+                    # `fget` hands its getter on (`sys.setprofile(Tracker.prof.fget)`) with no run at
+                    # the read: every accessor of the file.
+                    found.extend(d for nodes in defs.values() for d in nodes if _accessor(d))
                 walk_tree(node.value, self)
                 return False
 

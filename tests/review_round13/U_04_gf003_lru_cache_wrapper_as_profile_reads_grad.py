@@ -1,0 +1,31 @@
+# GF003 safe merge wrong: `sys.setprofile(functools.lru_cache(prof))`: `lru_cache` returns a wrapper that runs `prof`, handed to the profiler (round 12 took `lru_cache` for a callee that keeps nothing): `prof` reads `w.grad` between the passes.
+import sys
+import functools
+
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+seen = []
+
+def prof(frame, event, arg):
+    if event == "c_call" and arg is print:
+        seen.append(None if w.grad is None else w.grad.sum().item())
+
+
+sys.setprofile(functools.lru_cache(prof))
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    print("x")
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    sys.setprofile(None)
+    print(seen)
+    print(w.grad.tolist())

@@ -1,0 +1,31 @@
+# GF003 safe merge wrong: `atexit.register(prof)` returns `prof` itself, here handed to `sys.setprofile`: `prof` runs at each call between the passes and reads `w.grad`.
+import sys
+import atexit
+
+import torch
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+seen = []
+
+def prof(frame=None, event=None, arg=None):
+    if event == "c_call" and arg is print:
+        seen.append(None if w.grad is None else w.grad.sum().item())
+
+
+sys.setprofile(atexit.register(prof))
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    print("x")
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    sys.setprofile(None)
+    print(seen)
+    print(w.grad.tolist())
