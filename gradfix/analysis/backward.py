@@ -24,7 +24,7 @@ from gradfix.analysis.vocabulary import BACKPROP_NAMES, FRESH_FUNCTIONS, HARMLES
 from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_BACKWARD, SPELLING, Reason
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
-from gradfix.analysis.exprs import _DropFunctionBodies, access_path, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
+from gradfix.analysis.exprs import _DropFunctionBodies, access_path, all_nodes, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
 from gradfix.analysis.walk import children, walk_tree
 
 
@@ -823,6 +823,16 @@ def file_merge_reasons(facts: "FileFacts", classifier=None) -> List[Reason]:
     `FileFacts.checkpoint_uses`). Shared by every rule whose rewrite
     replaces two backward passes by one (GF001, GF003, GF004).
     """
+    # The same for every run of every rule in the file (what it reads of the classifier is
+    # `handed_functions`, the file's too): computed once per file (`FileFacts.shared`).
+    key = "file merge reasons" if classifier is not None else "file merge reasons without a classifier"
+    found = facts.shared.get(key)
+    if found is None:
+        found = facts.shared[key] = tuple(_file_merge_reasons(facts, classifier))
+    return list(found)
+
+
+def _file_merge_reasons(facts: "FileFacts", classifier) -> List[Reason]:
     reasons = hook_reasons(facts) + [Reason(text, CUSTOM_FUNCTION) for text in facts.function_reasons]
     reasons.extend(torch_hook_reasons(facts))
     reasons.extend(implicit_dunder_reasons(facts))
@@ -1566,16 +1576,9 @@ def _all_within(node: cst.CSTNode, kind) -> list:
 
 
 def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """Every node within `node`, in order (nested functions and lambdas included)."""
-    found: List[cst.CSTNode] = []
-
-    class Walk(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            found.append(n)
-            return True
-
-    walk_tree(node, Walk())
-    return found
+    """Every node within `node`, in order (nested functions and lambdas included): `exprs.all_nodes`,
+    a module's list made once per file (callers only read it)."""
+    return all_nodes(node)
 
 
 # Methods proven harmless between two passes (`between.harmless_call`) that still keep what they

@@ -711,6 +711,10 @@ class CalleeClassifier:
         name; a property's accessor is run by an attribute read, which gradfix follows."""
         if self._escaping is not None:
             return self._escaping
+        shared = getattr(self.facts, "shared", None)
+        if shared is not None and "handed functions" in shared:
+            self._escaping = shared["handed functions"]  # (another rule's classifier found them)
+            return self._escaping
         defs: Dict[str, List[cst.CSTNode]] = {}  # every def, by name: `obj.name` may be any
         for node in nodes_within(self.facts.module, cst.FunctionDef):
             defs.setdefault(node.name.value, []).append(node)
@@ -1076,6 +1080,8 @@ class CalleeClassifier:
         # (review, round 12).
         found.extend(d for d in defs.get("__call__", ()) if id(d) in methods)
         self._escaping = list(dict.fromkeys(found))
+        if shared is not None:
+            shared["handed functions"] = self._escaping
         return self._escaping
 
     def _find_escaping(self) -> List[cst.CSTNode]:

@@ -46,6 +46,12 @@ class FileFacts:
         (`analysis.positions.node_maps`)."""
         self.module = module
         self.nodes = nodes
+        # What an analysis that needs a rule's `CalleeClassifier` computed about the whole file
+        # (`CalleeClassifier.handed_functions`, `backward.file_merge_reasons`): each rule has a
+        # classifier of its own, and all of them answer alike for the file's nodes, so the first
+        # rule's answer serves the others (stop 33: recomputed per rule and per backward run, it was
+        # a third of a small training file's time).
+        self.shared: Dict[str, object] = {}
 
     def line(self, node: cst.CSTNode, end: bool = False) -> int:
         """The line a node of the file starts (or, with `end`, ends) on."""
