@@ -17,9 +17,9 @@ from typing import Callable, List, Optional
 import libcst as cst
 
 from gradfix.reasons import INTROSPECTION, Reason
-from gradfix.analysis.exprs import last_name, scope_bindings, string_value
+from gradfix.analysis.exprs import bound_names, last_name, nodes_within, scope_bindings, string_value
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import children, walk_tree
 
 
 def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
@@ -184,19 +184,83 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
                     found.append(node)
 
         def visit_Name(self, node: cst.Name) -> None:
-            if method and node.value in _CLASS_NAMESPACES:
+            if method and node.value in _CLASS_NAMESPACES and id(node) not in local:
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if method and node.attr.value in _CLASS_NAMESPACES:
                 found.append(node)
 
+    # `vars = []` in a method: that function's own variable wherever its body reads the name, never
+    # the builtin (held-out corpus, stop 33: a sampler's local list of variables).
+    local = _function_locals(module, _CLASS_NAMESPACES) if method else frozenset()
     walk_tree(module, Find())
     if not method and names_by_string(module, star_imports=False):
         found.append(module)
     getters = _mentions_outside_calls(module, ATTRIBUTE_GETTERS)
     found.extend(getters)
     return found[0] if found else None
+
+
+def _function_locals(module: cst.Module, words: frozenset) -> frozenset:
+    """The ids of the `Name` nodes of `words` that are a function's own variable, by Python's rule:
+    a name bound anywhere in a function's own scope, and declared neither `global` nor `nonlocal`
+    there, is local throughout its body. Proven from an allowlist of binding forms in the body's own
+    statements (a nested def's or class's name counts, their bodies and lambdas are not entered,
+    a comprehension's target binds in its own scope, not here); only the reads in that body's own scope and its
+    comprehensions are taken (a nested function may declare the name `global`). Decorators, defaults
+    and annotations run outside the function and are never taken."""
+    taken: set = set()
+    for function in nodes_within(module, cst.FunctionDef):
+        params = function.params
+        named = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        bound = {p.name.value for p in named}
+        declared: set = set()
+        reads: List[cst.Name] = [p.name for p in named if p.name.value in words]  # (the parameter itself)
+        for node in _own_scope(function.body):
+            kind = type(node)
+            if kind is cst.Name:
+                if node.value in words:
+                    reads.append(node)
+            elif kind in (cst.Global, cst.Nonlocal):
+                declared.update(item.name.value for item in node.names)
+            elif kind in (cst.FunctionDef, cst.ClassDef):
+                bound.add(node.name.value)
+            elif kind is cst.AssignTarget:
+                bound.update(bound_names(node.target))
+            elif kind in (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.Del):
+                bound.update(bound_names(node.target))
+            elif kind is cst.WithItem and node.asname is not None:
+                bound.update(bound_names(node.asname.name))
+            elif kind is cst.ExceptHandler and node.name is not None:
+                bound.update(bound_names(node.name.name))
+            elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    if alias.asname is not None:
+                        bound.update(bound_names(alias.asname.name))
+                    else:
+                        head = alias.name
+                        while isinstance(head, cst.Attribute):
+                            head = head.value
+                        if isinstance(head, cst.Name):
+                            bound.add(head.value)
+        local = (bound - declared) & words
+        taken.update(id(n) for n in reads if n.value in local)
+    return frozenset(taken)
+
+
+def _own_scope(body: cst.CSTNode) -> List[cst.CSTNode]:
+    """The nodes of a function body in its own scope and its comprehensions': a nested def or class
+    is listed (its name binds here), not entered, nor is a lambda. (A comprehension's `for` target,
+    `cst.CompFor`, is no binding form of `_function_locals`: it binds in the comprehension's scope.)"""
+    found: List[cst.CSTNode] = []
+    todo: List[cst.CSTNode] = [body]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            todo.extend(reversed(children(node)))
+    return found
 
 
 def _mentions_outside_calls(module: cst.Module, words: frozenset) -> List[cst.CSTNode]:

@@ -14,7 +14,8 @@ from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import binding_counts, calls_within, code_of, same_expr
+from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, same_expr
+from gradfix.analysis.statements import walk_statements
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
@@ -183,6 +184,19 @@ class Visitor(BlockVisitor):
                     f"free of a graph (two calls given one graph backpropagate through it twice)"
                 )
             reasons.add(Reason(f"{text}: {_NEXT_CALL}", LOOP))
+        handed = self._loss_from_caller(backward, function)
+        if handed is not None:
+            # The caller built this graph and still holds the loss: it may backpropagate through
+            # it again (`update(loss)` then `loss.backward()`), which only the kept graph allows. The
+            # assumption that a caller in another file passes values free of a graph cannot hold
+            # for the loss itself (stop 33, a held-out training file: `sampler.update(domain_loss)`).
+            reasons.add(
+                Reason(
+                    f"the loss `{code_of(backward.receiver).strip()}` is the caller's (the parameter `{handed}`): the caller "
+                    f"built its graph and may backpropagate through it again, which the fix frees",
+                    LOOP,
+                )
+            )
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is not None and not graph_free(param.default):
@@ -195,6 +209,41 @@ class Visitor(BlockVisitor):
                 )
                 break
         return reasons
+
+    def _loss_from_caller(self, backward: BackwardCall, function: cst.FunctionDef) -> Optional[str]:
+        """The parameter the loss is read from, or None: the loss is an access path (`loss`,
+        `losses["g"]`, `out.loss`) rooted at a parameter (a method's `self` or `cls` aside: what is
+        stored on them is checked as an attribute read), or at a name the body binds once, by
+        `name = <such a path>`, followed three links deep."""
+        params = function_parameters(function)
+        if self.classifier.enclosing_class(function) is not None and not any(
+            code_of(d.decorator).strip() == "staticmethod" for d in function.decorators
+        ):
+            first = [*function.params.posonly_params, *function.params.params][:1]
+            params = params - {p.name.value for p in first}
+        counts = binding_counts(function.body)
+        node: cst.BaseExpression = backward.receiver
+        for _ in range(4):
+            path = access_path(node)
+            if path is None:
+                return None
+            root = path[0]
+            if root in params:
+                return root if counts.get(root, 0) == 0 else None  # (rebound in the body: not the argument)
+            if counts.get(root) != 1:
+                return None
+            bound = [
+                small.value
+                for statement in walk_statements(function.body)
+                if isinstance(statement, cst.SimpleStatementLine)
+                for small in statement.body
+                if isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == root
+            ]
+            if len(bound) != 1:
+                return None
+            node = bound[0]
+        return None
 
     def _unseen_callers(self, function: cst.FunctionDef) -> Optional[str]:
         """Why the file's calls of `function` are not all in sight, or None. `_caller_passing_graph`
