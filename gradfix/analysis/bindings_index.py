@@ -18,7 +18,7 @@ from typing import Callable, Dict, Optional, Set
 
 import libcst as cst
 
-from gradfix.analysis.exprs import code_of, dynamic_global, strip_parens
+from gradfix.analysis.exprs import code_of, dynamic_global, literal_key, strip_parens
 from gradfix.analysis.vocabulary import MODULE_PASS_THROUGH, MODULE_READS, WHOLE_OBJECT_ATTRIBUTES
 from gradfix.analysis.walk import walk_tree
 
@@ -148,7 +148,7 @@ class Bindings(cst.CSTVisitor):
         elif isinstance(target, cst.Subscript):
             obj = _dict_of(target.value)
             if obj is not None:
-                key = _literal_key(target)
+                key = literal_key(target)
                 self._add(obj, key, target, text.format(code_of(target).strip()), True)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -212,15 +212,6 @@ def _dict_of(node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return node.value
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and node.args:
         return node.args[0].value
-    return None
-
-
-def _literal_key(subscript: cst.Subscript) -> Optional[str]:
-    if len(subscript.slice) == 1:
-        index = subscript.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-            value = index.value.evaluated_value
-            return value if isinstance(value, str) else None
     return None
 
 

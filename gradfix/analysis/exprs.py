@@ -554,6 +554,13 @@ def string_value(node: cst.CSTNode) -> Optional[str]:
     return text if isinstance(text, str) else None
 
 
+def literal_key(subscript: cst.Subscript) -> Optional[str]:
+    """`d["log"]`'s key (`string_value`), or None when it is not one string literal."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return string_value(subscript.slice[0].slice.value)
+
+
 def flag_argument(call: cst.Call, position: Optional[int]) -> Optional[cst.Arg]:
     """The positional argument at `position` unless it is the literal `False` or `None`, or a `*args` or
     `**kwargs` that may hold it; None for neither (or no `position`): how `inplace` is passed by

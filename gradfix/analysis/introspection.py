@@ -17,9 +17,9 @@ from typing import Callable, List, Optional
 import libcst as cst
 
 from gradfix.reasons import INTROSPECTION, Reason
-from gradfix.analysis.exprs import bound_names, last_name, nodes_within, scope_bindings, string_value
+from gradfix.analysis.exprs import bound_names, last_name, literal_key, nodes_within, scope_bindings, string_value
 from gradfix.analysis.vocabulary import GLOBAL_READERS, LOCAL_READERS, NO_ARGUMENT_READERS
-from gradfix.analysis.walk import children, walk_tree
+from gradfix.analysis.walk import children, per_file, walk_tree
 
 
 def introspection_calls(scope: cst.CSTNode) -> List[cst.Call]:
@@ -193,13 +193,19 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
 
     # `vars = []` in a method: that function's own variable wherever its body reads the name, never
     # the builtin (held-out corpus, stop 33: a sampler's local list of variables).
-    local = _function_locals(module, _CLASS_NAMESPACES) if method else frozenset()
+    local = per_file("function locals", module, _namespace_locals) if method else frozenset()
     walk_tree(module, Find())
     if not method and names_by_string(module, star_imports=False):
         found.append(module)
     getters = _mentions_outside_calls(module, ATTRIBUTE_GETTERS)
     found.extend(getters)
     return found[0] if found else None
+
+
+def _namespace_locals(module: cst.Module) -> frozenset:
+    """`_function_locals` of the class-namespace readers, made once per file (`walk.per_file`): GF005
+    asks `names_reached_by_string` of every method it reports on, and the merges of every def."""
+    return _function_locals(module, _CLASS_NAMESPACES)
 
 
 def _function_locals(module: cst.Module, words: frozenset) -> frozenset:
@@ -381,7 +387,7 @@ def bound_attribute_names(module: cst.Module, *, scopes: bool = True) -> Optiona
         elif isinstance(target, cst.Attribute):
             names.add(target.attr.value)
         elif isinstance(target, cst.Subscript) and _namespace_dict(target.value):
-            key = _literal_key(target)
+            key = literal_key(target)
             if key is None:
                 any_name.append(target)
             else:
@@ -508,9 +514,3 @@ def _namespace_dict(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and bool(node.args)
 
 
-def _literal_key(subscript: cst.Subscript) -> Optional[str]:
-    """`d["log"]`'s key, or None when it is not one string literal."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return None
-    value = subscript.slice[0].slice.value
-    return string_value(value) if isinstance(value, cst.SimpleString) else None

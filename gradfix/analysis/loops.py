@@ -46,6 +46,7 @@ from gradfix.analysis.exprs import (
     dynamic_global,
     imported_names,
     is_literal,
+    literal_key,
     may_change_builtins,
     scope_bindings,
     single_return,
@@ -1535,7 +1536,7 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
-            elif isinstance(node, cst.Subscript) and _namespace_of_class(node.value) and not _literal_key(node):
+            elif isinstance(node, cst.Subscript) and _namespace_of_class(node.value) and literal_key(node) is None:
                 # A class's namespace read by a computed key is any of its special names
                 # (`typing.Type[int].__dict__["__ori" + "gin__"]` is `type`, as `vars(...)[...]` is;
                 # a literal key is checked above as a string). Not `self.__dict__`, an instance's
@@ -1588,14 +1589,6 @@ def _namespace_of_class(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.Attribute) and value.attr.value == "__dict__":
         return not (isinstance(value.value, cst.Name) and value.value.value == "self")
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "vars"
-
-
-def _literal_key(subscript: cst.Subscript) -> bool:
-    """`ns["name"]`: one key, a literal string."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return False
-    key = subscript.slice[0].slice.value
-    return isinstance(key, cst.SimpleString) and string_value(key) is not None
 
 
 def _operators_trusted(shadowed: AbstractSet[str]) -> bool:
