@@ -403,25 +403,19 @@ def test_byte_order_mark_is_kept(tmp_path: Path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_precommit_hook_checks_and_fixes_a_notebook(tmp_path: Path):
+def test_precommit_hook_checks_and_fixes_a_notebook(tmp_path: Path, precommit_hooks):
     """The real pre-commit passes `.ipynb` files to both hooks (`types_or: [..., jupyter]`)."""
-    import shutil
     import subprocess
 
     from tests.test_precommit import PRE_COMMIT, _git
 
     if not Path(PRE_COMMIT).exists():
         pytest.skip("pre-commit is not installed")
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "cache"))
-    hooks = tmp_path / "hooks"
-    shutil.copytree(ROOT, hooks, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", "fixtures", "tests"))
-    _git(hooks, "init", "-q")
-    _git(hooks, "add", "-A")
-    _git(hooks, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hooks")
+    hooks, rev, home = precommit_hooks
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home))
     project = tmp_path / "project"
     project.mkdir()
     _git(project, "init", "-q")
-    rev = _git(hooks, "rev-parse", "HEAD").stdout.strip()
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n  - id: gradfix-fix\n"
     )

@@ -30,31 +30,19 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture()
-def hook_repo(tmp_path: Path) -> Path:
-    """A committed copy of this checkout (pre-commit installs hooks from a git revision)."""
-    repo = tmp_path / "hooks"
-    ignore = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", "fixtures", "tests")
-    shutil.copytree(ROOT, repo, ignore=ignore)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hooks")
-    return repo
-
-
-@pytest.fixture()
-def env(tmp_path: Path) -> dict:
+def env(precommit_hooks) -> dict:
     environment = dict(os.environ)
-    environment["PRE_COMMIT_HOME"] = str(tmp_path / "cache")
+    environment["PRE_COMMIT_HOME"] = str(precommit_hooks[2])
     environment["GIT_AUTHOR_NAME"] = environment["GIT_COMMITTER_NAME"] = "t"
     environment["GIT_AUTHOR_EMAIL"] = environment["GIT_COMMITTER_EMAIL"] = "t@t"
     return environment
 
 
-def test_commit_blocked_then_passes_after_fix(tmp_path: Path, hook_repo: Path, env: dict):
+def test_commit_blocked_then_passes_after_fix(tmp_path: Path, precommit_hooks, env: dict):
+    hook_repo, rev, _ = precommit_hooks
     project = tmp_path / "project"
     project.mkdir()
     _git(project, "init", "-q")
-    rev = _git(hook_repo, "rev-parse", "HEAD").stdout.strip()
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n"
     )
@@ -80,11 +68,11 @@ def test_commit_blocked_then_passes_after_fix(tmp_path: Path, hook_repo: Path, e
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_hook_environment_has_no_torch(tmp_path: Path, hook_repo: Path, env: dict):
+def test_hook_environment_has_no_torch(tmp_path: Path, precommit_hooks, env: dict):
+    hook_repo, rev, _ = precommit_hooks
     project = tmp_path / "clean"
     project.mkdir()
     _git(project, "init", "-q")
-    rev = _git(hook_repo, "rev-parse", "HEAD").stdout.strip()
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gradfix\n"
     )
