@@ -6,14 +6,15 @@ that fail its token stage (most files of most trees) cost a few substring
 tests, the few that pass it are looked up in the cache, then parsed with
 CPython's `ast` if need be; only the files that still need libcst (the
 costly part) are linted, and only when there are enough of them to pay for
-worker processes in a `concurrent.futures.ProcessPoolExecutor`, largest
-first. Where the files past the token stage hold enough text that their
+worker processes, largest first. On Linux the workers are forked from one
+host process that imports libcst and the analysis once (`_Hosted`), elsewhere
+they are a `concurrent.futures.ProcessPoolExecutor`'s (`_Executor`). Where the files past the token stage hold enough text that their
 CPython parses are worth spreading too (`PARALLEL_PRECHECK_BYTES`), all of
 them go to the workers, which run the whole prefilter and then libcst. The
 tasks may come from a lazy iterable (`gradfix.pipeline` reads each file as
 it is pulled): the workers start as soon as that much text has passed the
-token stage, and take each later file as it arrives, importing libcst and
-the analysis as they start (`_preload`), while this process reads the rest.
+token stage, and take each later file as it arrives; libcst and the analysis
+are imported (`_preload`) while this process reads the rest.
 
 Results never hold libcst nodes: a `Fix`'s `replacements` (original
 statement nodes mapped to new ones, meaningful only inside the process that
@@ -24,9 +25,9 @@ needs survives: `fixable`, `safe`, `description`, `unsafe_reason`,
 where the file was parsed).
 
 An exception inside the engine (a gradfix bug) does not end the run: the
-file gets a one-line `error` naming the exception, and a worker that dies
-(a crash in native code, the OOM killer) is retried alone once, then
-reported the same way.
+file gets a one-line `error` naming the exception, and the file of a worker
+that dies (a crash in native code, the OOM killer) is retried alone once,
+then reported the same way.
 
 An optional `gradfix.cache.Cache` is consulted for the files that pass the
 prefilter (the only ones worth caching) and filled with what was computed.
@@ -35,7 +36,9 @@ prefilter (the only ones worth caching) and filled with what was computed.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional
+import sys
+from collections import deque
+from typing import Deque, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from gradfix.engine import FileResult, prefilter, rule_modules
 from gradfix.options import LintOptions
@@ -96,8 +99,7 @@ class _Run:
         self.keys: List[Optional[str]] = []
         self.pending: List[int] = []  # past the token stage, not in the cache
         self.pending_bytes = 0
-        self.pool = None
-        self.futures: Dict[int, object] = {}
+        self.pool = None  # a `_Hosted` or `_Executor` once the workers start
 
     def add(self, task: Task) -> None:
         index = len(self.tasks)
@@ -117,27 +119,25 @@ class _Run:
         self.pending_bytes += len(task.data)
         if self.pool is not None:
             self._submit([index])
+            self.pool.poll()  # (results in, waiting workers fed, while the files are read)
         elif self.jobs > 1 and len(self.pending) >= 2 and self.pending_bytes >= PARALLEL_PRECHECK_BYTES:
             # The prechecks alone (a CPython parse each) are worth the workers: they run them
             # (`lint_bytes` does), and the files that need libcst go on there at once.
             self._start(self.pending)
 
     def _start(self, indexes: List[int]) -> None:
-        self.pool = _pool(self.jobs)
+        self.pool = _Hosted(self.jobs) if _HOSTED else _Executor(self.jobs)
         self._submit(indexes)
 
     def _submit(self, indexes: List[int]) -> None:
         # Largest first: the long files start early and the pool drains evenly.
         for index in sorted(indexes, key=lambda i: -len(self.tasks[i].data)):
-            try:
-                self.futures[index] = self.pool.submit(lint_task, self.tasks[index])
-            except Exception:  # noqa: BLE001 - a broken pool: `_result` lints the file alone
-                pass
+            self.pool.submit(index, self.tasks[index])
 
     def close(self) -> None:
         if self.pool is not None:
             # Also when the consumer stops early: pending work is dropped.
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.close()
             self.pool = None
 
     def results(self) -> Iterator[FileResult]:
@@ -166,19 +166,9 @@ class _Run:
             self.close()
 
     def _result(self, index: int) -> FileResult:
-        task = self.tasks[index]
-        future = self.futures.get(index)
-        if future is None:
-            # Not sent to the workers (no pool), or its submission failed (a broken pool).
-            return lint_task(task) if self.pool is None else _alone(task)
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            return future.result()
-        except BrokenProcessPool:
-            return _alone(task)
-        except Exception as exc:  # noqa: BLE001 - e.g. a result that did not pickle
-            return FileResult(task.path, error=internal_error(exc))
+        if self.pool is None:
+            return lint_task(self.tasks[index])
+        return self.pool.result(index)
 
 
 def lint_task(task: Task) -> FileResult:
@@ -236,6 +226,193 @@ def _preload() -> None:
 
     for name in (*_WORKER_MODULES, *(rule.VISITOR.partition(":")[0] for rule in ALL_RULES)):
         importlib.import_module(name)
+
+
+# Whether workers are forked from a host process (`_Hosted`): where `fork` is the platform's way to
+# start a process (Linux). Elsewhere a `concurrent.futures` pool starts them as the platform does
+# (`spawn` on macOS and Windows, where a fork of this process is not safe or not possible).
+_HOSTED = hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+class _Hosted:
+    """Worker processes forked from one host process, itself forked from this one when the workers
+    are wanted. The host imports libcst and the analysis once (`_preload`) while this process goes
+    on reading files, then forks the workers, which start with all of it imported: a pool whose
+    workers each import it pays that (a fifth of a second of CPU) once per worker, and on a tree
+    with a few files to parse that was most of what `--select ALL` cost beyond the default rules.
+
+    Each worker has a connection of its own (a socket pair) and holds at most one task: a task is
+    sent only to a worker waiting for one (`poll`), so a send never waits on a busy worker, and a
+    worker that dies is known by its connection's end, with the task it held. That task alone is
+    retried (`_alone`), as a crash in native code may recur; the other workers go on.
+    """
+
+    def __init__(self, workers: int) -> None:
+        from multiprocessing import Pipe
+
+        pairs = [Pipe() for _ in range(workers)]
+        theirs = [end for _, end in pairs]
+        self.links = [mine for mine, _ in pairs]
+        # What each worker holds: a task, None while it waits for one, `_STARTING` until it says it
+        # is ready (a task larger than the connection's buffer sent before would stall this process
+        # while the host imports).
+        self.held: Dict[object, Optional[Tuple[int, Task]]] = {link: _STARTING for link in self.links}
+        self.queue: Deque[Tuple[int, Task]] = deque()
+        self.results: Dict[int, FileResult] = {}
+        self.host = os.fork()
+        if self.host == 0:
+            _host(theirs, self.links)  # (never returns)
+        for end in theirs:
+            end.close()
+
+    def submit(self, index: int, task: Task) -> None:
+        self.queue.append((index, task))
+
+    def poll(self, wait: bool = False) -> None:
+        """Take the results sent so far (or wait for one, `wait`), then give each waiting worker a task."""
+        from multiprocessing.connection import wait as ready
+
+        busy = [link for link, held in self.held.items() if held is not None]
+        for link in ready(busy, None if wait else 0) if busy else ():
+            index, task = self.held[link]  # type: ignore[misc]
+            try:
+                result = link.recv()
+            except (EOFError, OSError):  # the worker died (with its task, if it had started)
+                self._lost(link)
+                if task is not None:
+                    self.results[index] = _alone(task)
+                continue
+            if task is not None:
+                self.results[index] = result
+            self.held[link] = None
+        for link in [link for link, held in self.held.items() if held is None]:
+            if not self.queue:
+                break
+            index, task = self.held[link] = self.queue.popleft()
+            try:
+                link.send(task)
+            except (OSError, ValueError):  # the worker is gone: the task goes to another one
+                self._lost(link)
+                self.queue.appendleft((index, task))
+
+    def result(self, index: int) -> FileResult:
+        while index not in self.results:
+            if not self.held:  # every worker died: what is left runs alone
+                index_task = self.queue.popleft()
+                self.results[index_task[0]] = _alone(index_task[1])
+                continue
+            self.poll(wait=any(held is not None for held in self.held.values()))  # (some are: a worker starting, or busy)
+        return self.results.pop(index)
+
+    def _lost(self, link) -> None:
+        del self.held[link]
+        link.close()
+
+    def close(self) -> None:
+        # A worker stops when its connection ends (after the task it holds, if any); the host when
+        # its workers have.
+        for link in self.held:
+            link.close()
+        self.held.clear()
+        self.queue.clear()
+        try:
+            os.waitpid(self.host, 0)
+        except ChildProcessError:
+            pass
+
+
+_STARTING = (-1, None)
+
+
+def _host(ends, others) -> None:
+    """The host process: import the analysis, fork one worker per connection, wait for them, exit.
+    Ctrl-C is left to the process that started it, which stops the workers (by closing their
+    connections); neither runs that process's exit handlers or flushes its buffers (`os._exit`)."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for link in others:
+            link.close()
+        try:
+            _preload()
+        except BaseException:  # noqa: BLE001 - each worker then imports what a file needs, and reports what fails
+            pass
+        workers = []
+        for k, end in enumerate(ends):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    for other in ends[:k] + ends[k + 1:]:
+                        other.close()
+                    _serve(end)
+                finally:
+                    os._exit(0)
+            workers.append(pid)
+        for end in ends:
+            end.close()
+        for pid in workers:
+            os.waitpid(pid, 0)
+    finally:
+        os._exit(0)
+
+
+def _serve(link) -> None:
+    """A worker: say it is ready, then lint each task received and send its result back, until the
+    connection ends."""
+    try:
+        link.send(None)
+    except OSError:
+        return
+    while True:
+        try:
+            task = link.recv()
+        except (EOFError, OSError):
+            return
+        result = lint_task(task)
+        try:
+            link.send(result)
+        except OSError:  # the other end is gone
+            return
+        except Exception as exc:  # noqa: BLE001 - a result that does not pickle (nothing was sent)
+            link.send(FileResult(task.path, error=internal_error(exc)))
+
+
+class _Executor:
+    """The workers of a `concurrent.futures` pool, each importing the analysis as it starts, behind
+    `_Hosted`'s interface: where a fork of this process is not the platform's way (`_HOSTED`)."""
+
+    def __init__(self, workers: int) -> None:
+        self.executor = _pool(workers)
+        self.futures: Dict[int, object] = {}
+        self.tasks: Dict[int, Task] = {}
+
+    def submit(self, index: int, task: Task) -> None:
+        self.tasks[index] = task
+        try:
+            self.futures[index] = self.executor.submit(lint_task, task)
+        except Exception:  # noqa: BLE001 - a broken pool: `result` lints the file alone
+            pass
+
+    def poll(self, wait: bool = False) -> None:
+        pass  # (the pool's own thread feeds its workers)
+
+    def result(self, index: int) -> FileResult:
+        from concurrent.futures.process import BrokenProcessPool
+
+        task = self.tasks.pop(index)
+        future = self.futures.pop(index, None)
+        if future is None:
+            return _alone(task)
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            return _alone(task)
+        except Exception as exc:  # noqa: BLE001 - e.g. a result that did not pickle
+            return FileResult(task.path, error=internal_error(exc))
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _pool(workers: int):

@@ -217,7 +217,19 @@ def _summary(results):
     ]
 
 
-def test_worker_processes_give_the_serial_results_in_input_order():
+@pytest.fixture(params=["hosted", "executor"])
+def pool_kind(request, monkeypatch):
+    """Both ways of starting workers: forked from one host process that imported the analysis
+    (Linux), and a `concurrent.futures` pool (elsewhere)."""
+    from gradfix import parallel
+
+    if request.param == "hosted" and not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(parallel, "_HOSTED", request.param == "hosted")
+    return request.param
+
+
+def test_worker_processes_give_the_serial_results_in_input_order(pool_kind):
     import pickle
 
     from gradfix import parallel
@@ -295,7 +307,7 @@ class _Fatal(bytes):
         return (os._exit, (3,))
 
 
-def test_a_worker_that_dies_costs_its_file_only():
+def test_a_worker_that_dies_costs_its_file_only(pool_kind):
     """A dead worker breaks the pool: every file it held is retried alone, and the one that kills
     its worker again gets a one-line error; the others get their serial results."""
     from gradfix import parallel
@@ -309,6 +321,55 @@ def test_a_worker_that_dies_costs_its_file_only():
     assert results[fatal].error == "internal error: the worker process linting this file died (a crash in native code, or out of memory)"
     others = [i for i in range(len(tasks)) if i != fatal]
     assert _summary([results[i] for i in others]) == _summary([serial[i] for i in others])
+
+
+def test_the_host_imports_the_analysis_once_for_all_its_workers(tmp_path, monkeypatch):
+    """`_Hosted`: the analysis is imported by one process forked from this one, whose forks are the
+    workers; a `concurrent.futures` pool imports it in each worker."""
+    from gradfix import parallel
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    log = tmp_path / "preloads"
+    real = parallel._preload
+
+    def preload():
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()}\n")
+        real()
+
+    monkeypatch.setattr(parallel, "_preload", preload)
+    tasks = _fixture_tasks(12)
+    serial = _summary(parallel.lint_many(1, tasks))
+    for hosted, count in ((True, 1), (False, 3)):
+        log.write_text("")
+        monkeypatch.setattr(parallel, "_HOSTED", hosted)
+        assert _summary(parallel.lint_many(3, tasks)) == serial
+        pids = log.read_text().split()
+        assert len(pids) == count and str(os.getpid()) not in pids
+
+
+def test_a_consumer_that_stops_early_leaves_no_process_behind(monkeypatch):
+    """The host and its workers are gone (and reaped) once the results' iterator is closed."""
+    from gradfix import parallel
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(parallel, "_HOSTED", True)
+    made = []
+    real = parallel._Hosted.__init__
+
+    def init(pool, workers):
+        real(pool, workers)
+        made.append(pool.host)
+
+    monkeypatch.setattr(parallel._Hosted, "__init__", init)
+    results = parallel.lint_many(2, _fixture_tasks(12))
+    next(results)
+    results.close()
+    assert len(made) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(made[0], os.WNOHANG)  # reaped: no longer this process's child
 
 
 def test_the_cache_returns_what_was_computed_and_never_fails_a_run(tmp_path):
