@@ -36,6 +36,7 @@ prefilter (the only ones worth caching) and filled with what was computed.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections import deque
 from typing import Deque, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
@@ -259,9 +260,14 @@ class _Hosted:
         self.held: Dict[object, Optional[Tuple[int, Task]]] = {link: _STARTING for link in self.links}
         self.queue: Deque[Tuple[int, Task]] = deque()
         self.results: Dict[int, FileResult] = {}
-        self.host = os.fork()
-        if self.host == 0:
-            _host(theirs, self.links)  # (never returns)
+        # Ctrl-C is held back across the fork: the host must not run on in this process's code.
+        blocked = _block_interrupts()
+        try:
+            self.host = os.fork()
+            if self.host == 0:
+                _host(theirs, self.links)  # (never returns)
+        finally:
+            _unblock_interrupts(blocked)
         for end in theirs:
             end.close()
 
@@ -324,14 +330,25 @@ class _Hosted:
 _STARTING = (-1, None)
 
 
+def _block_interrupts() -> bool:
+    """Hold SIGINT back in this thread (where the platform can); whether it was held back here."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return False
+    return signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _unblock_interrupts(blocked: bool) -> None:
+    if blocked and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _host(ends, others) -> None:
     """The host process: import the analysis, fork one worker per connection, wait for them, exit.
     Ctrl-C is left to the process that started it, which stops the workers (by closing their
     connections); neither runs that process's exit handlers or flushes its buffers (`os._exit`)."""
-    import signal
-
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _unblock_interrupts(True)
         for link in others:
             link.close()
         try:
