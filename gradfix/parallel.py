@@ -127,7 +127,10 @@ class _Run:
             self._start(self.pending)
 
     def _start(self, indexes: List[int]) -> None:
-        self.pool = _Hosted(self.jobs) if _HOSTED else _Executor(self.jobs)
+        try:
+            self.pool = _Hosted(self.jobs) if _HOSTED else _Executor(self.jobs)
+        except OSError:  # no process could be forked (EAGAIN, ENOMEM): the pool's way fails alike, file by file
+            self.pool = _Executor(self.jobs)
         self._submit(indexes)
 
     def _submit(self, indexes: List[int]) -> None:
@@ -357,7 +360,10 @@ def _host(ends, others) -> None:
             pass
         workers = []
         for k, end in enumerate(ends):
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # that worker's connection ends when this process closes it: one worker less
+                continue
             if pid == 0:
                 try:
                     for other in ends[:k] + ends[k + 1:]:

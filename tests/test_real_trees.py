@@ -349,6 +349,31 @@ def test_the_host_imports_the_analysis_once_for_all_its_workers(tmp_path, monkey
         assert len(pids) == count and str(os.getpid()) not in pids
 
 
+@pytest.mark.parametrize("failing", [1, 3])
+def test_workers_the_host_cannot_fork_cost_no_file(monkeypatch, failing):
+    """A worker the host fails to fork (EAGAIN) is one worker less; with none, each file is linted
+    in a pool of its own: the results are the serial run's either way."""
+    import errno
+
+    from gradfix import parallel
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    tasks = _fixture_tasks(12)
+    serial = _summary(parallel.lint_many(1, tasks))
+    monkeypatch.setattr(parallel, "_HOSTED", True)
+    real, caller, refused = os.fork, os.getpid(), []
+
+    def fork():
+        if os.getpid() != caller and len(refused) < failing:  # (in the host: its first forks fail)
+            refused.append(1)
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        return real()
+
+    monkeypatch.setattr(parallel.os, "fork", fork)
+    assert _summary(parallel.lint_many(3, tasks)) == serial
+
+
 def test_a_consumer_that_stops_early_leaves_no_process_behind(monkeypatch):
     """The host and its workers are gone (and reaped) once the results' iterator is closed."""
     from gradfix import parallel
