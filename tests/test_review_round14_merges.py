@@ -43,13 +43,22 @@ Causes:
   and so do the methods it inherits from classes of the file (`class Tally(Watched, Counter)`:
   `Watched.most_common`, W_16; `FileFacts._file_ancestors`).
 
+- GF005 (`_loss_from_caller`, round 13) followed a loss to a parameter through `name = <path>`
+  only: `d_loss, _ = losses`, `loss: Tensor = losses[0]`, `(loss := losses[0])`,
+  `losses.get("d")`, `a, b = x, losses` gave a safe fix where the caller is in another file (the
+  tests here keep a caller in the file, and check the reason). Now every binding form of the name is
+  followed (`_values_bound`, `_matching_element`, `_elements`) and item getters give their holder
+  (`_item_of`: `get`, `pop`, `getattr`).
+
 Near misses that stay safe and exact: a def of the file as `sorted`'s and `max`'s `key=`, `max` of
 numbers, a plain class's `run`, a literal `getattr` called where it stands (W_04); a classmethod
 factory `cls(...)`, `isinstance(x, cls)`, `cls.__name__`, `super().__new__(cls)`, a store on
 `cls.made`, a metaclass with no method (W_08); methods that change state in classes based on
 `nn.Module`, a torch `Dataset`, `RuntimeError` and a class of the file, with `print`, `len`, `str`
 between the passes (W_10); `vars(opts)` of an instance and `globals()["SCALE"]` by a literal key
-naming no def, with a module-level def that changes state (W_15).
+naming no def, with a module-level def that changes state (W_15); a custom autograd Function
+whose `forward` saves a tensor and a custom optimizer whose `step` changes state (W_17); a GF005
+loss built in the function and unpacked from a display (`loss, scale = (...).sum(), 1.0`).
 """
 from pathlib import Path
 
@@ -57,6 +66,7 @@ import libcst as cst
 import pytest
 
 from gradfix.analysis.callees import _class_parameter_reads
+from tests.test_gf005_caller_loss import _PROGRAM
 from tests.test_review_reproducers import check_case
 
 CASES = sorted((Path(__file__).parent / "review_round14").glob("W_*.py"))
@@ -80,6 +90,7 @@ EXPECTED = {
     "W_08_gf003_class_parameters_inert_reads_near_miss": ("GF003", None),
     "W_10_gf003_module_dataset_exception_methods_near_miss": ("GF003", None),
     "W_15_gf003_instance_vars_literal_global_near_miss": ("GF003", None),
+    "W_17_gf003_autograd_function_optimizer_bases_near_miss": ("GF003", None),
 }
 
 # Programs that leave process state behind (a profile function, a daemon thread): run in a process
@@ -125,6 +136,7 @@ def _facts(source: str):
         ("nn.Module", "module"),
         ("collections.Counter", None),
         ("threading.Thread", None),
+        ("torch.autograd.Function", frozenset()),
         ("Local", frozenset()),
         ("Local, collections.Counter", None),
     ],
@@ -133,7 +145,7 @@ def test_base_self_calls(bases, expected):
     from gradfix.analysis.facts import _MODULE_SELF_CALLS
 
     facts = _facts(
-        "import collections\nimport threading\nfrom torch import nn\nfrom torch.utils.data import Dataset\n"
+        "import collections\nimport threading\nimport torch\nfrom torch import nn\nfrom torch.utils.data import Dataset\n"
         f"class Local:\n    pass\nclass K({bases}):\n    pass\n"
     )
     node = facts.class_names["K"][0]
@@ -172,3 +184,39 @@ def _within(classes):
     from gradfix.analysis.exprs import nodes_within
 
     return [n for c in classes for n in nodes_within(c, cst.Name)]
+
+
+# GF005 (review, round 14): a loss the caller hands in, read through any binding of the body
+# (`_loss_from_caller`, `_values_bound`, `_item_of`), keeps the unsafe fix and its reason; round 13
+# followed `name = <path>` only, and gave a safe fix where the caller is in another file.
+_HANDED_LOSS = {
+    "tuple_unpacking": ("def update(self, losses):", "        d_loss, _ = losses\n        d_loss.backward(retain_graph=True)", "(d, d)"),
+    "annotated": ("def update(self, losses):", "        loss: torch.Tensor = losses[0]\n        loss.backward(retain_graph=True)", "[d]"),
+    "walrus": (
+        "def update(self, losses):",
+        "        if (loss := losses[0]) is not None:\n            loss.backward(retain_graph=True)",
+        "[d]",
+    ),
+    "get": ("def update(self, losses):", '        loss = losses.get("d")\n        loss.backward(retain_graph=True)', '{"d": d}'),
+    "display": ("def update(self, x, losses):", "        a, b = x, losses\n        b.backward(retain_graph=True)", "1.0, d"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HANDED_LOSS))
+def test_a_loss_the_caller_hands_in_by_any_binding_keeps_an_unsafe_fix(tmp_path, name):
+    header, backward, argument = _HANDED_LOSS[name]
+    path = tmp_path / "train.py"
+    path.write_text(_PROGRAM.format(header=header, backward=backward, argument=argument))
+    check_case(path, ("GF005", "is the caller's (the parameter `losses`)"))
+
+
+def test_a_loss_built_in_the_function_and_unpacked_keeps_its_safe_fix(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(
+        _PROGRAM.format(
+            header="def update(self, x):",
+            backward="        loss, scale = (self.w * x).pow(2).sum(), 1.0\n        (loss * scale).backward(retain_graph=True)",
+            argument="torch.ones(3)",
+        ).replace("    g = (h * 3).sum()\n    g.backward()\n", "")
+    )
+    check_case(path, ("GF005", None))

@@ -162,7 +162,8 @@ class FileFacts:
         `MutableSequence.append` its `insert`; `Thread.start` its `run`, in another thread). Proven
         for `object`, the builtin exceptions, the classes of the file (their own bases in turn),
         `abc.ABC`, `typing.Generic` and torch's: an `nn.Module` (Lightning's too) calls the methods
-        `_MODULE_SELF_CALLS` lists, a `Dataset` none. Any other base may call any method."""
+        `_MODULE_SELF_CALLS` lists, a `Dataset`, an autograd `Function`, an `Optimizer` none a
+        harmless call runs (`_PLAIN_LIBRARY_BASES`). Any other base may call any method."""
         if id(node) in seen:
             return frozenset()
         seen.add(id(node))
@@ -646,7 +647,7 @@ _MODULE_SELF_CALLS = frozenset({
 })
 # Review, round 14: bases proven to call no plain-named method of a subclass (`FileFacts._base_self_calls`):
 # `object` and the builtin exceptions (whose `__str__`/`__repr__` read `args`), torch's datasets,
-# `abc.ABC` and `typing.Generic` (which add no method).
+# `abc.ABC` and `typing.Generic` (which add no method), torch's autograd Function and Optimizer.
 # (Not `threading.Thread`, whose `start()` runs `run` in another thread, concurrently with what
 # stands between the passes; nor the collections, whose special methods call `most_common`, `items`,
 # `insert`.)
@@ -656,6 +657,12 @@ _PLAIN_BUILTIN_BASES = frozenset({"object"}) | frozenset(
 _PLAIN_LIBRARY_BASES = frozenset({
     "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "abc.ABC",
     "typing.Generic",
+    # A custom autograd Function's `forward`/`setup_context` run at its `apply` calls, which are
+    # judged where they stand, and its `backward` in a backward pass (`functions.function_reasons`).
+    "torch.autograd.Function", "torch.autograd.function.Function",
+    # An optimizer calls its own methods from its constructor, `step`, `zero_grad` and the state-dict
+    # methods (calls by name: barriers, or unknown code, between the passes); its `__repr__` none.
+    "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer",
 })
 # Special names whose binding is no code.
 _NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})
