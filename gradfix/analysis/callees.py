@@ -54,7 +54,7 @@ from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.loops import _storage_root, function_parameters
-from gradfix.analysis.exprs import code_of, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
+from gradfix.analysis.exprs import code_of, dynamic_global, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     TRUSTED_MODULES,
     HARMLESS_QUALIFIED,
@@ -126,6 +126,20 @@ _INERT_METHODS = frozenset({
 })
 
 
+# Attributes that give a namespace as a dict (a frame's, a function's globals, an object's), and the
+# methods that read one by a key (review, round 14).
+_NAMESPACE_DICTS = frozenset({"__dict__", "f_globals", "f_locals", "__globals__"})
+_NAMESPACE_READS = frozenset({"get", "__getitem__", "pop", "setdefault"})
+
+
+# The attributes and methods that give classes by walking the class graph from another class or an
+# object, by no name of theirs (review, round 13: `__class__`; round 14: the others), and `__call__`,
+# which read on a class is its metaclass's bound to it: calling it constructs the class
+# (`sys.setprofile(Prof.__call__)`, review, round 14).
+_CLASS_GRAPH_ATTRIBUTES = frozenset({"__class__", "__mro__", "__bases__", "__base__", "__call__"})
+_CLASS_GRAPH_METHODS = frozenset({"__subclasses__", "mro"})
+
+
 # The attributes by which a property (`fget`, `fset`, `fdel`) or a `cached_property` (`func`)
 # gives the functions it holds (review, round 13).
 _ACCESSOR_HOLDERS = frozenset({"fget", "fset", "fdel", "func"})
@@ -141,6 +155,61 @@ def _accessor(function: cst.FunctionDef) -> bool:
         d = d.func if isinstance(d, cst.Call) else d
         return d.attr.value if isinstance(d, cst.Attribute) else d.value if isinstance(d, cst.Name) else ""
     return any(last(d.decorator).endswith("property") or last(d.decorator) in ("setter", "getter", "deleter") for d in function.decorators)
+
+
+# Special methods whose first parameter Python binds to a class, not an instance (implicit
+# classmethods, and `__new__`); `__set_name__` gets the owner class second (review, round 14).
+_CLASS_FIRST = frozenset({"__init_subclass__", "__class_getitem__", "__new__"})
+# Metaclasses a class of the file may be based on, by name (review, round 14).
+_METACLASS_BASES = frozenset({"type", "ABCMeta", "EnumMeta", "EnumType"})
+
+
+def _class_parameter_reads(classes: Sequence[cst.ClassDef]) -> Set[int]:
+    """The `Name` nodes of the methods of `classes` that read a parameter Python binds to a class
+    (review, round 14): the first of a `@classmethod`, of `_CLASS_FIRST`, of every method of a
+    metaclass of the file (`_metaclass`), with the names its methods bind to a `__new__` call's
+    result (the class made), and `__set_name__`'s owner. Every read of the name in the method's body
+    counts, nested scopes too (a rebinding there only adds reads)."""
+    found: Set[int] = set()
+    for cls in classes:
+        meta = _metaclass(cls, classes)
+        for method in cls.body.body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            positional = [*method.params.posonly_params, *method.params.params]
+            decorated = any(code_of(d.decorator).strip().split(".")[-1] == "classmethod" for d in method.decorators)
+            index = 1 if method.name.value == "__set_name__" else 0 if (decorated or meta or method.name.value in _CLASS_FIRST) else None
+            if index is None or len(positional) <= index:
+                continue
+            names = {positional[index].name.value}
+            if meta:
+                # `cls = super().__new__(mcs, name, bases, ns)`: the class made, by a name the body binds.
+                names.update(
+                    t.target.value for a in nodes_within(method.body, cst.Assign) for t in a.targets
+                    if isinstance(t.target, cst.Name) and _makes_new(a.value)
+                )
+            found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value in names)
+    return found
+
+
+def _makes_new(value: cst.BaseExpression) -> bool:
+    """A call of a `__new__` (`super().__new__(mcs, ...)`, `type.__new__(...)`)."""
+    value = strip_parens(value)
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "__new__"
+
+
+def _metaclass(cls: cst.ClassDef, classes: Sequence[cst.ClassDef]) -> bool:
+    """`cls` may be a metaclass: based on `type` or another metaclass by name (`_METACLASS_BASES`,
+    `abc.ABCMeta`), or named in a `metaclass=` of a class of the file."""
+    for base in cls.bases:
+        value = strip_parens(base.value)
+        last = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else ""
+        if last in _METACLASS_BASES:
+            return True
+    return any(
+        k.keyword is not None and k.keyword.value == "metaclass" and isinstance(k.value, cst.Name) and k.value.value == cls.name.value
+        for other in classes for k in other.keywords
+    )
 
 
 class CalleeClassifier:
@@ -769,6 +838,15 @@ class CalleeClassifier:
                 return False
             return bool(qualified & _RUNS_NOW) or bool(qualified & _CALLS_NOW) and id(call) in consumed_calls
 
+        def runs_only(call: cst.Call, arg: cst.Arg) -> bool:
+            # Review, round 14: of a `_RUNS_NOW` callee whose result is kept, only the `key=` it runs
+            # is not kept: `min`/`max` return one of their positional arguments (or `default=`),
+            # `sorted` a list of its iterable's items (`sys.setprofile(max(prof, quiet, key=...))`
+            # hands `prof` on).
+            if id(call) in consumed_calls or not classifier.qualified(call.func) & _RUNS_NOW:
+                return True
+            return arg.keyword is not None and arg.keyword.value == "key"
+
         def calls_now(call: cst.Call) -> bool:
             # `net.apply(f)`: torch's `Module.apply` runs `f` now; by its name, so only where no class
             # of the file may bind an `apply` of its own that keeps `f` (review, round 13:
@@ -798,7 +876,7 @@ class CalleeClassifier:
             for c in nodes_within(top.body, cst.Call):
                 allowed.add(id(c.func))
                 if keeps_nothing(c, wrapped_def_kept=True):
-                    allowed.update(id(a.value) for a in c.args if not a.star)
+                    allowed.update(id(a.value) for a in c.args if not a.star and runs_only(c, a))
             if not all(id(n) in allowed for n in nodes_within(top.body, cst.Name) if n.value in params):
                 continue
             nested = {st.name.value: st for st in top.body.body if isinstance(st, cst.FunctionDef)}
@@ -830,6 +908,10 @@ class CalleeClassifier:
                 return True
             return bool(classifier.qualified(decorator) & _WRAPPING_DECORATORS)
 
+        # Review, round 14: a lookup by a computed name reaches a module-level def where the file may
+        # reach its module's namespace (`globals()`, `sys.modules`, `f.__globals__`: `exprs.dynamic_global`):
+        # `name = "prof"; sys.setprofile(globals()[name])`.
+        module_reached = dynamic_global(self.facts.module) is not None
         looked_up: Set[int] = set()  # string literals a lookup may get as a name: arguments, keys
         builtins_kept = not self.facts.changes_builtins
         for call in nodes_within(self.facts.module, cst.Call):
@@ -862,23 +944,59 @@ class CalleeClassifier:
             text = string_value(key) if key is not None else None
             for name, nodes in defs.items():
                 if text is None or name == text:
-                    found.extend(w for d in nodes if not _accessor(d) and (text is not None or id(d) in methods) for w in wrapped(d))
+                    found.extend(
+                        w for d in nodes if not _accessor(d) and (text is not None or id(d) in methods or module_reached) for w in wrapped(d)
+                    )
+            if text is None and module_reached:
+                found.extend(any_construction())  # (a class of the file by its computed name too)
             for name, bound in lambdas.items():
                 if text is None or name == text:
                     found.extend(bound)
             if text is not None and text in classes and (key is None or id(key) not in subscript_keys or id(key) in namespace_keys):
                 found.extend(construction(text, set()))  # `globals()["Prof"]` (review, round 13)
 
+        def namespace(holder: cst.BaseExpression) -> bool:
+            # A namespace as a dict: `vars(o)`, `globals()`, `locals()`, `o.__dict__`, a function's
+            # `__globals__`, a frame's `f_globals`/`f_locals`.
+            holder = strip_parens(holder)
+            if isinstance(holder, cst.Call) and isinstance(holder.func, cst.Name):
+                return holder.func.value in ("vars", "globals", "locals")
+            return isinstance(holder, cst.Attribute) and holder.attr.value in _NAMESPACE_DICTS
+
+        def whole_namespace(node: cst.BaseExpression) -> bool:
+            # A namespace holding defs of the file: the module's (`globals()`, `locals()`, `vars()`,
+            # a function's `__globals__`, a frame's `f_globals`/`f_locals`) or a class's of the file
+            # (`vars(K)`, `K.__dict__`). Not `vars(args)` of any object: an instance's holds no def
+            # that was not handed on where it was stored.
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("globals", "locals", "vars"):
+                if not node.args:
+                    return True
+                value = strip_parens(node.args[0].value)
+                return node.func.value == "vars" and isinstance(value, cst.Name) and value.value in classes
+            if isinstance(node, cst.Attribute) and node.attr.value in ("__globals__", "f_globals", "f_locals"):
+                return True
+            return isinstance(node, cst.Attribute) and node.attr.value == "__dict__" and isinstance(node.value, cst.Name) and node.value.value in classes
+
+        # The namespaces read by a key (`globals()[k]`, `vars(K).get(k)`), which `string_lookup` follows.
+        lookup_holders: Set[int] = {
+            id(strip_parens(sub.value)) for sub in nodes_within(self.facts.module, cst.Subscript)
+        } | {
+            id(strip_parens(c.func.value)) for c in nodes_within(self.facts.module, cst.Call)
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value in _NAMESPACE_READS
+        }
+
         def string_lookup(node: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression]]]:
-            # `getattr(o, key, ...)`, or `vars(o)[key]` / `o.__dict__[key]`: (key,), else None.
+            # `getattr(o, key, ...)`, or `vars(o)[key]` / `o.__dict__[key]` / `globals()[key]`, or
+            # `globals().get(key)` (review, round 14: round 13 read `globals()` by a literal key
+            # only, `visit_SimpleString`): (key,), else None.
             node = strip_parens(node)
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr":
                 return (node.args[1].value if len(node.args) > 1 and not node.args[1].star else None,)
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _NAMESPACE_READS:
+                if namespace(node.func.value):
+                    return (node.args[0].value if node.args and not node.args[0].star and not node.args[0].keyword else None,)
             if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-                holder = strip_parens(node.value)
-                if (isinstance(holder, cst.Call) and isinstance(holder.func, cst.Name) and holder.func.value == "vars") or (
-                    isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__"
-                ):
+                if namespace(node.value):
                     return (node.slice[0].slice.value,)
             return None
 
@@ -909,6 +1027,8 @@ class CalleeClassifier:
             if isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass", "super") and call.func.value not in self.facts.binding_counts:
                 for arg in call.args:
                     inert(arg.value)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "__new__" and call.args:
+                inert(call.args[0].value)  # `super().__new__(cls)` makes an instance of it (review, round 14)
         for handler in nodes_within(self.facts.module, cst.ExceptHandler):
             inert(handler.type)
         for comparison in nodes_within(self.facts.module, cst.Comparison):
@@ -929,6 +1049,14 @@ class CalleeClassifier:
 
         def any_construction() -> List[cst.CSTNode]:
             return [m for name in classes for m in construction(name, set())]
+
+        # Review, round 14: a class reached by no name of it, through a parameter Python binds to a
+        # class: a classmethod's `cls` (`sys.setprofile(cls)` in `Prof.install()`), that of
+        # `__init_subclass__`, `__class_getitem__`, `__new__`, `__set_name__`'s owner, and in a
+        # metaclass of the file, which gets every class it makes, the first of each method
+        # (`Installing.__init__(cls, ...)`) and what its `__new__` makes (`_class_parameter_reads`).
+        # Read other than as the names of classes above are, it hands on any class's construction.
+        class_parameter_reads = _class_parameter_reads(classes_all(classes))
 
         called_keys: Set[int] = set()  # the string of a lookup called where it stands
 
@@ -964,6 +1092,10 @@ class CalleeClassifier:
                 lookup = string_lookup(node)
                 if lookup is not None and id(node) not in called_lookups:
                     by_string(lookup[0])
+                if whole_namespace(node) and id(node) not in lookup_holders:
+                    # Review, round 14: a namespace read whole (`globals().values()`, iterated, handed
+                    # on) gives every def it holds, as a lookup by a computed name does.
+                    by_string(None)
                 if isinstance(func, cst.Attribute):
                     walk_tree(func.value, self)  # the method itself is called, not handed on
                 elif isinstance(func, cst.Lambda):
@@ -971,12 +1103,15 @@ class CalleeClassifier:
                 elif not isinstance(func, cst.Name):
                     walk_tree(func, self)
                 now = calls_now(node)
+                if isinstance(func, cst.Attribute) and func.attr.value in _CLASS_GRAPH_METHODS and id(node) not in inert_class_reads:
+                    # `sys.setprofile(Hook.__subclasses__()[0])`: classes by no name of theirs (review, round 14).
+                    found.extend(any_construction())
                 if isinstance(func, cst.Name) and func.value == "type" and len(node.args) == 1 and id(node) not in inert_class_reads:
                     # `sys.setprofile(type(prof))`: an object's class handed on, any class of the file.
                     found.extend(any_construction())
                 for arg in node.args:
                     value = strip_parens(arg.value)
-                    if now and not arg.star and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)):
+                    if now and not arg.star and isinstance(value, (cst.Name, cst.Attribute, cst.Lambda)) and runs_only(node, arg):
                         if isinstance(value, cst.Attribute):
                             walk_tree(value.value, self)
                         elif isinstance(value, cst.Lambda):
@@ -1044,6 +1179,8 @@ class CalleeClassifier:
                     found.extend(wrapped(d))
                 if node.value in classes and id(node) not in inert_class_reads:
                     found.extend(construction(node.value, set()))  # `sys.setprofile(Prof)`
+                if id(node) in class_parameter_reads and id(node) not in inert_class_reads:
+                    found.extend(any_construction())  # `sys.setprofile(cls)` in a classmethod
 
             def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
                 # `tracker.prof` read: a bound method handed on (a property's accessor runs at the read).
@@ -1058,8 +1195,11 @@ class CalleeClassifier:
                         found.extend(wrapped(d))
                 if not allowed:
                     found.extend(lambdas.get(node.attr.value, ()))
-                if node.attr.value == "__class__" and id(node) not in inert_class_reads:
-                    found.extend(any_construction())  # `sys.setprofile(prof.__class__)`: any class of the file
+                if whole_namespace(node) and id(node) not in lookup_holders:
+                    by_string(None)  # `f.__globals__.values()`, `K.__dict__.items()` (review, round 14)
+                if node.attr.value in _CLASS_GRAPH_ATTRIBUTES and id(node) not in inert_class_reads:
+                    # `sys.setprofile(prof.__class__)`, `Quiet.__mro__[1]` (review, round 14): any class of the file
+                    found.extend(any_construction())
                 if node.attr.value in _ACCESSOR_HOLDERS:
                     # Review, round 13: a property read on its class is the property object, whose
                     # `fget` hands its getter on (`sys.setprofile(Tracker.prof.fget)`) with no run at

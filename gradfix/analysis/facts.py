@@ -30,7 +30,7 @@ from gradfix.analysis.positions import NodeMaps
 from gradfix.analysis.statements import class_defs, walk_statements
 from gradfix.analysis.vocabulary import (
     DETERMINISTIC_TENSOR_FUNCTIONS, FRESH_TENSOR_FACTORIES, MODULE_MUTATORS, MUTATING_METHODS, PURE_FUNCTIONS, PURE_TENSOR_METHODS,
-    names_forward_hook, names_gradient_hook,
+    LIGHTNING_MODULES, is_nn_class, names_forward_hook, names_gradient_hook,
 )
 from gradfix.analysis.walk import walk_tree
 
@@ -154,6 +154,51 @@ class FileFacts:
                     found.update(n.attr.value for n in nodes_within(target, cst.Attribute))
         return frozenset(found)
 
+    def _base_self_calls(self, node: cst.ClassDef, seen: set) -> Optional[FrozenSet[str]]:
+        """The plain-named methods the bases of the class `node` may call on an instance of it with
+        no call by name the file shows (review, round 14), None for any: a library class's special
+        methods, which builtins run between the passes (`print`, `len`, `list`), call methods of the
+        instance (`Counter.__repr__` its `most_common`, `OrderedDict.__repr__` its `items`,
+        `MutableSequence.append` its `insert`; `Thread.start` its `run`, in another thread). Proven
+        for `object`, the builtin exceptions, the classes of the file (their own bases in turn),
+        `abc.ABC`, `typing.Generic` and torch's: an `nn.Module` (Lightning's too) calls the methods
+        `_MODULE_SELF_CALLS` lists, a `Dataset`, an autograd `Function`, an `Optimizer` none a
+        harmless call runs (`_PLAIN_LIBRARY_BASES`). Any other base may call any method."""
+        if id(node) in seen:
+            return frozenset()
+        seen.add(id(node))
+        found: set = set()
+        for base in node.bases:
+            value = base.value
+            if isinstance(value, cst.Subscript):
+                value = value.value  # `Generic[T]`, `Dataset[int]`: the class subscripted
+            dotted = get_full_name_for_node(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+            if dotted is None or base.keyword is not None or base.star:
+                return None
+            if isinstance(value, cst.Name) and dotted in self.class_names:
+                for other in self.class_names[dotted]:
+                    calls = self._base_self_calls(other, seen)
+                    if calls is None:
+                        return None
+                    found |= calls
+                continue
+            if isinstance(value, cst.Name) and dotted in _PLAIN_BUILTIN_BASES and dotted not in self.binding_counts and not self.changes_builtins:
+                continue
+            qualified = self.sole_imports.qualified(dotted, self.line(node)) or ""
+            if is_nn_class(qualified) or qualified in LIGHTNING_MODULES:
+                found |= _MODULE_SELF_CALLS
+            elif qualified not in _PLAIN_LIBRARY_BASES:
+                return None
+        return frozenset(found)
+
+    @cached_property
+    def class_names(self) -> Dict[str, List[cst.ClassDef]]:
+        """The file's classes, by name (every class statement, nested ones too)."""
+        found: Dict[str, List[cst.ClassDef]] = {}
+        for node in class_defs(self.module):
+            found.setdefault(node.name.value, []).append(node)
+        return found
+
     @cached_property
     def implicit_dunders(self) -> List[cst.CSTNode]:
         """The special methods of the file's classes that Python runs without a call by name
@@ -168,6 +213,10 @@ class FileFacts:
             methods = {s.name.value: s for s in walk_statements(node.body) if isinstance(s, cst.FunctionDef)}
             in_methods = {id(n) for m in methods.values() for n in walk_statements(m.body)}
             based = any(not (isinstance(b.value, cst.Name) and b.value.value == "object") for b in node.bases)
+            # Review, round 14: what the bases' own code may call on an instance by a plain name
+            # (None: any method): `print(tally)` runs `Counter.__repr__`, which calls
+            # `self.most_common()`, an override of the file.
+            self_calls = self._base_self_calls(node, set()) if based else frozenset()
             # Review, round 12: a class decorator (`@dataclass`, attrs) may generate special methods
             # (`__repr__`, `__eq__`, `__hash__`, order) that read each field, a property of the class
             # too: `print(s)` runs its getter with no call by name. Every field the body annotates.
@@ -180,7 +229,8 @@ class FileFacts:
             for statement in walk_statements(node.body):
                 if isinstance(statement, cst.FunctionDef):
                     name = statement.name.value
-                    if not (_implicit(name) or based and name in _MODULE_SELF_CALLS or generated and name in fields):
+                    inherited = (self_calls is None or name in self_calls) and name not in _CALLED_DUNDERS
+                    if not (_implicit(name) or inherited or generated and name in fields):
                         continue
                     if name in ("__setattr__", "__delattr__", "__set__", "__delete__") or _changes_state(statement, self):
                         found.append(statement)
@@ -194,6 +244,15 @@ class FileFacts:
                             if isinstance(target, cst.Name) and _implicit(target.value):
                                 if not _inert_dunder_value(value, methods, self):
                                     found.append(small)
+            # Review, round 14: and the methods it inherits from classes of the file, which its other
+            # bases' code calls as surely (`class Tally(Watched, Counter)`: `Watched.most_common`).
+            if self_calls is None or self_calls:
+                for ancestor in self._file_ancestors(node, set()):
+                    for statement in ancestor.body.body:
+                        if not isinstance(statement, cst.FunctionDef) or statement.name.value in _CALLED_DUNDERS:
+                            continue
+                        if (self_calls is None or statement.name.value in self_calls) and _changes_state(statement, self):
+                            found.append(statement)
         # `Acc.__radd__ = record`, anywhere: a special method set on a class from outside it.
         for target in nodes_within(self.module, cst.AssignTarget):
             if isinstance(target.target, cst.Attribute) and _implicit(target.target.attr.value) and target.target.attr.value not in _NAMES_NO_CODE:
@@ -204,8 +263,21 @@ class FileFacts:
                 names = [string_value(a.value) for a in call.args if isinstance(a.value, cst.SimpleString)]
                 if any(n is not None and _implicit(n) and n not in _NAMES_NO_CODE for n in names):
                     found.append(call)
+        found = list(dict.fromkeys(found))
         found.sort(key=self.line)
         return found
+
+    def _file_ancestors(self, node: cst.ClassDef, seen: set) -> List[cst.ClassDef]:
+        """The classes of the file that `node` is based on, by name, and theirs in turn."""
+        out: List[cst.ClassDef] = []
+        for base in node.bases:
+            if isinstance(base.value, cst.Name):
+                for other in self.class_names.get(base.value.value, ()):
+                    if id(other) not in seen:
+                        seen.add(id(other))
+                        out.append(other)
+                        out.extend(self._file_ancestors(other, seen))
+        return out
 
     @cached_property
     def parametrizations(self) -> List[cst.CSTNode]:
@@ -572,6 +644,25 @@ _MODULE_SELF_CALLS = frozenset({
     "apply", "children", "extra_repr", "get_extra_state", "get_submodule", "named_buffers", "named_children",
     "named_modules", "named_parameters", "parameters", "register_buffer", "register_parameter", "set_extra_state",
     "state_dict", "train", "buffers", "modules",
+})
+# Review, round 14: bases proven to call no plain-named method of a subclass (`FileFacts._base_self_calls`):
+# `object` and the builtin exceptions (whose `__str__`/`__repr__` read `args`), torch's datasets,
+# `abc.ABC` and `typing.Generic` (which add no method), torch's autograd Function and Optimizer.
+# (Not `threading.Thread`, whose `start()` runs `run` in another thread, concurrently with what
+# stands between the passes; nor the collections, whose special methods call `most_common`, `items`,
+# `insert`.)
+_PLAIN_BUILTIN_BASES = frozenset({"object"}) | frozenset(
+    n for n, v in vars(__import__("builtins")).items() if isinstance(v, type) and issubclass(v, BaseException)
+) - {"BaseExceptionGroup", "ExceptionGroup"}  # (whose `split`/`subgroup` call `self.derive(...)`)
+_PLAIN_LIBRARY_BASES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "abc.ABC",
+    "typing.Generic",
+    # A custom autograd Function's `forward`/`setup_context` run at its `apply` calls, which are
+    # judged where they stand, and its `backward` in a backward pass (`functions.function_reasons`).
+    "torch.autograd.Function", "torch.autograd.function.Function",
+    # An optimizer calls its own methods from its constructor, `step`, `zero_grad` and the state-dict
+    # methods (calls by name: barriers, or unknown code, between the passes); its `__repr__` none.
+    "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer",
 })
 # Special names whose binding is no code.
 _NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})

@@ -14,8 +14,7 @@ from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, same_expr
-from gradfix.analysis.statements import walk_statements
+from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, nodes_within, same_expr
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
@@ -213,8 +212,11 @@ class Visitor(BlockVisitor):
     def _loss_from_caller(self, backward: BackwardCall, function: cst.FunctionDef) -> Optional[str]:
         """The parameter the loss is read from, or None: the loss is an access path (`loss`,
         `losses["g"]`, `out.loss`) rooted at a parameter (a method's `self` or `cls` aside: what is
-        stored on them is checked as an attribute read), or at a name the body binds once, by
-        `name = <such a path>`, followed three links deep."""
+        stored on them is checked as an attribute read), or at a name the body binds to such a path,
+        followed three links deep. Review, round 14: by any binding the body makes of the name, not
+        only `name = <path>` (round 13 missed `d_loss, _ = losses`, `loss: Tensor = losses[0]`,
+        `(loss := losses[0])`, `for loss in losses`), and through the item getters that give the
+        same tensor (`losses.get("d")`, `getattr(out, "loss")`: `_item_of`)."""
         params = function_parameters(function)
         if self.classifier.enclosing_class(function) is not None and not any(
             code_of(d.decorator).strip() == "staticmethod" for d in function.decorators
@@ -222,27 +224,25 @@ class Visitor(BlockVisitor):
             first = [*function.params.posonly_params, *function.params.params][:1]
             params = params - {p.name.value for p in first}
         counts = binding_counts(function.body)
-        node: cst.BaseExpression = backward.receiver
+        nodes: List[cst.BaseExpression] = [backward.receiver]
+        seen: set = set()
         for _ in range(4):
-            path = access_path(node)
-            if path is None:
+            following: List[cst.BaseExpression] = []
+            for node in nodes:
+                path = access_path(_item_of(node))
+                if path is None or path[0] in seen:
+                    continue
+                root = path[0]
+                seen.add(root)
+                if root in params:
+                    if counts.get(root, 0) == 0:
+                        return root
+                    continue  # (rebound in the body: not the argument; its bindings are followed below)
+                following.extend(_values_bound(function.body, root))
+            # `a, b = x, losses`: each element of a display may be what the name gets.
+            nodes = [e.value for v in following for e in _elements(v)]
+            if not nodes:
                 return None
-            root = path[0]
-            if root in params:
-                return root if counts.get(root, 0) == 0 else None  # (rebound in the body: not the argument)
-            if counts.get(root) != 1:
-                return None
-            bound = [
-                small.value
-                for statement in walk_statements(function.body)
-                if isinstance(statement, cst.SimpleStatementLine)
-                for small in statement.body
-                if isinstance(small, cst.Assign) and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == root
-            ]
-            if len(bound) != 1:
-                return None
-            node = bound[0]
         return None
 
     def _unseen_callers(self, function: cst.FunctionDef) -> Optional[str]:
@@ -586,3 +586,69 @@ def _short(text: str, limit: int = 40) -> str:
 _BUILTIN_EXCEPTIONS = frozenset(
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 )
+
+
+# Review, round 14: calls that give an item of their receiver (or first argument) as it is, the
+# same tensor: what a loss read through them is read from (`_loss_from_caller`).
+_ITEM_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
+
+
+def _item_of(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The holder an item getter reads (`losses.get("d")` -> `losses`, `getattr(out, "loss")` -> `out`),
+    else the node itself."""
+    while isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _ITEM_GETTERS:
+            node = func.value
+        elif isinstance(func, cst.Name) and func.value == "getattr" and node.args:
+            node = node.args[0].value
+        else:
+            break
+    return node
+
+
+def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
+    """What the body binds `name` from, by any assignment form that may bind it: the value of an
+    assignment whose targets hold the name (`a, b = losses`: `losses`), an annotated assignment, a
+    `:=`, the iterable of a `for` or comprehension whose target holds it, a `with ... as`'s context."""
+    def holds(target: cst.CSTNode) -> bool:
+        return any(n.value == name for n in nodes_within(target, cst.Name)) or (isinstance(target, cst.Name) and target.value == name)
+
+    found: List[cst.BaseExpression] = []
+    for node in nodes_within(body, (cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.WithItem)):
+        if isinstance(node, cst.Assign) and any(holds(t.target) for t in node.targets):
+            found.append(_matching_element(node, name) or node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None and holds(node.target):
+            found.append(node.value)
+        elif isinstance(node, cst.NamedExpr) and holds(node.target):
+            found.append(node.value)
+        elif isinstance(node, (cst.For, cst.CompFor)) and holds(node.target):
+            found.append(node.iter)
+        elif isinstance(node, cst.WithItem) and node.asname is not None and holds(node.asname.name):
+            found.append(node.item)
+    return found
+
+
+def _matching_element(assign: cst.Assign, name: str) -> Optional[cst.BaseExpression]:
+    """`a, b = x, losses`: the element bound to `name` (`losses` for `b`), where one flat target and a
+    display of as many elements, no starred part, match; else None."""
+    value = assign.value
+    if len(assign.targets) != 1 or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    for element, bound in zip(target.elements, value.elements):
+        if isinstance(element.value, cst.Name) and element.value.value == name:
+            return bound.value
+    return None
+
+
+def _elements(value: cst.BaseExpression) -> List[cst.BaseElement]:
+    """A tuple or list display's elements (nested ones too, as `Element`s), else the value itself
+    wrapped alike."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [inner for e in value.elements for inner in _elements(e.value)]
+    return [cst.Element(value=value)]
