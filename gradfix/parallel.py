@@ -35,6 +35,7 @@ prefilter (the only ones worth caching) and filled with what was computed.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -60,8 +61,9 @@ class Task(NamedTuple):
 PARALLEL_MIN_FILES = 3
 PARALLEL_MIN_BYTES = 64 * 1024
 # The prechecks (CPython's parser, some 5 MiB a second) go to the workers too past this much
-# text: a quarter of a second of parsing, enough to pay for the workers' start.
-PARALLEL_PRECHECK_BYTES = 1024 * 1024
+# text: a tenth of a second of parsing, enough to pay for the workers' start, one import of the
+# analysis by their host (`_Hosted`; with each worker importing it, it was 1 MiB).
+PARALLEL_PRECHECK_BYTES = 512 * 1024
 
 
 def default_jobs() -> int:
@@ -374,6 +376,9 @@ def _host(ends, others) -> None:
             _preload()
         except BaseException:  # noqa: BLE001 - each worker then imports what a file needs, and reports what fails
             pass
+        # What is imported lives as long as the workers: out of the collector's sight, whose passes
+        # would otherwise write into every object of it and so copy each page a worker shares.
+        gc.freeze()
         workers = []
         for k, end in enumerate(ends):
             try:
