@@ -35,9 +35,11 @@ prefilter (the only ones worth caching) and filled with what was computed.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
+import time
 from collections import deque
 from typing import Deque, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -59,8 +61,9 @@ class Task(NamedTuple):
 PARALLEL_MIN_FILES = 3
 PARALLEL_MIN_BYTES = 64 * 1024
 # The prechecks (CPython's parser, some 5 MiB a second) go to the workers too past this much
-# text: a quarter of a second of parsing, enough to pay for the workers' start.
-PARALLEL_PRECHECK_BYTES = 1024 * 1024
+# text: a tenth of a second of parsing, enough to pay for the workers' start, one import of the
+# analysis by their host (`_Hosted`; with each worker importing it, it was 1 MiB).
+PARALLEL_PRECHECK_BYTES = 512 * 1024
 
 
 def default_jobs() -> int:
@@ -107,6 +110,10 @@ class _Run:
         self.tasks.append(task)
         self.keys.append(None)
         self.done.append(None)
+        if self.pool is not None:
+            # Between the files that go to the workers (most of a tree's files do not), a worker
+            # that finished its task waits for this process to read its result and send the next.
+            self.pool.poll(every=_POLL_INTERVAL)
         if not prefilter(task.data, rule_modules(task.options.codes), parse=False):
             self.done[index] = FileResult(task.path)  # what lint_bytes returns without a candidate rule
             return
@@ -263,6 +270,7 @@ class _Hosted:
         self.held: Dict[object, Optional[Tuple[int, Task]]] = {link: _STARTING for link in self.links}
         self.queue: Deque[Tuple[int, Task]] = deque()
         self.results: Dict[int, FileResult] = {}
+        self.polled = 0.0  # (`time.monotonic()` of the last throttled poll)
         # Ctrl-C is held back across the fork: the host must not run on in this process's code.
         blocked = _block_interrupts()
         try:
@@ -277,10 +285,17 @@ class _Hosted:
     def submit(self, index: int, task: Task) -> None:
         self.queue.append((index, task))
 
-    def poll(self, wait: bool = False) -> None:
-        """Take the results sent so far (or wait for one, `wait`), then give each waiting worker a task."""
+    def poll(self, wait: bool = False, every: float = 0.0) -> None:
+        """Take the results sent so far (or wait for one, `wait`), then give each waiting worker a
+        task. `every`: not again within that many seconds of the last time (a poll costs a system
+        call and a selector; asking for each of a tree's files costs more than the waits it saves)."""
         from multiprocessing.connection import wait as ready
 
+        if every:
+            now = time.monotonic()
+            if now - self.polled < every:
+                return
+            self.polled = now
         busy = [link for link, held in self.held.items() if held is not None]
         for link in ready(busy, None if wait else 0) if busy else ():
             index, task = self.held[link]  # type: ignore[misc]
@@ -331,6 +346,9 @@ class _Hosted:
 
 
 _STARTING = (-1, None)
+# How often, at most, `_Run.add` asks the workers for results between the files it sends them: a
+# worker waits at most this long for its next task while files are read (a poll takes some 20 µs).
+_POLL_INTERVAL = 0.002
 
 
 def _block_interrupts() -> bool:
@@ -358,6 +376,9 @@ def _host(ends, others) -> None:
             _preload()
         except BaseException:  # noqa: BLE001 - each worker then imports what a file needs, and reports what fails
             pass
+        # What is imported lives as long as the workers: out of the collector's sight, whose passes
+        # would otherwise write into every object of it and so copy each page a worker shares.
+        gc.freeze()
         workers = []
         for k, end in enumerate(ends):
             try:
@@ -417,7 +438,7 @@ class _Executor:
         except Exception:  # noqa: BLE001 - a broken pool: `result` lints the file alone
             pass
 
-    def poll(self, wait: bool = False) -> None:
+    def poll(self, wait: bool = False, every: float = 0.0) -> None:
         pass  # (the pool's own thread feeds its workers)
 
     def result(self, index: int) -> FileResult:
