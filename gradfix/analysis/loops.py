@@ -1068,6 +1068,14 @@ def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractS
     where the file proves it torch's (`_Untrusted`: `loss_fn(bufs[0], Keeper())` runs a `__rsub__`
     of the file on `u - v`, which may return `u`; review, round 9)."""
     parent = stack[-1] if stack else None
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _GATHERING_OPERATORS):
+        # Review, round 14: a helper may be given a container (`_only_read`: `keep(bufs, 1)`), and
+        # on a list, tuple, set or dict these make a container of the same items (`u * k`, `u + v`,
+        # as `_only_read` follows them). Fresh only where what the chain of them makes goes on into
+        # a new value (`torch.mean((u - v) ** 2)`), never where it is what the helper returns.
+        if not _operator_trusted(parent, shadowed) or len(stack) < 2:
+            return False
+        return _fresh_operand(parent, stack[:-1], shadowed)  # type: ignore[arg-type]
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
         return _operator_trusted(parent, shadowed)
     if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(stack) >= 2:

@@ -1,0 +1,144 @@
+"""Review round 14 (reviewer V, loops and the locals of `introspection._function_locals`): what round
+13's proofs still missed.
+
+Causes:
+- `_function_locals` took a function's own variable named like a namespace reader (`vars`,
+  `getmembers`) for a plain variable, whatever bound it; an import binds the reader itself
+  (`from inspect import getmembers`: V_01; `from builtins import vars`: V_02), and so does a string
+  given to `getattr` (`vars = getattr(builtins, "vars")`: V_03). Now a name an import in the function
+  binds is never taken, nor a word the file spells as a string literal.
+- GF005's reach of a method by a string knew `getattr`/`methodcaller`/`attrgetter` and the class
+  namespace readers `__dict__`, `vars`, `getmembers`, `__getattribute__` only: `inspect` reads a
+  namespace statically too (`getmembers_static`: V_04; `classify_class_attrs`, whose items hold the
+  functions: V_05; `getattr_static(t, computed)`: V_06); code run from a string reaches any attribute
+  (`eval("t.upd" + "ate")`: V_07; eval and exec counted only for module-level functions); a dotted
+  path is resolved from a string (`pkgutil.resolve_name`: V_08; `pydoc.locate`) or a format field
+  (`string.Formatter().get_field`: V_10); and a literal dotted path reaches its parts
+  (`attrgetter("me.update")`: V_09; only a string equal to the name counted). Now
+  `introspection._CLASS_NAMESPACES` holds the two `inspect` listings, `_STRING_RESOLVERS` any mention
+  of the resolvers, and `_string_names` reads a dotted literal's parts.
+- `_reading_helpers` took a helper whose parameter is only an operand (`return u * k`) to return a
+  new value; given a container (`_only_read`: `keep(bufs, 1)`), `*`, `+`, `-`, `&`, `^` and `|` make
+  a container of the same items (V_12). Now `loops._fresh_operand` follows a chain of those operators
+  to what it goes into, fresh only where that makes a new value (`torch.mean((u - v) ** 2)`).
+- `bound_attribute_names` did not see an initializer called unbound, which sets its keywords as
+  attributes of what it is given: `argparse.Namespace.__init__(Keeper, **{"__s" + "ub__": f})`
+  (V_14) and `...(Keeper, __sub__=f)` (V_15) give a class of the file a special method. Now such a
+  call (not `super().__init__(...)` nor `Base.__init__(self, ...)`: `introspection._self_init`) names
+  its keywords, and a `**` mapping any name.
+V_11 keeps the reach: a local list named `vars`, and the method's name among words of a string.
+V_13: a helper's gathering operators going on into a new value. V_16: `super().__init__(**kw)`,
+`nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`.
+"""
+from pathlib import Path
+
+import pytest
+
+from tests.test_review_reproducers import check_case
+
+CASES = sorted((Path(__file__).parent / "review_round14").glob("V_*.py"))
+REACHED = "`update` may be reached by its name as a string ("
+TENSOR = "is a tensor the function hands on (to another name or a call that may write into it) before the loop reads it"
+CONTAINER = "is a container the function hands on (to another name or a call) before the loop reads it"
+
+EXPECTED = {
+    "V_01_gf005_local_import_of_getmembers_reaches_method": ("GF005", REACHED + "`getmembers` at line 21)"),
+    "V_02_gf005_local_import_of_vars_builtin_reaches_method": ("GF005", REACHED + "`vars` at line 21)"),
+    "V_03_gf005_local_bound_to_vars_by_string_reaches_method": ("GF005", REACHED + "`vars` at line 22)"),
+    "V_04_gf005_getmembers_static_reaches_method": ("GF005", REACHED + "`inspect.getmembers_static` at line 22)"),
+    "V_05_gf005_classify_class_attrs_reaches_method": ("GF005", REACHED + "`inspect.classify_class_attrs` at line 22)"),
+    "V_06_gf005_getattr_static_computed_name_reaches_method": ("GF005", REACHED + "`inspect.getattr_static` at line 22)"),
+    "V_07_gf005_eval_reaches_method": ("GF005", REACHED + "`eval` at line 21)"),
+    "V_08_gf005_resolve_name_reaches_method": ("GF005", REACHED + "`pkgutil.resolve_name` at line 22)"),
+    "V_09_gf005_attrgetter_dotted_literal_reaches_method": ("GF005", REACHED + '`"me.update"` at line 23)'),
+    "V_10_gf005_format_field_reaches_method": ("GF005", REACHED + "`string.Formatter().get_field` at line 22)"),
+    "V_11_gf005_local_list_and_prose_near_miss": ("GF005", None),
+    "V_12_gf003_loop_reading_helper_returns_gathered_container": ("GF003", "`bufs` (line 6) " + CONTAINER),
+    "V_13_gf003_loop_reading_helper_gathering_into_new_value_near_miss": ("GF003", None),
+    "V_14_gf003_loop_namespace_init_sets_class_dunder_by_computed_keyword": ("GF003", "`buf` (line 20) " + TENSOR),
+    "V_15_gf003_loop_namespace_init_sets_class_dunder_by_keyword": ("GF003", "`buf` (line 20) " + TENSOR),
+    "V_16_gf003_loop_initializers_on_own_instance_near_miss": ("GF003", None),
+}
+
+
+def test_every_case_has_an_expectation():
+    assert sorted(p.stem for p in CASES) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_case(path):
+    check_case(path, EXPECTED[path.stem])
+
+
+def _locals(source):
+    import libcst as cst
+
+    from gradfix.analysis.introspection import _CLASS_NAMESPACES, _function_locals
+
+    module = cst.parse_module(source)
+    taken = _function_locals(module, _CLASS_NAMESPACES)
+    from gradfix.analysis.exprs import nodes_within
+
+    return [n.value for n in nodes_within(module, cst.Name) if id(n) in taken]
+
+
+def test_function_locals_bound_to_the_reader():
+    assert _locals("def f(t):\n    vars = []\n    return vars\n") == ["vars", "vars"]
+    assert _locals("def f(t, vars=None):\n    return vars\n") == ["vars", "vars"]
+    for source in (
+        "def f(t):\n    from builtins import vars\n    return vars(t)\n",
+        "def f(t):\n    from inspect import getmembers\n    return getmembers(t)\n",
+        "def f(t):\n    import inspect as getmembers\n    return getmembers\n",
+        "import builtins\ndef f(t):\n    vars = getattr(builtins, 'vars')\n    return vars(t)\n",
+        "def f(t, vars):\n    return vars(t)\ndef g(t):\n    import builtins\n    return f(t, getattr(builtins, 'vars'))\n",
+    ):
+        assert _locals(source) == [], source
+
+
+def test_string_names():
+    from gradfix.analysis.introspection import _string_names
+
+    assert "update" in _string_names("me.update")
+    assert "update" in _string_names("__main__:Trainer.update")
+    assert "update" in _string_names("0.update")
+    assert "update" in _string_names("update")
+    assert "update" not in _string_names("update the weights")
+    assert _string_names(None) == []
+
+
+def test_reading_helpers_gathering_operators():
+    import libcst as cst
+
+    from gradfix.analysis.loops import _reading_helpers
+
+    base = "import torch\n"
+    for ok in (
+        "def f(u, v):\n    return torch.mean((u - v) ** 2)\n",
+        "def f(u, k):\n    return (u * k).sum()\n",
+        "def f(u, v):\n    return -(u + v)\n",
+    ):
+        assert _reading_helpers(cst.parse_module(base + ok)) == {"f"}, ok
+    for kept in (
+        "def f(u, k):\n    return u * k\n",
+        "def f(u, v):\n    return (u + v) * 2\n",
+        "def f(u, v):\n    return (u - v)[0]\n",
+    ):
+        assert not _reading_helpers(cst.parse_module(base + kept)), kept
+
+
+def test_unbound_initializer_keywords():
+    import libcst as cst
+
+    from gradfix.analysis.introspection import bound_attribute_names
+
+    def names(source):
+        return bound_attribute_names(cst.parse_module(source), scopes=False)
+
+    assert "__sub__" in names("import argparse\nargparse.Namespace.__init__(K, __sub__=f)\n")
+    assert names("import argparse\nargparse.Namespace.__init__(K, **kw)\n") is None
+    for ok in (
+        "class A(B):\n    def __init__(self, **kw):\n        super().__init__(**kw)\n",
+        "class A(B):\n    def __init__(self, **kw):\n        B.__init__(self, **kw)\n",
+        "import argparse\nns = argparse.Namespace(**kw)\n",
+    ):
+        assert names(ok) == frozenset(), ok
