@@ -26,9 +26,19 @@ Causes:
   (V_14) and `...(Keeper, __sub__=f)` (V_15) give a class of the file a special method. Now such a
   call (not `super().__init__(...)` nor `Base.__init__(self, ...)`: `introspection._self_init`) names
   its keywords, and a `**` mapping any name.
+- `graph_free` took a call of any `torch.` path whose last name is a factory's for a new tensor:
+  `torch.nn.init.eye(h)` is the deprecated alias of `eye_`, which returns `h`, graph and all (V_17).
+  Now only torch's own (`torch.eye`), or a seeding or device function under any module
+  (`loops._NO_TENSOR_FACTORIES`).
+- `typing.ForwardRef` was on `_TYPING_ANY_USE`, but it evaluates its string as code:
+  `ForwardRef("type")._evaluate(None, None, frozenset())` is `type` (V_19), and a `ForwardRef` is
+  read back from a typing-made class's `__annotations__` (`typing.NamedTuple("Row", [("kind",
+  "type")])`: V_20). Now off the list, and `_evaluate` (with `evaluate_forward_ref`, `_eval_type`)
+  is one of `_CLASS_MAKERS`.
 V_11 keeps the reach: a local list named `vars`, and the method's name among words of a string.
 V_13: a helper's gathering operators going on into a new value. V_16: `super().__init__(**kw)`,
-`nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`.
+`nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`. V_18: `torch.eye`, `torch.zeros` and
+`torch.random.manual_seed`.
 """
 from pathlib import Path
 
@@ -58,6 +68,10 @@ EXPECTED = {
     "V_14_gf003_loop_namespace_init_sets_class_dunder_by_computed_keyword": ("GF003", "`buf` (line 20) " + TENSOR),
     "V_15_gf003_loop_namespace_init_sets_class_dunder_by_keyword": ("GF003", "`buf` (line 20) " + TENSOR),
     "V_16_gf003_loop_initializers_on_own_instance_near_miss": ("GF003", None),
+    "V_17_gf003_loop_init_eye_alias_returns_argument": ("GF003", "`buf` (line 10) is built before the loop and read in it"),
+    "V_18_gf003_loop_top_level_factories_near_miss": ("GF003", None),
+    "V_19_gf003_loop_forward_ref_evaluates_to_type": ("GF003", "`buf` (line 14) " + TENSOR),
+    "V_20_gf003_loop_named_tuple_annotation_evaluates_to_type": ("GF003", "`buf` (line 14) " + TENSOR),
 }
 
 
@@ -142,3 +156,38 @@ def test_unbound_initializer_keywords():
         "import argparse\nns = argparse.Namespace(**kw)\n",
     ):
         assert names(ok) == frozenset(), ok
+
+
+def test_factories_of_torch_itself():
+    import libcst as cst
+
+    from gradfix.analysis.loops import graph_free
+
+    for ok in ("torch.eye(3)", "torch.zeros(3)", "torch.cuda.manual_seed(0)", "torch.random.manual_seed(0)", "torch.cuda.device(0)"):
+        assert graph_free(cst.parse_expression(ok)), ok
+    for kept in ("torch.nn.init.eye(h)", "torch.nn.init.zeros(h)", "torch.distributed.tensor.ones(3)"):
+        assert not graph_free(cst.parse_expression(kept)), kept
+
+
+def test_forward_refs_evaluated():
+    import libcst as cst
+
+    from gradfix.analysis.loops import _classes_made_unseen
+
+    base = "import typing\nimport torch\n"
+    for extra in (
+        "K = typing.ForwardRef('type')\n",
+        "K = r._evaluate(None, None, frozenset())\n",
+        "K = getattr(r, '_evaluate')\n",
+    ):
+        assert not _untrusted(base + extra).operators, extra
+    assert _classes_made_unseen(cst.parse_module(base + "K = r._evaluate(None, None, frozenset())\n"))
+    assert _untrusted(base + "K = typing.Optional[int]\n").operators
+
+
+def _untrusted(source):
+    import libcst as cst
+
+    from gradfix.analysis.loops import _shadowed_builtins
+
+    return _shadowed_builtins(cst.parse_module(source))

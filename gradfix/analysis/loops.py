@@ -84,6 +84,11 @@ from gradfix.analysis.walk import children, per_file, walk_tree
 _LOOPS = (cst.For, cst.While)
 
 
+# Of `GRAPH_FREE_FACTORIES`, those that make no tensor under any of torch's modules
+# (`torch.cuda.manual_seed(0)`, `torch.cuda.device(0)`).
+_NO_TENSOR_FACTORIES = frozenset({"manual_seed", "device", "Generator"})
+
+
 def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]] = None) -> bool:
     """A value proven to hold no autograd graph (see the module doc). `names`, where given, says
     whether a name read there is proven to hold none (every binding of it is graph-free); without
@@ -125,7 +130,10 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
             return all(free(a.value) for a in value.args)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False  # `nn.Tanh()(x @ w)`: what an object returns
-        if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
+        if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES and (text == f"torch.{last}" or last in _NO_TENSOR_FACTORIES):
+            # Torch's own factories (`torch.eye`), not a name that only shares the spelling in one
+            # of its modules: `torch.nn.init.eye` is the deprecated alias of `eye_`, which fills its
+            # argument in place and returns it, graph and all (review, round 14).
             return True
         if last[:1].isupper() and text.startswith(("torch.", "nn.", "optim.")):
             return _class_graph_free(text, value, names)
@@ -1328,7 +1336,7 @@ _TYPING_ANY_USE = frozenset({
     "TypeAlias", "TypeGuard", "TypeVarTuple", "TypedDict", "Union", "Unpack", "abstractmethod", "assert_never",
     "assert_type", "cast", "clear_overloads", "dataclass_transform", "final",
     "get_overloads", "is_typeddict", "no_type_check", "no_type_check_decorator", "overload",
-    "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ForwardRef", "ParamSpec", "ParamSpecArgs",
+    "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ParamSpec", "ParamSpecArgs",
     "ParamSpecKwargs", "Pattern", "SupportsAbs", "SupportsRound", "override", "TypeAliasType", "ReadOnly", "TypeIs",
 })
 _TYPING_CLASS_CHECKS = frozenset({
@@ -1496,7 +1504,13 @@ def _module_paths_proven(module: cst.Module) -> bool:
 # file called (`Meta("K", (), ns)`) or named (`metaclass=`), `dataclasses.make_dataclass(...,
 # namespace=ns)`, `types.new_class`; `type` itself reached through `__class__` (`int.__class__`) or
 # `type(int)`. Allowed: `type(x)` given one argument and only compared, printed or read for its name.
-_CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"})
+_CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"}) | frozenset({
+    # Review, round 14: a `typing.ForwardRef` evaluates its string as code, builtins in reach
+    # (`ForwardRef("type")._evaluate(None, None, frozenset())` is `type`); one is also read back
+    # from a typing-made class's `__annotations__` (`typing.NamedTuple("Row", [("k", "type")])`),
+    # so `ForwardRef` is off `_TYPING_ANY_USE` and its evaluation is any use of these names.
+    "_evaluate", "evaluate_forward_ref", "_eval_type",
+})
 _TYPE_READERS = frozenset({"print", "str", "repr", "isinstance", "issubclass", "id", "hash"})
 
 
