@@ -35,10 +35,15 @@ Causes:
   read back from a typing-made class's `__annotations__` (`typing.NamedTuple("Row", [("kind",
   "type")])`: V_20). Now off the list, and `_evaluate` (with `evaluate_forward_ref`, `_eval_type`)
   is one of `_CLASS_MAKERS`.
+- A string annotation is code that library code evaluates: `functools.singledispatch`'s `register`
+  runs `typing.get_type_hints` on `def _(x: "type")` and `registry` hands `type` back (V_21). Now
+  `_classes_made_unseen` judges an annotation's string as the expression it spells
+  (`loops._annotation_string_unseen`; a string built of parts, or no expression, is unproven).
 V_11 keeps the reach: a local list named `vars`, and the method's name among words of a string.
 V_13: a helper's gathering operators going on into a new value. V_16: `super().__init__(**kw)`,
 `nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`. V_18: `torch.eye`, `torch.zeros` and
-`torch.random.manual_seed`.
+`torch.random.manual_seed`. V_22: string annotations `"torch.Tensor"`, `"typing.Optional[int]"` and
+a `singledispatch` registry of `int`.
 """
 from pathlib import Path
 
@@ -72,6 +77,8 @@ EXPECTED = {
     "V_18_gf003_loop_top_level_factories_near_miss": ("GF003", None),
     "V_19_gf003_loop_forward_ref_evaluates_to_type": ("GF003", "`buf` (line 14) " + TENSOR),
     "V_20_gf003_loop_named_tuple_annotation_evaluates_to_type": ("GF003", "`buf` (line 14) " + TENSOR),
+    "V_21_gf003_loop_singledispatch_string_annotation_evaluates_to_type": ("GF003", "`buf` (line 26) " + TENSOR),
+    "V_22_gf003_loop_string_annotations_near_miss": ("GF003", None),
 }
 
 
@@ -191,3 +198,24 @@ def _untrusted(source):
     from gradfix.analysis.loops import _shadowed_builtins
 
     return _shadowed_builtins(cst.parse_module(source))
+
+
+def test_annotation_strings_are_code():
+    import libcst as cst
+
+    from gradfix.analysis.loops import _classes_made_unseen
+
+    for unseen in (
+        'def f(x: "type"):\n    pass\n',
+        'def f(x: "typing.Optional[\'type\']"):\n    pass\n',
+        'def f(x: "ty" "pe"):\n    pass\n',
+        'def f(x: f"type"):\n    pass\n',
+        'x: "a b" = 1\n',
+    ):
+        assert _classes_made_unseen(cst.parse_module(unseen)), unseen
+    for ok in (
+        'def f(x: "torch.Tensor") -> "typing.Optional[int]":\n    pass\n',
+        'def f(x: "typing.List[\'torch.Tensor\']"):\n    pass\n',
+        'y = "type"\n',
+    ):
+        assert not _classes_made_unseen(cst.parse_module(ok)), ok

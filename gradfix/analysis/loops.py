@@ -1558,6 +1558,11 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
+            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and self._in_annotation() and _annotation_string_unseen(node):
+                # Review, round 14: a string in an annotation is code that library code evaluates
+                # (`functools.singledispatch`'s `register` runs `typing.get_type_hints`, and its
+                # `registry` hands the class back: `x: "type"` is `type`); judged as the code it holds.
+                found[0] = True
             elif isinstance(node, cst.Subscript) and _namespace_of_class(node.value) and literal_key(node) is None:
                 # A class's namespace read by a computed key is any of its special names
                 # (`typing.Type[int].__dict__["__ori" + "gin__"]` is `type`, as `vars(...)[...]` is;
@@ -1569,6 +1574,9 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
             self.parents.pop()
+
+        def _in_annotation(self) -> bool:
+            return any(isinstance(parent, cst.Annotation) for parent in self.parents)
 
         def _named_getattr(self, node: cst.Name) -> bool:
             """`getattr(x, "name")` (a default allowed): the attribute's name one literal string."""
@@ -1604,6 +1612,22 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
     walk_tree(module, Find())
     return found[0]
+
+
+def _annotation_string_unseen(node: cst.BaseExpression) -> bool:
+    """A string of an annotation whose code may reach a class maker (`_classes_made_unseen` of the
+    expression it spells), or that spells none that can be read here: one built of parts
+    (`"ty" "pe"`, an f-string), or not one expression."""
+    text = string_value(node) if isinstance(node, cst.SimpleString) else None
+    if text is None:
+        return True
+    try:
+        expression = cst.parse_expression(text.strip())
+    except Exception:  # noqa: BLE001 - libcst's parser errors
+        return True
+    # (Held as an annotation again: a string within it is evaluated in turn, `"Optional['type']"`.)
+    annotated = cst.AnnAssign(target=cst.Name("_"), annotation=cst.Annotation(expression), value=None)
+    return _classes_made_unseen(cst.Module(body=[cst.SimpleStatementLine(body=[annotated])]))
 
 
 def _namespace_of_class(value: cst.BaseExpression) -> bool:
