@@ -39,11 +39,16 @@ Causes:
   runs `typing.get_type_hints` on `def _(x: "type")` and `registry` hands `type` back (V_21). Now
   `_classes_made_unseen` judges an annotation's string as the expression it spells
   (`loops._annotation_string_unseen`; a string built of parts, or no expression, is unproven).
+- `_set_views_held` took a view given to any `_VIEW_READERS` builtin for one read and kept by none,
+  but some return an argument: `min([], default={}.keys())` (V_23), `sum((), {}.keys())` (V_24), and
+  `dict(k={}.keys())` keeps it (V_25). Now `loops._view_only_read`: a positional argument; `min`'s
+  and `max`'s only one (`key=` allowed), `sum`'s only argument.
 V_11 keeps the reach: a local list named `vars`, and the method's name among words of a string.
 V_13: a helper's gathering operators going on into a new value. V_16: `super().__init__(**kw)`,
 `nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`. V_18: `torch.eye`, `torch.zeros` and
 `torch.random.manual_seed`. V_22: string annotations `"torch.Tensor"`, `"typing.Optional[int]"` and
-a `singledispatch` registry of `int`.
+a `singledispatch` registry of `int`. V_26: `max(d.items(), key=...)`, `sorted(d.keys(), reverse=True)`,
+`min(d.keys())`, `dict(d.items())`.
 """
 from pathlib import Path
 
@@ -79,6 +84,10 @@ EXPECTED = {
     "V_20_gf003_loop_named_tuple_annotation_evaluates_to_type": ("GF003", "`buf` (line 14) " + TENSOR),
     "V_21_gf003_loop_singledispatch_string_annotation_evaluates_to_type": ("GF003", "`buf` (line 26) " + TENSOR),
     "V_22_gf003_loop_string_annotations_near_miss": ("GF003", None),
+    "V_23_gf003_loop_min_default_returns_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
+    "V_24_gf003_loop_sum_start_returns_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
+    "V_25_gf003_loop_dict_keyword_keeps_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
+    "V_26_gf003_loop_views_read_by_builtins_near_miss": ("GF003", None),
 }
 
 
@@ -219,3 +228,23 @@ def test_annotation_strings_are_code():
         'y = "type"\n',
     ):
         assert not _classes_made_unseen(cst.parse_module(ok)), ok
+
+
+def test_views_returned_by_readers():
+    base = "import torch\nd = {}\n"
+    for ok in (
+        "b = max(d.items(), key=lambda kv: kv[1])\n",
+        "n = sorted(d.keys(), reverse=True)\n",
+        "f = min(d.keys())\n",
+        "c = dict(d.items())\n",
+        "s = sum(d.keys())\n",
+        "z = list(zip(d.keys(), d.items()))\n",
+    ):
+        assert not _untrusted(base + ok).set_views, ok
+    for kept in (
+        "v = min([], default=d.keys())\n",
+        "v = max(d.keys(), d.items())\n",
+        "v = sum((), d.keys())\n",
+        "v = dict(k=d.keys())\n",
+    ):
+        assert _untrusted(base + kept).set_views, kept

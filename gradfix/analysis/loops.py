@@ -1212,7 +1212,8 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
 # views of it. They are made by these methods (a `dict`'s, an `OrderedDict`'s, any `Mapping`'s,
 # `nn.ModuleDict.keys()`), and only a view the file keeps can reach an operator: proven where every
 # `keys`/`items` the file names (as an attribute or a string) is called and its result at once
-# iterated (`for k, v in d.items()`), tested with `in`, or given to a builtin that reads it.
+# iterated (`for k, v in d.items()`), tested with `in`, or given to a builtin that reads it
+# (`_view_only_read`: as an argument it never returns).
 _VIEW_METHODS = frozenset({"keys", "items"})
 _VIEW_READERS = frozenset({"list", "tuple", "sorted", "set", "frozenset", "len", "enumerate", "zip", "print", "dict", "reversed", "iter", "any", "all", "min", "max", "sum", "str", "repr"})
 
@@ -1249,11 +1250,27 @@ def _set_views_held(module: cst.Module) -> bool:
                 return up.comparator is call and isinstance(up.operator, (cst.In, cst.NotIn))
             if isinstance(up, cst.Arg) and up.value is call and not up.star and len(parents) >= 3:
                 outer = parents[-3]
-                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers
+                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers and _view_only_read(outer, up)
             return False
 
     walk_tree(module, Find())
     return found[0]
+
+
+def _view_only_read(call: cst.Call, arg: cst.Arg) -> bool:
+    """A view given to a `_VIEW_READERS` builtin as an argument it reads and never returns (review,
+    round 14): positional (`dict(k=view)` keeps it); `min`'s and `max`'s only one, with no `default=`
+    (`min([], default=view)` is the view when the iterable is empty, as `min(view, x)` may be);
+    `sum`'s only argument (`sum((), view)` returns its start)."""
+    if arg.keyword is not None:
+        return False
+    name = call.func.value if isinstance(call.func, cst.Name) else ""
+    others = [other for other in call.args if other is not arg]
+    if name in ("min", "max"):
+        return all(other.keyword is not None and other.keyword.value == "key" for other in others)
+    if name == "sum":
+        return not others
+    return True
 
 
 # Modules whose objects, given a tensor as an operand, make a new value (or raise), keep no reference
