@@ -43,6 +43,9 @@ Causes:
   but some return an argument: `min([], default={}.keys())` (V_23), `sum((), {}.keys())` (V_24), and
   `dict(k={}.keys())` keeps it (V_25). Now `loops._view_only_read`: a positional argument; `min`'s
   and `max`'s only one (`key=` allowed), `sum`'s only argument.
+- The same helpers trusted a parameter as the receiver of any `FRESH_METHODS` name, but `add` on a
+  set stores its argument (`def put(u): return u.add(box[0])`, given `bufs`: V_27). Now not the
+  names of `COLLECTING_METHODS` (`loops._fresh_operand`).
 V_11 keeps the reach: a local list named `vars`, and the method's name among words of a string.
 V_13: a helper's gathering operators going on into a new value. V_16: `super().__init__(**kw)`,
 `nn.Module.__init__(self)` and `argparse.Namespace(steps=3)`. V_18: `torch.eye`, `torch.zeros` and
@@ -88,6 +91,7 @@ EXPECTED = {
     "V_24_gf003_loop_sum_start_returns_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
     "V_25_gf003_loop_dict_keyword_keeps_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
     "V_26_gf003_loop_views_read_by_builtins_near_miss": ("GF003", None),
+    "V_27_gf003_loop_reading_helper_set_add_stores_graph": ("GF003", "`bufs` (line 6) " + CONTAINER),
 }
 
 
@@ -146,12 +150,14 @@ def test_reading_helpers_gathering_operators():
         "def f(u, v):\n    return torch.mean((u - v) ** 2)\n",
         "def f(u, k):\n    return (u * k).sum()\n",
         "def f(u, v):\n    return -(u + v)\n",
+        "def f(u):\n    return u.sum() + u.mean()\n",
     ):
         assert _reading_helpers(cst.parse_module(base + ok)) == {"f"}, ok
     for kept in (
         "def f(u, k):\n    return u * k\n",
         "def f(u, v):\n    return (u + v) * 2\n",
         "def f(u, v):\n    return (u - v)[0]\n",
+        "def f(u):\n    return u.add(1)\n",
     ):
         assert not _reading_helpers(cst.parse_module(base + kept)), kept
 

@@ -1091,7 +1091,12 @@ def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractS
         return isinstance(call, cst.Call) and _fresh_torch_call(call, shadowed)
     if isinstance(parent, cst.Attribute) and parent.value is node and len(stack) >= 2:
         call = stack[-2]
-        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS and _method_trusted(parent.attr.value, shadowed)
+        # (Not a name that on a container stores its argument: `u.add(x)` is a tensor's new sum but
+        # a set's insertion, and a helper may be given a set: `put(bufs)`; review, round 14.)
+        return (
+            isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS
+            and parent.attr.value not in COLLECTING_METHODS and _method_trusted(parent.attr.value, shadowed)
+        )
     return False
 
 
