@@ -16,7 +16,9 @@ Causes:
   (`string.Formatter().get_field`: V_10); and a literal dotted path reaches its parts
   (`attrgetter("me.update")`: V_09; only a string equal to the name counted). Now
   `introspection._CLASS_NAMESPACES` holds the two `inspect` listings, `_STRING_RESOLVERS` any mention
-  of the resolvers, and `_string_names` reads a dotted literal's parts.
+  of the resolvers, and `_string_names` reads a dotted literal's parts. Modules that run code given
+  as a string in a namespace handed to them (`timeit.timeit("t.upd" + "ate(h)", globals=...)`: V_28;
+  `code`, `cProfile`, `pdb`, `runpy`, `doctest`): any import of one (`_CODE_RUNNER_MODULES`).
 - `_reading_helpers` took a helper whose parameter is only an operand (`return u * k`) to return a
   new value; given a container (`_only_read`: `keep(bufs, 1)`), `*`, `+`, `-`, `&`, `^` and `|` make
   a container of the same items (V_12). Now `loops._fresh_operand` follows a chain of those operators
@@ -92,6 +94,7 @@ EXPECTED = {
     "V_25_gf003_loop_dict_keyword_keeps_key_view": ("GF003", "`buf` (line 10) " + TENSOR),
     "V_26_gf003_loop_views_read_by_builtins_near_miss": ("GF003", None),
     "V_27_gf003_loop_reading_helper_set_add_stores_graph": ("GF003", "`bufs` (line 6) " + CONTAINER),
+    "V_28_gf005_timeit_runs_method_from_string": ("GF005", REACHED + "`import timeit` at line 21)"),
 }
 
 

@@ -163,6 +163,10 @@ _CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "va
 # (`string.Formatter().get_field("0.update", (t,), {})`) and `inspect.getattr_static(t, name)`.
 # Any mention of them, as a name or an attribute, reaches a method unseen.
 _STRING_RESOLVERS = frozenset({"eval", "exec", "resolve_name", "locate", "get_field", "getattr_static"})
+# Review, round 14: modules whose functions run code given as a string, in a namespace handed to
+# them (`timeit.timeit("t.upd" + "ate(h)", globals=dict(t=t, h=h))`, `code.InteractiveInterpreter`,
+# `cProfile.run`, `pdb.run`, `runpy`, `doctest`): any import of one reaches a method unseen.
+_CODE_RUNNER_MODULES = frozenset({"timeit", "code", "codeop", "pdb", "bdb", "cProfile", "profile", "runpy", "doctest", "trace"})
 # A literal string that is a dotted path (`"t.update"`, `"__main__:Trainer.update"`, `"0.update"`):
 # each of its parts is a name it may reach (`operator.attrgetter("me.update")`).
 _DOTTED = re.compile(r"[\w.:\[\]]+")
@@ -212,6 +216,14 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
             if (method and node.attr.value in _CLASS_NAMESPACES) or node.attr.value in _STRING_RESOLVERS:
+                found.append(node)
+
+        def visit_Import(self, node: cst.Import) -> None:
+            if any(_dotted(alias.name).split(".")[0] in _CODE_RUNNER_MODULES for alias in node.names):
+                found.append(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.module is not None and not node.relative and _dotted(node.module).split(".")[0] in _CODE_RUNNER_MODULES:
                 found.append(node)
 
     # `vars = []` in a method: that function's own variable wherever its body reads the name, never
