@@ -12,6 +12,7 @@ is not proven goes into the reason).
 
 from __future__ import annotations
 
+import re
 from typing import Callable, List, Optional
 
 import libcst as cst
@@ -153,7 +154,31 @@ def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
 # Ways to an object's attributes by a name given as a value (`getattr(t, name)`,
 # `methodcaller(name)`, `attrgetter(name)`), and to a class's namespace as a whole.
 ATTRIBUTE_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
-_CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars"})
+# Review, round 14: `inspect` lists a class's namespace statically too (`getmembers_static(t)`,
+# `classify_class_attrs(type(t))`, whose items' `.object` is the function).
+_CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars", "getmembers_static", "classify_class_attrs"})
+# Review, round 14: what reaches an object's attribute from a string of any form, whatever the
+# name it is given: code run from a string (`eval("t.upd" + "ate")`, `exec`), a dotted path
+# resolved (`pkgutil.resolve_name("__main__:Trainer.update")`, `pydoc.locate`), a format field
+# (`string.Formatter().get_field("0.update", (t,), {})`) and `inspect.getattr_static(t, name)`.
+# Any mention of them, as a name or an attribute, reaches a method unseen.
+_STRING_RESOLVERS = frozenset({"eval", "exec", "resolve_name", "locate", "get_field", "getattr_static"})
+# Review, round 14: modules whose functions run code given as a string, in a namespace handed to
+# them (`timeit.timeit("t.upd" + "ate(h)", globals=dict(t=t, h=h))`, `code.InteractiveInterpreter`,
+# `cProfile.run`, `pdb.run`, `runpy`, `doctest`): any import of one reaches a method unseen.
+_CODE_RUNNER_MODULES = frozenset({"timeit", "code", "codeop", "pdb", "bdb", "cProfile", "profile", "runpy", "doctest", "trace"})
+# A literal string that is a dotted path (`"t.update"`, `"__main__:Trainer.update"`, `"0.update"`):
+# each of its parts is a name it may reach (`operator.attrgetter("me.update")`).
+_DOTTED = re.compile(r"[\w.:\[\]]+")
+
+
+def _string_names(text: Optional[str]) -> List[str]:
+    """The names a literal string may reach: itself, and the parts of a dotted path."""
+    if text is None:
+        return []
+    if _DOTTED.fullmatch(text) is None:
+        return [text]
+    return [text, *re.split(r"[.:\[\]]", text)]
 
 
 def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Optional[cst.CSTNode]:
@@ -173,7 +198,7 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
 
     class Find(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if string_value(node) == name:
+            if name in _string_names(string_value(node)):
                 found.append(node)
 
         def visit_Call(self, node: cst.Call) -> None:
@@ -186,9 +211,19 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
         def visit_Name(self, node: cst.Name) -> None:
             if method and node.value in _CLASS_NAMESPACES and id(node) not in local:
                 found.append(node)
+            elif node.value in _STRING_RESOLVERS:
+                found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
-            if method and node.attr.value in _CLASS_NAMESPACES:
+            if (method and node.attr.value in _CLASS_NAMESPACES) or node.attr.value in _STRING_RESOLVERS:
+                found.append(node)
+
+        def visit_Import(self, node: cst.Import) -> None:
+            if any(_dotted(alias.name).split(".")[0] in _CODE_RUNNER_MODULES for alias in node.names):
+                found.append(node)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.module is not None and not node.relative and _dotted(node.module).split(".")[0] in _CODE_RUNNER_MODULES:
                 found.append(node)
 
     # `vars = []` in a method: that function's own variable wherever its body reads the name, never
@@ -215,13 +250,21 @@ def _function_locals(module: cst.Module, words: frozenset) -> frozenset:
     statements (a nested def's or class's name counts, their bodies and lambdas are not entered,
     a comprehension's target binds in its own scope, not here); only the reads in that body's own scope and its
     comprehensions are taken (a nested function may declare the name `global`). Decorators, defaults
-    and annotations run outside the function and are never taken."""
+    and annotations run outside the function and are never taken.
+
+    Review, round 14: a local's value may still be the reader itself. An import binds the module's
+    object (`from inspect import getmembers`, `from builtins import vars` in the function), and a
+    string names it to `getattr` (`vars = getattr(builtins, "vars")`), or to a caller that hands it
+    in as an argument: a name an import in the function binds is never taken, nor any word the file
+    spells as a string."""
     taken: set = set()
+    spelled = {string_value(node) for node in nodes_within(module, cst.SimpleString)} & set(words)
     for function in nodes_within(module, cst.FunctionDef):
         params = function.params
         named = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
         bound = {p.name.value for p in named}
         declared: set = set()
+        imported: set = set()  # (may be the reader itself: `from inspect import getmembers`)
         reads: List[cst.Name] = [p.name for p in named if p.name.value in words]  # (the parameter itself)
         for node in _own_scope(function.body):
             kind = type(node)
@@ -243,14 +286,14 @@ def _function_locals(module: cst.Module, words: frozenset) -> frozenset:
             elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
                     if alias.asname is not None:
-                        bound.update(bound_names(alias.asname.name))
+                        imported.update(bound_names(alias.asname.name))
                     else:
                         head = alias.name
                         while isinstance(head, cst.Attribute):
                             head = head.value
                         if isinstance(head, cst.Name):
-                            bound.add(head.value)
-        local = (bound - declared) & words
+                            imported.add(head.value)
+        local = (bound - declared - imported - spelled) & words
         taken.update(id(n) for n in reads if n.value in local)
     return frozenset(taken)
 
@@ -456,6 +499,15 @@ def bound_attribute_names(module: cst.Module, *, scopes: bool = True) -> Optiona
                 # `update_wrapper(torch, ns)`, `wraps(ns)(torch)` copy `ns.__dict__` onto it; `@wraps(f)`
                 # on a `def` only onto the new function (review, round 10).
                 any_name.append(node)
+            elif name == "__init__" and isinstance(func, cst.Attribute) and not _self_init(node):
+                # Review, round 14: an initializer called unbound sets the keywords' names as
+                # attributes of what it is given (`argparse.Namespace.__init__(Keeper, **{"__s" +
+                # "ub__": f})` sets a special method on a class of the file; `dict(__sub__=f)` too).
+                for arg in node.args:
+                    if arg.star == "**":
+                        any_name.append(node)
+                    elif arg.keyword is not None:
+                        names.add(arg.keyword.value)
 
         def _read(self, node: cst.CSTNode) -> bool:
             """Whether the namespace dict `node` is only read where it stands."""
@@ -514,3 +566,13 @@ def _namespace_dict(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and bool(node.args)
 
 
+
+
+def _self_init(call: cst.Call) -> bool:
+    """`super().__init__(...)` or `Base.__init__(self, ...)`: an initializer run on the object being
+    made, whose attributes are an instance's (none is a special method Python looks up on a class)."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+        return True
+    first = call.args[0] if call.args else None
+    return first is not None and first.keyword is None and not first.star and isinstance(first.value, cst.Name) and first.value.value == "self"

@@ -84,6 +84,11 @@ from gradfix.analysis.walk import children, per_file, walk_tree
 _LOOPS = (cst.For, cst.While)
 
 
+# Of `GRAPH_FREE_FACTORIES`, those that make no tensor under any of torch's modules
+# (`torch.cuda.manual_seed(0)`, `torch.cuda.device(0)`).
+_NO_TENSOR_FACTORIES = frozenset({"manual_seed", "device", "Generator"})
+
+
 def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]] = None) -> bool:
     """A value proven to hold no autograd graph (see the module doc). `names`, where given, says
     whether a name read there is proven to hold none (every binding of it is graph-free); without
@@ -125,7 +130,10 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
             return all(free(a.value) for a in value.args)
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return False  # `nn.Tanh()(x @ w)`: what an object returns
-        if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES:
+        if text.startswith("torch.") and last in GRAPH_FREE_FACTORIES and (text == f"torch.{last}" or last in _NO_TENSOR_FACTORIES):
+            # Torch's own factories (`torch.eye`), not a name that only shares the spelling in one
+            # of its modules: `torch.nn.init.eye` is the deprecated alias of `eye_`, which fills its
+            # argument in place and returns it, graph and all (review, round 14).
             return True
         if last[:1].isupper() and text.startswith(("torch.", "nn.", "optim.")):
             return _class_graph_free(text, value, names)
@@ -1068,6 +1076,14 @@ def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractS
     where the file proves it torch's (`_Untrusted`: `loss_fn(bufs[0], Keeper())` runs a `__rsub__`
     of the file on `u - v`, which may return `u`; review, round 9)."""
     parent = stack[-1] if stack else None
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _GATHERING_OPERATORS):
+        # Review, round 14: a helper may be given a container (`_only_read`: `keep(bufs, 1)`), and
+        # on a list, tuple, set or dict these make a container of the same items (`u * k`, `u + v`,
+        # as `_only_read` follows them). Fresh only where what the chain of them makes goes on into
+        # a new value (`torch.mean((u - v) ** 2)`), never where it is what the helper returns.
+        if not _operator_trusted(parent, shadowed) or len(stack) < 2:
+            return False
+        return _fresh_operand(parent, stack[:-1], shadowed)  # type: ignore[arg-type]
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
         return _operator_trusted(parent, shadowed)
     if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(stack) >= 2:
@@ -1075,7 +1091,12 @@ def _fresh_operand(node: cst.Name, stack: List[cst.CSTNode], shadowed: AbstractS
         return isinstance(call, cst.Call) and _fresh_torch_call(call, shadowed)
     if isinstance(parent, cst.Attribute) and parent.value is node and len(stack) >= 2:
         call = stack[-2]
-        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS and _method_trusted(parent.attr.value, shadowed)
+        # (Not a name that on a container stores its argument: `u.add(x)` is a tensor's new sum but
+        # a set's insertion, and a helper may be given a set: `put(bufs)`; review, round 14.)
+        return (
+            isinstance(call, cst.Call) and call.func is parent and parent.attr.value in FRESH_METHODS
+            and parent.attr.value not in COLLECTING_METHODS and _method_trusted(parent.attr.value, shadowed)
+        )
     return False
 
 
@@ -1196,7 +1217,8 @@ def _list_untrusted(module: cst.Module) -> "_Untrusted":
 # views of it. They are made by these methods (a `dict`'s, an `OrderedDict`'s, any `Mapping`'s,
 # `nn.ModuleDict.keys()`), and only a view the file keeps can reach an operator: proven where every
 # `keys`/`items` the file names (as an attribute or a string) is called and its result at once
-# iterated (`for k, v in d.items()`), tested with `in`, or given to a builtin that reads it.
+# iterated (`for k, v in d.items()`), tested with `in`, or given to a builtin that reads it
+# (`_view_only_read`: as an argument it never returns).
 _VIEW_METHODS = frozenset({"keys", "items"})
 _VIEW_READERS = frozenset({"list", "tuple", "sorted", "set", "frozenset", "len", "enumerate", "zip", "print", "dict", "reversed", "iter", "any", "all", "min", "max", "sum", "str", "repr"})
 
@@ -1233,11 +1255,27 @@ def _set_views_held(module: cst.Module) -> bool:
                 return up.comparator is call and isinstance(up.operator, (cst.In, cst.NotIn))
             if isinstance(up, cst.Arg) and up.value is call and not up.star and len(parents) >= 3:
                 outer = parents[-3]
-                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers
+                return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value in readers and _view_only_read(outer, up)
             return False
 
     walk_tree(module, Find())
     return found[0]
+
+
+def _view_only_read(call: cst.Call, arg: cst.Arg) -> bool:
+    """A view given to a `_VIEW_READERS` builtin as an argument it reads and never returns (review,
+    round 14): positional (`dict(k=view)` keeps it); `min`'s and `max`'s only one, with no `default=`
+    (`min([], default=view)` is the view when the iterable is empty, as `min(view, x)` may be);
+    `sum`'s only argument (`sum((), view)` returns its start)."""
+    if arg.keyword is not None:
+        return False
+    name = call.func.value if isinstance(call.func, cst.Name) else ""
+    others = [other for other in call.args if other is not arg]
+    if name in ("min", "max"):
+        return all(other.keyword is not None and other.keyword.value == "key" for other in others)
+    if name == "sum":
+        return not others
+    return True
 
 
 # Modules whose objects, given a tensor as an operand, make a new value (or raise), keep no reference
@@ -1320,7 +1358,7 @@ _TYPING_ANY_USE = frozenset({
     "TypeAlias", "TypeGuard", "TypeVarTuple", "TypedDict", "Union", "Unpack", "abstractmethod", "assert_never",
     "assert_type", "cast", "clear_overloads", "dataclass_transform", "final",
     "get_overloads", "is_typeddict", "no_type_check", "no_type_check_decorator", "overload",
-    "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ForwardRef", "ParamSpec", "ParamSpecArgs",
+    "reveal_type", "runtime_checkable", "TypeVar", "NewType", "ParamSpec", "ParamSpecArgs",
     "ParamSpecKwargs", "Pattern", "SupportsAbs", "SupportsRound", "override", "TypeAliasType", "ReadOnly", "TypeIs",
 })
 _TYPING_CLASS_CHECKS = frozenset({
@@ -1488,7 +1526,13 @@ def _module_paths_proven(module: cst.Module) -> bool:
 # file called (`Meta("K", (), ns)`) or named (`metaclass=`), `dataclasses.make_dataclass(...,
 # namespace=ns)`, `types.new_class`; `type` itself reached through `__class__` (`int.__class__`) or
 # `type(int)`. Allowed: `type(x)` given one argument and only compared, printed or read for its name.
-_CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"})
+_CLASS_MAKERS = frozenset({"make_dataclass", "new_class", "__class__", "__build_class__", "__prepare__", "__new__"}) | frozenset({
+    # Review, round 14: a `typing.ForwardRef` evaluates its string as code, builtins in reach
+    # (`ForwardRef("type")._evaluate(None, None, frozenset())` is `type`); one is also read back
+    # from a typing-made class's `__annotations__` (`typing.NamedTuple("Row", [("k", "type")])`),
+    # so `ForwardRef` is off `_TYPING_ANY_USE` and its evaluation is any use of these names.
+    "_evaluate", "evaluate_forward_ref", "_eval_type",
+})
 _TYPE_READERS = frozenset({"print", "str", "repr", "isinstance", "issubclass", "id", "hash"})
 
 
@@ -1536,6 +1580,11 @@ def _classes_made_unseen(module: cst.Module) -> bool:
                 found[0] = True
             elif isinstance(node, cst.Name) and node.value == "type" and not self._type_use(node):
                 found[0] = True
+            elif isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) and self._in_annotation() and _annotation_string_unseen(node):
+                # Review, round 14: a string in an annotation is code that library code evaluates
+                # (`functools.singledispatch`'s `register` runs `typing.get_type_hints`, and its
+                # `registry` hands the class back: `x: "type"` is `type`); judged as the code it holds.
+                found[0] = True
             elif isinstance(node, cst.Subscript) and _namespace_of_class(node.value) and literal_key(node) is None:
                 # A class's namespace read by a computed key is any of its special names
                 # (`typing.Type[int].__dict__["__ori" + "gin__"]` is `type`, as `vars(...)[...]` is;
@@ -1547,6 +1596,9 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
             self.parents.pop()
+
+        def _in_annotation(self) -> bool:
+            return any(isinstance(parent, cst.Annotation) for parent in self.parents)
 
         def _named_getattr(self, node: cst.Name) -> bool:
             """`getattr(x, "name")` (a default allowed): the attribute's name one literal string."""
@@ -1582,6 +1634,22 @@ def _classes_made_unseen(module: cst.Module) -> bool:
 
     walk_tree(module, Find())
     return found[0]
+
+
+def _annotation_string_unseen(node: cst.BaseExpression) -> bool:
+    """A string of an annotation whose code may reach a class maker (`_classes_made_unseen` of the
+    expression it spells), or that spells none that can be read here: one built of parts
+    (`"ty" "pe"`, an f-string), or not one expression."""
+    text = string_value(node) if isinstance(node, cst.SimpleString) else None
+    if text is None:
+        return True
+    try:
+        expression = cst.parse_expression(text.strip())
+    except Exception:  # noqa: BLE001 - libcst's parser errors
+        return True
+    # (Held as an annotation again: a string within it is evaluated in turn, `"Optional['type']"`.)
+    annotated = cst.AnnAssign(target=cst.Name("_"), annotation=cst.Annotation(expression), value=None)
+    return _classes_made_unseen(cst.Module(body=[cst.SimpleStatementLine(body=[annotated])]))
 
 
 def _namespace_of_class(value: cst.BaseExpression) -> bool:

@@ -1,0 +1,33 @@
+# GF005 safe fix wrong: `inspect.getmembers_static` lists a class's namespace as `getmembers` does, but only `getmembers` was known: the loop reaches `update` by a computed name and calls it twice with one graph, which the fix frees after the first call.
+import torch
+
+torch.manual_seed(0)
+
+
+class Trainer:
+    def __init__(self):
+        self.w = torch.randn(2, requires_grad=True)
+        self.opt = torch.optim.SGD([self.w], lr=0.1)
+
+    def update(self, x):
+        self.opt.zero_grad()
+        loss = ((self.w * x) ** 2).sum()
+        loss.backward(retain_graph=True)
+        self.opt.step()
+        return loss.item()
+
+
+def drive(t, h):
+    import inspect
+    for name, method in inspect.getmembers_static(t):
+        if name.startswith("upd"):
+            print(round(method(t, h), 6))
+            print(round(method(t, h), 6))
+
+
+
+if __name__ == "__main__":
+    t = Trainer()
+    v = torch.rand(2, requires_grad=True)
+    drive(t, (v * 2).tanh())
+    print(t.w)
