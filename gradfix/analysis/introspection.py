@@ -162,11 +162,52 @@ _CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "va
 # resolved (`pkgutil.resolve_name("__main__:Trainer.update")`, `pydoc.locate`), a format field
 # (`string.Formatter().get_field("0.update", (t,), {})`) and `inspect.getattr_static(t, name)`.
 # Any mention of them, as a name or an attribute, reaches a method unseen.
-_STRING_RESOLVERS = frozenset({"eval", "exec", "resolve_name", "locate", "get_field", "getattr_static"})
+_STRING_RESOLVERS = frozenset({
+    "eval", "exec", "resolve_name", "locate", "get_field", "getattr_static",
+    # Review, round 15: more of the standard library's resolvers of a dotted path from a string:
+    # `xmlrpc.server.resolve_dotted_attribute(t, "upd" + "ate")` (X_02) and `logging.config`'s
+    # configurators (`BaseConfigurator({}).resolve("__main__.t.upd" + "ate")`: X_03; `dictConfig`
+    # with a `"()"` factory path). Code made from parts without `eval`/`exec`: a function built on
+    # a code object (`types.FunctionType(compile(...), ns)`: X_01; `f.__code__.replace(co_names=...)`).
+    # And no string at all: the collector hands back a class's or a function's namespace dict
+    # (`gc.get_referents(type(t))`: X_05; `get_objects`, `get_referrers`).
+    "resolve_dotted_attribute", "BaseConfigurator", "DictConfigurator", "dictConfig", "fileConfig",
+    "FunctionType", "CodeType", "LambdaType", "__code__", "get_referents", "get_objects", "get_referrers",
+})
+# Review, round 15: the builtin `compile` makes a code object from a string (X_01); as a name only
+# (or `builtins.compile`): `re.compile` and `torch.compile` are attributes of other modules.
+_BUILTIN_RESOLVERS = frozenset({"compile"})
 # Review, round 14: modules whose functions run code given as a string, in a namespace handed to
 # them (`timeit.timeit("t.upd" + "ate(h)", globals=dict(t=t, h=h))`, `code.InteractiveInterpreter`,
 # `cProfile.run`, `pdb.run`, `runpy`, `doctest`): any import of one reaches a method unseen.
-_CODE_RUNNER_MODULES = frozenset({"timeit", "code", "codeop", "pdb", "bdb", "cProfile", "profile", "runpy", "doctest", "trace"})
+_CODE_RUNNER_MODULES = frozenset({
+    "timeit", "code", "codeop", "pdb", "bdb", "cProfile", "profile", "runpy", "doctest", "trace",
+    # Review, round 15: modules that resolve a dotted global named in their data, which may be
+    # built of parts (`pickle.loads(proto4 + b"c__main__\nt.up" + b"date\n.")` is `t.update`: X_04),
+    # or load code objects (`marshal`), and those of X_02/X_03 by any name they are imported as.
+    "pickle", "_pickle", "copyreg", "shelve", "marshal", "dill", "cloudpickle", "xmlrpc", "logging.config",
+})
+
+
+def _imports_module(node, modules: frozenset) -> bool:
+    """Whether the import `node` imports one of `modules` (a top-level module, or a dotted one such
+    as `logging.config`) or something under it: `import logging.config`, `from logging import
+    config`, `from logging.config import dictConfig`, `import pickle as pk`."""
+
+    def under(dotted: str) -> bool:
+        parts = dotted.split(".")
+        return any(".".join(parts[: k + 1]) in modules for k in range(len(parts)))
+
+    if isinstance(node, cst.Import):
+        return any(under(_dotted(alias.name)) for alias in node.names)
+    if node.module is None or node.relative:
+        return False
+    base = _dotted(node.module)
+    if under(base):
+        return True
+    if isinstance(node.names, cst.ImportStar):
+        return False
+    return any(isinstance(alias.name, cst.Name) and under(base + "." + alias.name.value) for alias in node.names)
 # A literal string that is a dotted path (`"t.update"`, `"__main__:Trainer.update"`, `"0.update"`):
 # each of its parts is a name it may reach (`operator.attrgetter("me.update")`).
 _DOTTED = re.compile(r"[\w.:\[\]]+")
@@ -192,6 +233,7 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
     What may reach `name` this way may call it with any argument: gradfix's proof that every call
     of a function is in sight (GF005's callers) holds only without such a node."""
     found: List[cst.CSTNode] = []
+    attributes: set = set()  # ids of the `attr` names of attributes seen
 
     def literal(node: cst.BaseExpression) -> bool:
         return isinstance(node, cst.SimpleString)
@@ -211,19 +253,22 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
         def visit_Name(self, node: cst.Name) -> None:
             if method and node.value in _CLASS_NAMESPACES and id(node) not in local:
                 found.append(node)
-            elif node.value in _STRING_RESOLVERS:
+            elif node.value in _STRING_RESOLVERS or (node.value in _BUILTIN_RESOLVERS and id(node) not in attributes):
                 found.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> None:
+            attributes.add(id(node.attr))  # `re.compile`: its `compile` is no builtin (visited next)
             if (method and node.attr.value in _CLASS_NAMESPACES) or node.attr.value in _STRING_RESOLVERS:
+                found.append(node)
+            elif node.attr.value in _BUILTIN_RESOLVERS and isinstance(node.value, cst.Name) and node.value.value in ("builtins", "__builtins__"):
                 found.append(node)
 
         def visit_Import(self, node: cst.Import) -> None:
-            if any(_dotted(alias.name).split(".")[0] in _CODE_RUNNER_MODULES for alias in node.names):
+            if _imports_module(node, _CODE_RUNNER_MODULES):
                 found.append(node)
 
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if node.module is not None and not node.relative and _dotted(node.module).split(".")[0] in _CODE_RUNNER_MODULES:
+            if _imports_module(node, _CODE_RUNNER_MODULES):
                 found.append(node)
 
     # `vars = []` in a method: that function's own variable wherever its body reads the name, never
