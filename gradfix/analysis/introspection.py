@@ -156,7 +156,8 @@ def names_by_string(module: cst.Module, *, star_imports: bool = True) -> bool:
 ATTRIBUTE_GETTERS = frozenset({"getattr", "methodcaller", "attrgetter"})
 # Review, round 14: `inspect` lists a class's namespace statically too (`getmembers_static(t)`,
 # `classify_class_attrs(type(t))`, whose items' `.object` is the function).
-_CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars", "getmembers_static", "classify_class_attrs"})
+# Review, round 15: and `pydoc.allmethods(cls)`, a dict of its methods by name (X_11).
+_CLASS_NAMESPACES = frozenset({"__dict__", "__getattribute__", "getmembers", "vars", "getmembers_static", "classify_class_attrs", "allmethods"})
 # Review, round 14: what reaches an object's attribute from a string of any form, whatever the
 # name it is given: code run from a string (`eval("t.upd" + "ate")`, `exec`), a dotted path
 # resolved (`pkgutil.resolve_name("__main__:Trainer.update")`, `pydoc.locate`), a format field
@@ -186,6 +187,9 @@ _CODE_RUNNER_MODULES = frozenset({
     # built of parts (`pickle.loads(proto4 + b"c__main__\nt.up" + b"date\n.")` is `t.update`: X_04),
     # or load code objects (`marshal`), and those of X_02/X_03 by any name they are imported as.
     "pickle", "_pickle", "copyreg", "shelve", "marshal", "dill", "cloudpickle", "xmlrpc", "logging.config",
+    # (`pydoc` lists and resolves: `allmethods`, `resolve`, `locate`; `cmd.Cmd.onecmd` calls
+    # `getattr(self, "do_" + line)`.)
+    "pydoc", "cmd",
 })
 
 

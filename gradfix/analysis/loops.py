@@ -375,7 +375,12 @@ def loop_reasons(
                 )
             ]
         held = [value for value in values if _mutable_container(value)]
-        objects = [value for value in values if _torch_object(value)]
+
+        def bound_to(other: str) -> Sequence[Optional[cst.BaseExpression]]:
+            return outside.get(other, []) or module_bindings.get(other, [])
+
+        # (`buf = packed.to("cpu")` of a `PackedSequence` is that object: `_copy_of_object`.)
+        objects = [value for value in values if _torch_object(value) or _copy_of_object(value, bound_to)]
         if objects and not held and _handed_on(scope if name in outside else module, name, loop, names_free, shadowed=shadowed):
             # `object.__setattr__(m, "b", h)`, `vars(m)["b"] = h`, `register_parametrization(lin,
             # "weight", Holder(h))`, `put(m, h)`: a torch object handed to code that may store a
@@ -388,7 +393,7 @@ def loop_reasons(
                     LOOP,
                 )
             ]
-        tensors = [value for value in values if _plain_tensor(value)]
+        tensors = [value for value in values if _plain_tensor(value) and not _copy_of_object(value, bound_to)]
         if tensors and not held and not objects and _handed_on(
             scope if name in outside else module, name, loop, names_free, tensor=_torch_objects(module), shadowed=shadowed,
         ):
@@ -517,7 +522,10 @@ def _names_graph_free(
                 # v.copy_(h)`, `m2 = m; m2.b.copy_(h)`): proven only where it is not handed on, as a
                 # name the loop reads is, or only to names proven as its own (review, round 8).
                 # (As `loop_reasons` sorts them: `model = model.to(d)` of a torch object is an object's.)
-                other = any(_mutable_container(v) or _torch_object(v) for v in values)
+                def bound_to(other: str) -> Sequence[Optional[cst.BaseExpression]]:
+                    return (in_scope or {}).get(other, []) or (module_values or {}).get(other, [])
+
+                other = any(_mutable_container(v) or _torch_object(v) or _copy_of_object(v, bound_to) for v in values)
                 tensor = not other and any(_plain_tensor(v) for v in values)
                 thing = tensor or other
                 handed[name] = thing and passed_on(name, own, tensor)
@@ -617,6 +625,28 @@ def _plain_tensor(value: Optional[cst.BaseExpression]) -> bool:
         arg.keyword is not None and arg.keyword.value == "requires_grad" and code_of(arg.value).strip() == "True"
         for arg in value.args
     )
+
+
+def _copy_of_object(
+    value: Optional[cst.BaseExpression],
+    lookup: Callable[[str], Sequence[Optional[cst.BaseExpression]]],
+    seen: AbstractSet[str] = frozenset(),
+) -> bool:
+    """A `_TENSOR_COPIES` call (`_plain_tensor` by its method) whose receiver may be no tensor: a torch
+    object or a container, given directly or by a name `lookup` finds bound to one (in turn to such
+    a copy). `.to()`, `.float()` and the others return the object itself there: a module
+    (`model.float()`), a `PackedSequence` (`packed.to("cpu")`, a tuple, whose `+ ()` is a tuple of the
+    same tensors). Such a value is judged as an object's (`_only_read`), not as a new tensor's
+    (review, round 15)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _TENSOR_COPIES):
+        return False
+    receiver = strip_parens(value.func.value)
+    if _torch_object(receiver) or _mutable_container(receiver) or _copy_of_object(receiver, lookup, seen):
+        return True
+    if not isinstance(receiver, cst.Name) or receiver.value in seen:
+        return False
+    more = {*seen, receiver.value}
+    return any(_torch_object(bound) or _mutable_container(bound) or _copy_of_object(bound, lookup, more) for bound in lookup(receiver.value))
 
 
 def _copied_from(values: Sequence[Optional[cst.BaseExpression]]) -> List[Tuple[str, cst.Name]]:
@@ -758,6 +788,11 @@ def _tensor_read(
     child: cst.CSTNode = node
     if start is not None:
         child, k = start
+    # Review, round 15: past a step that `_storage_root` and `_root` do not cross (an operand of
+    # `bufs + []`, an item of a display, `list(bufs)`, a torch module's result `ident(buf)`), a write
+    # into what the chain reaches (`(bufs + [])[0].copy_(h)`, `list(bufs)[0][:] = h`) is rooted at no
+    # name `_inplace_updates` or `stores_into_objects` reports: unseen, so no harmless read.
+    gathered = start is not None and isinstance(parents[start[1]], cst.BinaryOperation)
     while k >= 0:
         parent = parents[k]
         if isinstance(parent, cst.Attribute) and parent.value is child:
@@ -766,7 +801,9 @@ def _tensor_read(
                 if ((attr in FRESH_METHODS or attr == "detach") and _method_trusted(attr, shadowed)) or (holder and attr in COLLECTING_METHODS):
                     return True
                 if attr.startswith("__") or not (holder or has_inplace_suffix(attr) or attr in VIEW_METHODS or attr in _TENSOR_COPIES):
-                    return False  # (`x.float()` may be `x` itself: followed as it; review, round 8)
+                    return False
+                if gathered and has_inplace_suffix(attr):
+                    return False  # (a write no root walk reaches: see `gathered`)  # (`x.float()` may be `x` itself: followed as it; review, round 8)
                 # (A holder's method may return what it holds, or itself: `m.buffers()`, `m.train()`.)
                 child, k = parents[k - 1], k - 2  # a view, or the tensor itself (in place)
                 continue
@@ -785,9 +822,11 @@ def _tensor_read(
             child, k = parent, k - 1
             continue
         if holder and isinstance(parent, cst.BinaryOperation):
+            gathered = True
             child, k = parent, k - 1  # `list(a.parameters()) + list(b.parameters())` holds the same objects
             continue
         if holder and isinstance(parent, (cst.Element, cst.StarredElement)) and parent.value is child and k >= 1 and isinstance(parents[k - 1], (cst.List, cst.Tuple)):
+            gathered = True
             child, k = parents[k - 1], k - 2  # `[*a.parameters(), *b.parameters()]` holds the same objects
             continue
         if holder and isinstance(parent, cst.Call) and parent.func is child:
@@ -817,9 +856,9 @@ def _tensor_read(
         if isinstance(parent, (cst.If, cst.While)):
             return parent.test is child
         if isinstance(parent, cst.AssignTarget):
-            return parent.target is child and child is not node  # `buf[0] = v`: a store (`stores_into_objects`)
+            return parent.target is child and child is not node and not gathered  # `buf[0] = v`: a store (`stores_into_objects`)
         if isinstance(parent, cst.AugAssign):
-            return parent.target is child  # `buf += v`, `buf[0] += v`: a binding or a store, seen as such
+            return parent.target is child and not gathered  # `buf += v`, `buf[0] += v`: a binding or a store, seen as such
         if not isinstance(parent, cst.Arg) or parent.value is not child or parent.star or k < 1:
             return False
         call = parents[k - 1]
@@ -831,11 +870,13 @@ def _tensor_read(
         if holder and text.startswith(OPTIMIZER_PACKAGES) and text.rsplit(".", 1)[-1][:1].isupper():
             return True  # `torch.optim.Adam(model.parameters())`: leaves it steps under `no_grad`
         if holder and isinstance(call.func, cst.Name) and text in ("list", "tuple"):
+            gathered = True
             child, k = call, k - 2  # the same objects in a new container
             continue
         if _fresh_torch_call(call, shadowed):
             return True  # (not `F.relu(buf, inplace=True)`, which returns `buf`: review, round 8)
         if isinstance(call.func, cst.Name) and torch_object(text, parents[: k - 1]):
+            gathered = True
             child, k = call, k - 2  # what a torch module returns may be its input
             continue
         return False
