@@ -25,9 +25,14 @@ Causes:
   an in-place method or a store there for one `_inplace_updates`/`stores_into_objects` report; but
   they root `(bufs + [])[0].copy_(h)` at no name (X_08) and `ident(buf).copy_(h)` at `ident` (X_09).
   Now past such a step (`gathered`) a write is no harmless read.
+- `graph_free` (and `_torch_object`, `_plain_tensor`, `_class_graph_free`) read a call as torch's by
+  its text (`nn.Parameter(h)` detaches) without checking the root is bound to torch: `nn =
+  types.SimpleNamespace(Parameter=lambda t: t * 1)` (X_12). Now `loops.torch_roots_rebound`: a
+  binding of `torch`, `nn`, `optim` or `F` other than an import of that torch module (or a star
+  import) makes `loop_reasons` unsafe.
 X_06 keeps the reach: strings built of parts given to `logging`, `re.compile` and `str.format`, and
 `torch.compile` mentioned. X_10: `(bufs + [])[0].sum()`, `ident(buf).mean()`, `x.float() + 1` of a
-tensor.
+tensor. X_13: `nn`, `optim`, `F` imported from torch.
 """
 from pathlib import Path
 
@@ -55,6 +60,8 @@ EXPECTED = {
     "X_09_gf003_loop_identity_result_written_in_place": ("GF003", "`buf` (line 11) " + TENSOR),
     "X_10_gf003_loop_gathered_reads_near_miss": ("GF003", None),
     "X_11_gf005_pydoc_allmethods_reaches_method": ("GF005", REACHED + "`import pydoc` at line 21)"),
+    "X_12_gf003_loop_nn_bound_to_namespace": ("GF003", "`nn =` (line 7) binds a name gradfix reads as torch's"),
+    "X_13_gf003_loop_torch_roots_imported_near_miss": ("GF003", None),
 }
 
 
@@ -127,3 +134,23 @@ def test_copy_of_object():
         ("packed.sum()", False),
     ]:
         assert _copy_of_object(cst.parse_expression(text), lookup) is expected, text
+
+
+@pytest.mark.parametrize(
+    "text, rebound",
+    [
+        ("import torch\nimport torch.nn as nn\nfrom torch import optim\nimport torch.nn.functional as F\n", False),
+        ("import torch.nn\nfrom torch.nn import functional as F\n", False),
+        ("import numpy as torch\n", True),
+        ("from mylib import nn\n", True),
+        ("from torch.nn import functional as nn\n", True),
+        ("from numpy import *\n", True),
+        ("import torch\ndef f(F):\n    return F\n", True),
+        ("import torch\nfor optim in []:\n    pass\n", True),
+        ("import torch\nfn = 1\n", False),
+    ],
+)
+def test_torch_roots_rebound(text, rebound):
+    from gradfix.analysis.loops import torch_roots_rebound
+
+    assert (torch_roots_rebound(cst.parse_module(text)) is not None) is rebound

@@ -89,6 +89,59 @@ _LOOPS = (cst.For, cst.While)
 _NO_TENSOR_FACTORIES = frozenset({"manual_seed", "device", "Generator"})
 
 
+# Review, round 15: `graph_free`, `_torch_object`, `_plain_tensor` and `_class_graph_free` read a
+# call as torch's by its text (`torch.zeros`, `nn.Parameter(h)`, `optim.SGD`, `F.relu`); the text
+# proves it only where each of these roots is bound to torch's module by an import and nothing else
+# (`nn = types.SimpleNamespace(Parameter=lambda t: t * 1)` makes `nn.Parameter(h)` hold h: X_12).
+_TORCH_ROOTS = {"torch": "torch", "nn": "torch.nn", "optim": "torch.optim", "F": "torch.nn.functional"}
+
+
+def torch_roots_rebound(module: cst.Module) -> Optional[cst.CSTNode]:
+    """The first binding in the file (in walk order) of a `_TORCH_ROOTS` name by anything but an
+    import of that torch module (`import torch`, `import torch.nn as nn`, `from torch import nn`,
+    `from torch.nn import functional as F`; `import torch.nn` binds `torch`), or a star import
+    (which may bind any of them); None where there is none (`walk.per_file`)."""
+    return per_file("torch roots rebound", module, _torch_roots_rebound)
+
+
+def _torch_roots_rebound(module: cst.Module) -> Optional[cst.CSTNode]:
+    for node in all_nodes(module):
+        if isinstance(node, cst.ImportFrom):
+            if isinstance(node.names, cst.ImportStar):
+                return node
+            base = "" if node.relative or node.module is None else code_of(node.module).strip()
+            for alias in node.names:
+                bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else code_of(alias.name).strip()
+                if bound in _TORCH_ROOTS and f"{base}.{code_of(alias.name).strip()}" != _TORCH_ROOTS[bound]:
+                    return node
+        elif isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = code_of(alias.name).strip()
+                if alias.asname is not None:
+                    bound = alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else ""
+                    if bound in _TORCH_ROOTS and dotted != _TORCH_ROOTS[bound]:
+                        return node
+                elif dotted.split(".")[0] in _TORCH_ROOTS and dotted.split(".")[0] != "torch":
+                    return node
+        else:
+            targets: List[cst.CSTNode] = []
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)):
+                targets = [node.target]
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                targets = [node.asname.name]
+            elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+                targets = [node.name.name]
+            elif isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+                targets = [node.name]
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                targets = [item.name for item in node.names]
+            elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+                targets = [node.name]
+            if any(name in _TORCH_ROOTS for target in targets for name in bound_names(target)):
+                return node
+    return None
+
+
 def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]] = None) -> bool:
     """A value proven to hold no autograd graph (see the module doc). `names`, where given, says
     whether a name read there is proven to hold none (every binding of it is graph-free); without
@@ -461,6 +514,19 @@ def loop_reasons(
                     LOOP,
                 )
             ]
+    # Every proof above read torch's calls by their text (`graph_free`): sound only where the roots
+    # are torch's modules (`torch_roots_rebound`; review, round 15). Last, so that a reason of its own
+    # comes first.
+    rebound_root = torch_roots_rebound(module)
+    if rebound_root is not None:
+        return [
+            Reason(
+                f"`{code_of(rebound_root).strip()[:40]}` (line {line(rebound_root)}) binds a name gradfix reads as torch's "
+                f"(`torch`, `nn`, `optim`, `F`) to something else: what a call through it builds before the loop is not "
+                f"proven free of a graph the next iteration backpropagates through again, which the one backward frees",
+                LOOP,
+            )
+        ]
     return []
 
 
