@@ -15,14 +15,27 @@ Causes:
   or a property of the file by one of them that changes state runs with no call by name
   (`implicit_dunders`).
 
-Near miss that stays safe and exact: an optimizer and a module of the file with properties that
-change state under names the bases' special methods do not read, printed between the passes (Y_03).
+- GF005 (`_loss_from_caller`, round 14) followed a handed-in loss through bindings whose value is an
+  access path, and through `get`/`pop`/`getattr`: a loss selected from the parameter by a form that
+  gives an item as it is was taken for one the function built, with a safe fix where the caller is
+  in another file: `for _, loss in enumerate(losses)`, `for loss in losses.values()`, `zip(losses,
+  ...)`, `loss = losses[0] if losses else None`, `losses and losses[0]`, `list(losses)[0]`,
+  `dict(losses)["d"]`, a comprehension over `losses.items()`, `(losses,)[0][0]`, a `match` capture
+  (`case [loss]:`). Now `_held_in` follows conditionals, `and`/`or`, subscripts and attributes of a
+  computed holder, displays, comprehensions' iterables, selecting builtins (`_SELECTING_BUILTINS`)
+  and methods (`_SELECTING_METHODS`); `_values_bound` reads `match` captures. (As in round 14, the
+  tests keep a caller in the file, which gives an unsafe fix on its own, and check the reason.)
+
+Near misses that stay safe and exact: an optimizer and a module of the file with properties that
+change state under names the bases' special methods do not read, printed between the passes (Y_03);
+a GF005 loss the function computes from an input selected by a conditional.
 """
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
+from tests.test_gf005_caller_loss import _PROGRAM
 from tests.test_review_reproducers import check_case
 
 CASES = sorted((Path(__file__).parent / "review_round15").glob("Y_*.py"))
@@ -77,3 +90,53 @@ def test_function_and_dataset_bases_read_nothing():
     )
     assert facts._base_self_calls(facts.class_names["F"][0], set()) == frozenset()
     assert facts._base_self_calls(facts.class_names["D"][0], set()) == frozenset()
+
+
+# GF005 (review, round 15): a loss the caller hands in, selected by a form that gives an item as it
+# is (`_held_in`, `_values_bound`'s `match`), keeps the unsafe fix and its reason.
+_L = "        loss.backward(retain_graph=True)"
+_SELECTED_LOSS = {
+    "enumerate": ("        for _, loss in enumerate(losses):\n    " + _L, "[d]"),
+    "values": ("        for loss in losses.values():\n    " + _L, '{"d": d}'),
+    "zip": ("        for loss, k in zip(losses, 'a'):\n    " + _L, "[d]"),
+    "match": ("        match losses:\n            case [loss]:\n        " + _L, "[d]"),
+    "conditional": ("        loss = losses[0] if losses else None\n" + _L, "[d]"),
+    "boolean": ("        loss = losses and losses[0]\n" + _L, "[d]"),
+    "list_item": ("        loss = list(losses)[0]\n" + _L, "[d]"),
+    "dict_copy": ('        loss = dict(losses)["d"]\n' + _L, '{"d": d}'),
+    "comprehension": ('        loss = {k: v for k, v in losses.items()}["d"]\n' + _L, '{"d": d}'),
+    "display_item": ("        loss = (losses,)[0][0]\n" + _L, "[d]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SELECTED_LOSS))
+def test_a_loss_the_caller_hands_in_selected_as_it_is_keeps_an_unsafe_fix(tmp_path, name):
+    backward, argument = _SELECTED_LOSS[name]
+    path = tmp_path / "train.py"
+    path.write_text(_PROGRAM.format(header="def update(self, losses):", backward=backward, argument=argument))
+    check_case(path, ("GF005", "is the caller's (the parameter `losses`)"))
+
+
+def test_a_loss_computed_from_a_selected_input_keeps_its_safe_fix(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(
+        _PROGRAM.format(
+            header="def update(self, xs):",
+            backward="        x = xs[0] if xs else None\n        loss = (self.w * x).pow(2).sum()\n" + _L,
+            argument="[torch.ones(3)]",
+        ).replace("    g = (h * 3).sum()\n    g.backward()\n", "")
+    )
+    check_case(path, ("GF005", None))
+
+
+def test_held_in():
+    from gradfix.rules._gf005_needless_retain_graph_impl import _held_in
+
+    def held(code):
+        return [cst.Module([]).code_for_node(n) for n in _held_in(cst.parse_expression(code))]
+
+    assert held("a if c else b.x") == ["a", "b.x"]
+    assert held("list(zip(xs, ys))[0]") == ["xs", "ys"]
+    assert held("d.values()") == ["d"]
+    assert held("(xs * 2).sum()") == []
+    assert held("sum(xs)") == []
