@@ -15,6 +15,12 @@ Causes:
   or a property of the file by one of them that changes state runs with no call by name
   (`implicit_dunders`).
 
+- A class reached by no name of it (round 14: `_CLASS_GRAPH_ATTRIBUTES`, `_class_parameter_reads`)
+  through an attribute that gives the class an object was bound to or made with: a classmethod's
+  `__self__` (`sys.setprofile(Prof.make.__self__)`, Y_04), a `super` object's `__thisclass__` (Y_06)
+  or `__self_class__`, a descriptor's `__objclass__`; or through the bare name `__class__` in a
+  method, the cell Python binds to the class (`sys.setprofile(__class__)`, Y_05). Now those
+  attributes walk the class graph, and a bare `__class__` in a method reads a class parameter.
 - GF005 (`_loss_from_caller`, round 14) followed a handed-in loss through bindings whose value is an
   access path, and through `get`/`pop`/`getattr`: a loss selected from the parameter by a form that
   gives an item as it is was taken for one the function built, with a safe fix where the caller is
@@ -28,6 +34,7 @@ Causes:
 
 Near misses that stay safe and exact: an optimizer and a module of the file with properties that
 change state under names the bases' special methods do not read, printed between the passes (Y_03);
+the three class-graph reads used only as attribute receivers (`Prof.make.__self__.__name__`, Y_07);
 a GF005 loss the function computes from an input selected by a conditional.
 """
 from pathlib import Path
@@ -41,11 +48,23 @@ from tests.test_review_reproducers import check_case
 CASES = sorted((Path(__file__).parent / "review_round15").glob("Y_*.py"))
 
 _RUNS = "runs without a call by name"
+_HANDED = "is handed to code outside the file, which may run it between the passes"
 EXPECTED = {
     "Y_01_gf003_optimizer_repr_reads_param_groups_property": ("GF003", f"`param_groups` (line 15) {_RUNS}"),
     "Y_02_gf003_module_repr_reads_modules_property": ("GF003", f"`_modules` (line 12) {_RUNS}"),
+    "Y_04_gf003_classmethod_self_hands_class_as_profile": ("GF003", f"`__init__` (line 16) {_HANDED}"),
+    "Y_05_gf003_class_cell_hands_class_as_profile": ("GF003", f"`__init__` (line 16) {_HANDED}"),
+    "Y_06_gf003_super_thisclass_hands_class_as_profile": ("GF003", f"`__init__` (line 12) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "Y_03_gf003_optimizer_module_plain_properties_near_miss": ("GF003", None),
+    "Y_07_gf003_class_graph_reads_near_miss": ("GF003", None),
+}
+
+# Programs that leave a profile function behind: run in a process of their own.
+APART = {
+    "Y_04_gf003_classmethod_self_hands_class_as_profile",
+    "Y_05_gf003_class_cell_hands_class_as_profile",
+    "Y_06_gf003_super_thisclass_hands_class_as_profile",
 }
 
 
@@ -55,7 +74,7 @@ def test_every_case_has_an_expectation():
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_case(path):
-    check_case(path, EXPECTED[path.stem])
+    check_case(path, EXPECTED[path.stem], apart=path.stem in APART)
 
 
 def _facts(source: str):
@@ -140,3 +159,17 @@ def test_held_in():
     assert held("d.values()") == ["d"]
     assert held("(xs * 2).sum()") == []
     assert held("sum(xs)") == []
+
+
+def test_class_cell_and_bound_class_attributes():
+    from gradfix.analysis.callees import _CLASS_GRAPH_ATTRIBUTES, _class_parameter_reads
+    from gradfix.analysis.exprs import nodes_within
+
+    assert {"__self__", "__thisclass__", "__self_class__", "__objclass__"} <= _CLASS_GRAPH_ATTRIBUTES
+    classes = [
+        n for n in cst.parse_module(
+            "class A:\n    def f(self):\n        return __class__, self.__class__\n"
+        ).body if isinstance(n, cst.ClassDef)
+    ]
+    names = [n for n in nodes_within(classes[0], cst.Name) if n.value == "__class__"]
+    assert [id(n) in _class_parameter_reads(classes) for n in names] == [True, False]

@@ -136,7 +136,13 @@ _NAMESPACE_READS = frozenset({"get", "__getitem__", "pop", "setdefault"})
 # object, by no name of theirs (review, round 13: `__class__`; round 14: the others), and `__call__`,
 # which read on a class is its metaclass's bound to it: calling it constructs the class
 # (`sys.setprofile(Prof.__call__)`, review, round 14).
-_CLASS_GRAPH_ATTRIBUTES = frozenset({"__class__", "__mro__", "__bases__", "__base__", "__call__"})
+# Review, round 15: and the attributes that give a class an object was bound to or made with: a
+# classmethod bound to its class (`Prof.make.__self__`), a `super` object's (`__thisclass__`,
+# `__self_class__`), a method descriptor's (`__objclass__`).
+_CLASS_GRAPH_ATTRIBUTES = frozenset({
+    "__class__", "__mro__", "__bases__", "__base__", "__call__", "__self__", "__thisclass__", "__self_class__",
+    "__objclass__",
+})
 _CLASS_GRAPH_METHODS = frozenset({"__subclasses__", "mro"})
 
 
@@ -189,6 +195,14 @@ def _class_parameter_reads(classes: Sequence[cst.ClassDef]) -> Set[int]:
                     if isinstance(t.target, cst.Name) and _makes_new(a.value)
                 )
             found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value in names)
+    # Review, round 15: and, in any method, the bare name `__class__`, the cell Python binds to the
+    # class the method is defined in (`sys.setprofile(__class__)`); not an attribute's name
+    # (`x.__class__`, read as `_CLASS_GRAPH_ATTRIBUTES` says).
+    for cls in classes:
+        for method in cls.body.body:
+            if isinstance(method, cst.FunctionDef):
+                attrs = {id(a.attr) for a in nodes_within(method.body, cst.Attribute)}
+                found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value == "__class__" and id(n) not in attrs)
     return found
 
 
