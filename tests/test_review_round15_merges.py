@@ -21,6 +21,10 @@ Causes:
   or `__self_class__`, a descriptor's `__objclass__`; or through the bare name `__class__` in a
   method, the cell Python binds to the class (`sys.setprofile(__class__)`, Y_05). Now those
   attributes walk the class graph, and a bare `__class__` in a method reads a class parameter.
+- A module-level def read as an attribute of a path from a trusted module was taken for no def
+  of the file (round 12: `torch.nn.init.zeros_`), but an item or a call's result on that path may
+  be any module, the file's own: `sys.setprofile(sys.modules[__name__].prof)` (Y_08). Now only a
+  chain of attributes from a trusted module is kept off the file's defs (`_attribute_chain`).
 - GF005 (`_loss_from_caller`, round 14) followed a handed-in loss through bindings whose value is an
   access path, and through `get`/`pop`/`getattr`: a loss selected from the parameter by a form that
   gives an item as it is was taken for one the function built, with a safe fix where the caller is
@@ -35,6 +39,7 @@ Causes:
 Near misses that stay safe and exact: an optimizer and a module of the file with properties that
 change state under names the bases' special methods do not read, printed between the passes (Y_03);
 the three class-graph reads used only as attribute receivers (`Prof.make.__self__.__name__`, Y_07);
+defs of the file named as attributes read through chains of attributes from torch (Y_09);
 a GF005 loss the function computes from an input selected by a conditional.
 """
 from pathlib import Path
@@ -55,7 +60,9 @@ EXPECTED = {
     "Y_04_gf003_classmethod_self_hands_class_as_profile": ("GF003", f"`__init__` (line 16) {_HANDED}"),
     "Y_05_gf003_class_cell_hands_class_as_profile": ("GF003", f"`__init__` (line 16) {_HANDED}"),
     "Y_06_gf003_super_thisclass_hands_class_as_profile": ("GF003", f"`__init__` (line 12) {_HANDED}"),
+    "Y_08_gf003_sys_modules_item_attribute_hands_profile": ("GF003", f"`prof` (line 11) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
+    "Y_09_gf003_trusted_attribute_chain_near_miss": ("GF003", None),
     "Y_03_gf003_optimizer_module_plain_properties_near_miss": ("GF003", None),
     "Y_07_gf003_class_graph_reads_near_miss": ("GF003", None),
 }
@@ -65,6 +72,7 @@ APART = {
     "Y_04_gf003_classmethod_self_hands_class_as_profile",
     "Y_05_gf003_class_cell_hands_class_as_profile",
     "Y_06_gf003_super_thisclass_hands_class_as_profile",
+    "Y_08_gf003_sys_modules_item_attribute_hands_profile",
 }
 
 
@@ -173,3 +181,11 @@ def test_class_cell_and_bound_class_attributes():
     ]
     names = [n for n in nodes_within(classes[0], cst.Name) if n.value == "__class__"]
     assert [id(n) in _class_parameter_reads(classes) for n in names] == [True, False]
+
+
+def test_attribute_chain():
+    from gradfix.analysis.callees import _attribute_chain
+
+    assert _attribute_chain(cst.parse_expression("torch.nn.init"))
+    assert not _attribute_chain(cst.parse_expression("sys.modules[__name__]"))
+    assert not _attribute_chain(cst.parse_expression("importlib.import_module(name).sub"))

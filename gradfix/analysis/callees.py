@@ -206,6 +206,14 @@ def _class_parameter_reads(classes: Sequence[cst.ClassDef]) -> Set[int]:
     return found
 
 
+def _attribute_chain(node: cst.BaseExpression) -> bool:
+    """`node` is a name or a chain of attributes of one (`torch.nn.init`), no item or call on the way."""
+    node = strip_parens(node)
+    while isinstance(node, cst.Attribute):
+        node = strip_parens(node.value)
+    return isinstance(node, cst.Name)
+
+
 def _makes_new(value: cst.BaseExpression) -> bool:
     """A call of a `__new__` (`super().__new__(mcs, ...)`, `type.__new__(...)`)."""
     value = strip_parens(value)
@@ -1204,6 +1212,9 @@ class CalleeClassifier:
                 root = _storage_root(node.value)  # (the name the path starts from, through calls)
                 imported = classifier.facts.sole_imports.imported_as(root) if root is not None else None
                 allowed = imported is not None and imported.split(".")[0] in TRUSTED_MODULES
+                # Review, round 15: through attributes only: an item or a call's result on the way may
+                # be any module, this file's too (`sys.modules[__name__].prof`).
+                allowed = allowed and _attribute_chain(node.value)
                 for d in defs.get(node.attr.value, ()):
                     if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
                         found.extend(wrapped(d))
