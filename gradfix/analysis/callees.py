@@ -136,7 +136,13 @@ _NAMESPACE_READS = frozenset({"get", "__getitem__", "pop", "setdefault"})
 # object, by no name of theirs (review, round 13: `__class__`; round 14: the others), and `__call__`,
 # which read on a class is its metaclass's bound to it: calling it constructs the class
 # (`sys.setprofile(Prof.__call__)`, review, round 14).
-_CLASS_GRAPH_ATTRIBUTES = frozenset({"__class__", "__mro__", "__bases__", "__base__", "__call__"})
+# Review, round 15: and the attributes that give a class an object was bound to or made with: a
+# classmethod bound to its class (`Prof.make.__self__`), a `super` object's (`__thisclass__`,
+# `__self_class__`), a method descriptor's (`__objclass__`).
+_CLASS_GRAPH_ATTRIBUTES = frozenset({
+    "__class__", "__mro__", "__bases__", "__base__", "__call__", "__self__", "__thisclass__", "__self_class__",
+    "__objclass__",
+})
 _CLASS_GRAPH_METHODS = frozenset({"__subclasses__", "mro"})
 
 
@@ -189,7 +195,23 @@ def _class_parameter_reads(classes: Sequence[cst.ClassDef]) -> Set[int]:
                     if isinstance(t.target, cst.Name) and _makes_new(a.value)
                 )
             found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value in names)
+    # Review, round 15: and, in any method, the bare name `__class__`, the cell Python binds to the
+    # class the method is defined in (`sys.setprofile(__class__)`); not an attribute's name
+    # (`x.__class__`, read as `_CLASS_GRAPH_ATTRIBUTES` says).
+    for cls in classes:
+        for method in cls.body.body:
+            if isinstance(method, cst.FunctionDef):
+                attrs = {id(a.attr) for a in nodes_within(method.body, cst.Attribute)}
+                found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value == "__class__" and id(n) not in attrs)
     return found
+
+
+def _attribute_chain(node: cst.BaseExpression) -> bool:
+    """`node` is a name or a chain of attributes of one (`torch.nn.init`), no item or call on the way."""
+    node = strip_parens(node)
+    while isinstance(node, cst.Attribute):
+        node = strip_parens(node.value)
+    return isinstance(node, cst.Name)
 
 
 def _makes_new(value: cst.BaseExpression) -> bool:
@@ -1190,6 +1212,9 @@ class CalleeClassifier:
                 root = _storage_root(node.value)  # (the name the path starts from, through calls)
                 imported = classifier.facts.sole_imports.imported_as(root) if root is not None else None
                 allowed = imported is not None and imported.split(".")[0] in TRUSTED_MODULES
+                # Review, round 15: through attributes only: an item or a call's result on the way may
+                # be any module, this file's too (`sys.modules[__name__].prof`).
+                allowed = allowed and _attribute_chain(node.value)
                 for d in defs.get(node.attr.value, ()):
                     if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
                         found.extend(wrapped(d))

@@ -162,8 +162,11 @@ class FileFacts:
         `MutableSequence.append` its `insert`; `Thread.start` its `run`, in another thread). Proven
         for `object`, the builtin exceptions, the classes of the file (their own bases in turn),
         `abc.ABC`, `typing.Generic` and torch's: an `nn.Module` (Lightning's too) calls the methods
-        `_MODULE_SELF_CALLS` lists, a `Dataset`, an autograd `Function`, an `Optimizer` none a
-        harmless call runs (`_PLAIN_LIBRARY_BASES`). Any other base may call any method."""
+        `_MODULE_SELF_CALLS` lists, a `Dataset`, an autograd `Function` none, an `Optimizer` what
+        `_LIBRARY_SELF_READS` lists (`_PLAIN_LIBRARY_BASES`). Any other base may call any method.
+        Review, round 15: a name the base's special methods read on the instance counts as one it
+        calls, for a property of the file by that name runs its getter at the read (`print(opt)`
+        runs `Optimizer.__repr__`, which reads `self.param_groups`)."""
         if id(node) in seen:
             return frozenset()
         seen.add(id(node))
@@ -187,7 +190,9 @@ class FileFacts:
             qualified = self.sole_imports.qualified(dotted, self.line(node)) or ""
             if is_nn_class(qualified) or qualified in LIGHTNING_MODULES:
                 found |= _MODULE_SELF_CALLS
-            elif qualified not in _PLAIN_LIBRARY_BASES:
+            elif qualified in _PLAIN_LIBRARY_BASES:
+                found |= _LIBRARY_SELF_READS.get(qualified, frozenset())
+            else:
                 return None
         return frozenset(found)
 
@@ -644,6 +649,14 @@ _MODULE_SELF_CALLS = frozenset({
     "apply", "children", "extra_repr", "get_extra_state", "get_submodule", "named_buffers", "named_children",
     "named_modules", "named_parameters", "parameters", "register_buffer", "register_parameter", "set_extra_state",
     "state_dict", "train", "buffers", "modules",
+    # Review, round 15: and the attributes its special methods read on `self` (`__repr__`, `__dir__`,
+    # `__setattr__`, `__delattr__`, `__setstate__`, from torch 2.x's source), which a property of the
+    # file by the name overrides: its getter runs at `print(net)`, `dir(net)`, `net.x = v`.
+    "_buffers", "_modules", "_non_persistent_buffers_set", "_parameters",
+    "_backward_hooks", "_backward_pre_hooks", "_forward_hooks", "_forward_hooks_always_called",
+    "_forward_hooks_with_kwargs", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+    "_is_full_backward_hook", "_load_state_dict_post_hooks", "_load_state_dict_pre_hooks",
+    "_state_dict_hooks", "_state_dict_pre_hooks",
 })
 # Review, round 14: bases proven to call no plain-named method of a subclass (`FileFacts._base_self_calls`):
 # `object` and the builtin exceptions (whose `__str__`/`__repr__` read `args`), torch's datasets,
@@ -664,6 +677,21 @@ _PLAIN_LIBRARY_BASES = frozenset({
     # methods (calls by name: barriers, or unknown code, between the passes); its `__repr__` none.
     "torch.optim.Optimizer", "torch.optim.optimizer.Optimizer",
 })
+# Review, round 15: what the special methods of a base of `_PLAIN_LIBRARY_BASES` read or call on the
+# instance by a plain name (from torch 2.x's source), which a method or a property of the file by
+# that name overrides: `Optimizer.__repr__` (`print(opt)`) reads `param_groups`, `__getstate__`
+# (`copy.copy(opt)`, pickling) `defaults`, `state`, `param_groups`, `__setstate__` calls
+# `_patch_step_function` and reads the hooks' dicts. (A `Dataset`'s `__add__` reads none; `Function`
+# has no special method an instance runs; `ABC`, `Generic` none.) A base missing here reads none.
+_OPTIMIZER_SELF_READS = frozenset({
+    "param_groups", "defaults", "state", "_patch_step_function",
+    "_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+})
+_LIBRARY_SELF_READS: Dict[str, FrozenSet[str]] = {
+    "torch.optim.Optimizer": _OPTIMIZER_SELF_READS, "torch.optim.optimizer.Optimizer": _OPTIMIZER_SELF_READS,
+}
 # Special names whose binding is no code.
 _NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})
 

@@ -14,7 +14,7 @@ from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, nodes_within, same_expr
+from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, nodes_within, same_expr, strip_parens
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
@@ -216,7 +216,7 @@ class Visitor(BlockVisitor):
         followed three links deep. Review, round 14: by any binding the body makes of the name, not
         only `name = <path>` (round 13 missed `d_loss, _ = losses`, `loss: Tensor = losses[0]`,
         `(loss := losses[0])`, `for loss in losses`), and through the item getters that give the
-        same tensor (`losses.get("d")`, `getattr(out, "loss")`: `_item_of`)."""
+        same tensor (`losses.get("d")`, `getattr(out, "loss")`; round 15: `_held_in`)."""
         params = function_parameters(function)
         if self.classifier.enclosing_class(function) is not None and not any(
             code_of(d.decorator).strip() == "staticmethod" for d in function.decorators
@@ -228,8 +228,11 @@ class Visitor(BlockVisitor):
         seen: set = set()
         for _ in range(4):
             following: List[cst.BaseExpression] = []
-            for node in nodes:
-                path = access_path(_item_of(node))
+            # Review, round 15: and through what gives an item of a holder as it is, where the
+            # value is no path itself (`_held_in`: `for _, loss in enumerate(losses)`,
+            # `losses.values()`, `a if c else losses[0]`, `list(losses)[0]`, a `match` capture).
+            for node in [held for n in nodes for held in _held_in(n)]:
+                path = access_path(node)
                 if path is None or path[0] in seen:
                     continue
                 root = path[0]
@@ -593,20 +596,6 @@ _BUILTIN_EXCEPTIONS = frozenset(
 _ITEM_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
 
 
-def _item_of(node: cst.BaseExpression) -> cst.BaseExpression:
-    """The holder an item getter reads (`losses.get("d")` -> `losses`, `getattr(out, "loss")` -> `out`),
-    else the node itself."""
-    while isinstance(node, cst.Call):
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _ITEM_GETTERS:
-            node = func.value
-        elif isinstance(func, cst.Name) and func.value == "getattr" and node.args:
-            node = node.args[0].value
-        else:
-            break
-    return node
-
-
 def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
     """What the body binds `name` from, by any assignment form that may bind it: the value of an
     assignment whose targets hold the name (`a, b = losses`: `losses`), an annotated assignment, a
@@ -626,6 +615,11 @@ def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
             found.append(node.iter)
         elif isinstance(node, cst.WithItem) and node.asname is not None and holds(node.asname.name):
             found.append(node.item)
+    # Review, round 15: a `match` capture (`case [loss, _]:`, `case {"d": loss}:`) binds a part of
+    # the subject.
+    for match in nodes_within(body, cst.Match):
+        if any(holds(case.pattern) for case in match.cases):
+            found.append(match.subject)
     return found
 
 
@@ -652,3 +646,45 @@ def _elements(value: cst.BaseExpression) -> List[cst.BaseElement]:
     if isinstance(value, (cst.Tuple, cst.List)):
         return [inner for e in value.elements for inner in _elements(e.value)]
     return [cst.Element(value=value)]
+
+
+# Review, round 15: builtins and methods whose result is, or holds, items of their arguments (or
+# receiver) as they are, the same tensors: a loss read through them is read from those
+# (`_held_in`). (A builtin that computes, `sum`, `abs`, makes a new tensor: the function's own.)
+_SELECTING_BUILTINS = frozenset({
+    "enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "next", "dict", "set", "frozenset",
+    "filter", "min", "max", "getattr", "vars",
+})
+_SELECTING_METHODS = _ITEM_GETTERS | frozenset({"values", "items", "copy", "popitem", "__iter__", "__next__"})
+
+
+def _held_in(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The access paths (`losses`, `out.loss`, `xs[0]`) whose objects `node` may be, or hold, as
+    they are: `node` itself where it is a path; else through the forms that select rather than
+    compute: a conditional's branches, `and`/`or`'s operands, a subscript's or attribute's holder
+    (`list(losses)[0]`), a display's elements, a comprehension's iterables, the arguments of a
+    selecting builtin (`enumerate`, `zip`, `list`, `dict`, `next`, `getattr`...) and the receiver
+    of a selecting method (`get`, `pop`, `values`, `items`, `copy`). Any other form (an operator,
+    a tensor method) computes a new value: none."""
+    node = strip_parens(node)
+    if access_path(node) is not None:
+        return [node]
+    if isinstance(node, cst.IfExp):
+        return [*_held_in(node.body), *_held_in(node.orelse)]
+    if isinstance(node, cst.BooleanOperation):
+        return [*_held_in(node.left), *_held_in(node.right)]
+    if isinstance(node, (cst.Subscript, cst.Attribute)):
+        return _held_in(node.value)
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return [held for e in node.elements for held in _held_in(e.value)]
+    if isinstance(node, cst.Dict):
+        return [held for e in node.elements for held in _held_in(e.value)]
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        return [held for f in nodes_within(node, cst.CompFor) for held in _held_in(f.iter)]
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SELECTING_METHODS:
+            return _held_in(func.value)
+        if isinstance(func, cst.Name) and func.value in _SELECTING_BUILTINS:
+            return [held for a in node.args for held in _held_in(a.value)]
+    return []
