@@ -306,6 +306,8 @@ class _Hosted:
                 if task is not None:
                     self.results[index] = _alone(task)
                 continue
+            except Exception as exc:  # noqa: BLE001 - a result that does not unpickle here (read whole: the worker goes on)
+                result = FileResult(task.path, error=internal_error(exc)) if task is not None else None
             if task is not None:
                 self.results[index] = result
             self.held[link] = None

@@ -324,6 +324,41 @@ def test_a_worker_that_dies_costs_its_file_only(pool_kind):
     assert _summary([results[i] for i in others]) == _summary([serial[i] for i in others])
 
 
+class _Unreadable(str):
+    """A path whose unpickling fails in the process that made it, and only there: a worker's
+    result naming it cannot be read back (as a result that does not unpickle would)."""
+
+    def __reduce__(self):
+        return (_unreadable, (str(self), _MAIN_PID))
+
+
+_MAIN_PID = os.getpid()
+
+
+def _unreadable(text: str, main: int) -> str:
+    if os.getpid() == main:
+        raise RuntimeError("a result this process cannot read")
+    return _Unreadable(text)
+
+
+def test_a_result_that_cannot_be_read_back_costs_its_file_only(monkeypatch):
+    """The file gets a one-line internal error; its worker and the other files go on."""
+    from gradfix import parallel
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(parallel, "_HOSTED", True)
+    monkeypatch.setattr(sys.modules[__name__], "_MAIN_PID", os.getpid())
+    tasks = _fixture_tasks(12)
+    serial = list(parallel.lint_many(1, tasks))
+    bad = _past_the_token_stage(tasks)[1]
+    tasks[bad] = tasks[bad]._replace(path=_Unreadable(tasks[bad].path))
+    results = list(parallel.lint_many(2, tasks))
+    assert results[bad].error.startswith("internal error: RuntimeError: a result this process cannot read")
+    others = [i for i in range(len(tasks)) if i != bad]
+    assert _summary([results[i] for i in others]) == _summary([serial[i] for i in others])
+
+
 def test_the_host_imports_the_analysis_once_for_all_its_workers(tmp_path, monkeypatch):
     """`_Hosted`: the analysis is imported by one process forked from this one, whose forks are the
     workers; a `concurrent.futures` pool imports it in each worker."""
