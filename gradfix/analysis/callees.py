@@ -56,6 +56,7 @@ from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.loops import _storage_root, function_parameters
 from gradfix.analysis.exprs import code_of, dynamic_global, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
+    ITEM_GETTERS,
     TRUSTED_MODULES,
     HARMLESS_QUALIFIED,
     LIGHTNING_LOG_METHODS,
@@ -126,10 +127,9 @@ _INERT_METHODS = frozenset({
 })
 
 
-# Attributes that give a namespace as a dict (a frame's, a function's globals, an object's), and the
-# methods that read one by a key (review, round 14).
+# Attributes that give a namespace as a dict (a frame's, a function's globals, an object's), read
+# by a key through `vocabulary.ITEM_GETTERS` (review, round 14).
 _NAMESPACE_DICTS = frozenset({"__dict__", "f_globals", "f_locals", "__globals__"})
-_NAMESPACE_READS = frozenset({"get", "__getitem__", "pop", "setdefault"})
 
 
 # The attributes and methods that give classes by walking the class graph from another class or an
@@ -1004,7 +1004,7 @@ class CalleeClassifier:
             id(strip_parens(sub.value)) for sub in nodes_within(self.facts.module, cst.Subscript)
         } | {
             id(strip_parens(c.func.value)) for c in nodes_within(self.facts.module, cst.Call)
-            if isinstance(c.func, cst.Attribute) and c.func.attr.value in _NAMESPACE_READS
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value in ITEM_GETTERS
         }
 
         def string_lookup(node: cst.BaseExpression) -> Optional[Tuple[Optional[cst.BaseExpression]]]:
@@ -1014,7 +1014,7 @@ class CalleeClassifier:
             node = strip_parens(node)
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr":
                 return (node.args[1].value if len(node.args) > 1 and not node.args[1].star else None,)
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _NAMESPACE_READS:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITEM_GETTERS:
                 if namespace(node.func.value):
                     return (node.args[0].value if node.args and not node.args[0].star and not node.args[0].keyword else None,)
             if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):

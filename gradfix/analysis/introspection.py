@@ -212,6 +212,8 @@ def _imports_module(node, modules: frozenset) -> bool:
     if isinstance(node.names, cst.ImportStar):
         return False
     return any(isinstance(alias.name, cst.Name) and under(base + "." + alias.name.value) for alias in node.names)
+
+
 # A literal string that is a dotted path (`"t.update"`, `"__main__:Trainer.update"`, `"0.update"`):
 # each of its parts is a name it may reach (`operator.attrgetter("me.update")`).
 _DOTTED = re.compile(r"[\w.:\[\]]+")
@@ -613,8 +615,6 @@ def _namespace_dict(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
         return True
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "vars" and bool(node.args)
-
-
 
 
 def _self_init(call: cst.Call) -> bool:

@@ -576,3 +576,10 @@ TRUSTED_MODULES = frozenset({
     "contextlib", "abc", "enum", "types", "operator", "statistics", "tqdm", "accelerate",
     "pytorch_lightning", "lightning",
 })
+
+
+# The methods that give a mapping's item by its key, as it is (`d.get(k)`, `d[k]` spelled
+# `d.__getitem__(k)`, `pop`, `setdefault`): a class namespace read by a computed key reaches any of
+# its defs (`callees.handed_functions`), and a loss read through one is the holder's
+# (GF005's `_loss_from_caller`). Review, round 14.
+ITEM_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})

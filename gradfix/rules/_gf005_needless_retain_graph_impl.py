@@ -29,7 +29,7 @@ from gradfix.analysis.loops import (
     writes_into_parameters,
 )
 from gradfix.fixes.build import Replace
-from gradfix.analysis.vocabulary import MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS
+from gradfix.analysis.vocabulary import ITEM_GETTERS, MODULE_LEAF_METHODS, MUTATING_METHODS, STEP_METHODS
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
@@ -591,11 +591,6 @@ _BUILTIN_EXCEPTIONS = frozenset(
 )
 
 
-# Review, round 14: calls that give an item of their receiver (or first argument) as it is, the
-# same tensor: what a loss read through them is read from (`_loss_from_caller`).
-_ITEM_GETTERS = frozenset({"get", "pop", "__getitem__", "setdefault"})
-
-
 def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
     """What the body binds `name` from, by any assignment form that may bind it: the value of an
     assignment whose targets hold the name (`a, b = losses`: `losses`), an annotated assignment, a
@@ -655,7 +650,7 @@ _SELECTING_BUILTINS = frozenset({
     "enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "next", "dict", "set", "frozenset",
     "filter", "min", "max", "getattr", "vars",
 })
-_SELECTING_METHODS = _ITEM_GETTERS | frozenset({"values", "items", "copy", "popitem", "__iter__", "__next__"})
+_SELECTING_METHODS = ITEM_GETTERS | frozenset({"values", "items", "copy", "popitem", "__iter__", "__next__"})
 
 
 def _held_in(node: cst.BaseExpression) -> List[cst.BaseExpression]:
@@ -675,9 +670,7 @@ def _held_in(node: cst.BaseExpression) -> List[cst.BaseExpression]:
         return [*_held_in(node.left), *_held_in(node.right)]
     if isinstance(node, (cst.Subscript, cst.Attribute)):
         return _held_in(node.value)
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return [held for e in node.elements for held in _held_in(e.value)]
-    if isinstance(node, cst.Dict):
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set, cst.Dict)):
         return [held for e in node.elements for held in _held_in(e.value)]
     if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
         return [held for f in nodes_within(node, cst.CompFor) for held in _held_in(f.iter)]
