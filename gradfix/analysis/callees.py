@@ -1029,9 +1029,7 @@ class CalleeClassifier:
         # as a callee, an attribute's receiver (`C.x`: the attribute is judged), a base or keyword
         # of a class statement, in an annotation, checked against (`isinstance`, `issubclass`,
         # `super`, `except`, `is`/`==`).
-        classes: Dict[str, List[cst.ClassDef]] = {}
-        for cls in nodes_within(self.facts.module, cst.ClassDef):
-            classes.setdefault(cls.name.value, []).append(cls)
+        classes = self.facts.class_names  # (read only)
         inert_class_reads: Set[int] = set()
 
         def inert(expression: Optional[cst.CSTNode]) -> None:
