@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Pattern, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Pattern, Sequence, Tuple, Union
 
 try:  # Python 3.11+
     import tomllib
@@ -70,6 +70,7 @@ __all__ = [
     "SettingsResolver",
     "default_settings",
     "discover_files",
+    "iter_files",
     "load_settings",
     "parse_selectors",
 ]
@@ -898,38 +899,61 @@ def discover_files(
     from) are checked even when excluded, unless `force_exclude`. Raises
     ConfigError for a broken configuration file met on the way.
     """
-    found = set()
     problems: List[Tuple[str, str]] = []
-    for raw in paths:
-        raw = os.fspath(raw)
-        path = Path(raw)
-        # os.stat / os.lstat, never Path.exists: a path below an unreadable directory raises
-        # PermissionError there, which must be one line for this path, not the end of the run.
-        try:
-            st = os.stat(raw)
-        except FileNotFoundError:
-            if os.path.islink(raw):
-                found.add(path)  # a dangling link: reported when it is read
-            else:
-                problems.append((raw, "No such file or directory"))
-            continue
-        except OSError as exc:
-            if os.path.islink(raw):
-                found.add(path)  # a link loop: reported when it is read
-            else:
-                problems.append((raw, f"cannot read: {exc.strerror or exc}"))
-            continue
-        is_dir = stat.S_ISDIR(st.st_mode)
-        if force_exclude and resolver.for_path(path).is_excluded(path):
-            continue
-        if is_dir:
-            found.update(_walk(path, resolver, _shield(path, resolver), problems))
-        elif stat.S_ISREG(st.st_mode):
-            found.add(path)
+    found = {path for raw in paths for path in _discover_one(raw, resolver, force_exclude, problems)}
+    return sorted(found, key=str), problems
+
+
+def iter_files(
+    paths: Sequence[PathLike],
+    resolver: SettingsResolver,
+    problems: List[Tuple[str, str]],
+    *,
+    force_exclude: bool = False,
+) -> Iterator[Path]:
+    """`discover_files`' files in its order, yielded as they are found (its problems appended to
+    `problems`): one directory is walked in the order its files sort in (`_walk`), so the caller
+    reads the first file at once, not after the whole listing (a sixth of a second on a tree of
+    3,000 files, during which the workers could not start: stop 35). Several arguments are listed
+    in full first: only their sorted union has their order."""
+    if len(paths) != 1:
+        files, found_problems = discover_files(paths, resolver, force_exclude=force_exclude)
+        problems.extend(found_problems)
+        yield from files
+        return
+    yield from _discover_one(paths[0], resolver, force_exclude, problems)
+
+
+def _discover_one(raw: PathLike, resolver: SettingsResolver, force_exclude: bool,
+                  problems: List[Tuple[str, str]]) -> Iterator[Path]:
+    """The files one path argument names, in the order of their `str` (`_walk`'s for a directory)."""
+    raw = os.fspath(raw)
+    path = Path(raw)
+    # os.stat / os.lstat, never Path.exists: a path below an unreadable directory raises
+    # PermissionError there, which must be one line for this path, not the end of the run.
+    try:
+        st = os.stat(raw)
+    except FileNotFoundError:
+        if os.path.islink(raw):
+            yield path  # a dangling link: reported when it is read
         else:
-            # A FIFO would block the read, /dev/zero (or a link to it) would never end it.
-            problems.append((raw, "not a regular file"))
-    return sorted(found, key=lambda p: str(p)), problems
+            problems.append((raw, "No such file or directory"))
+        return
+    except OSError as exc:
+        if os.path.islink(raw):
+            yield path  # a link loop: reported when it is read
+        else:
+            problems.append((raw, f"cannot read: {exc.strerror or exc}"))
+        return
+    if force_exclude and resolver.for_path(path).is_excluded(path):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        yield from _walk(path, resolver, _shield(path, resolver), problems)
+    elif stat.S_ISREG(st.st_mode):
+        yield path
+    else:
+        # A FIFO would block the read, /dev/zero (or a link to it) would never end it.
+        problems.append((raw, "not a regular file"))
 
 
 def _shield(directory: Path, resolver: SettingsResolver) -> Optional[str]:
@@ -942,33 +966,59 @@ def _shield(directory: Path, resolver: SettingsResolver) -> Optional[str]:
 
 
 def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
-          problems: Optional[List[Tuple[str, str]]] = None):
-    def unreadable(exc: OSError) -> None:
-        # A directory that cannot be listed is one line, never skipped silently.
-        if problems is not None:
-            problems.append((exc.filename or str(root), f"cannot read directory: {exc.strerror or exc}"))
+          problems: Optional[List[Tuple[str, str]]] = None) -> Iterator[Path]:
+    """The source files under `root` its settings keep, as they are found, in the order of their
+    `str`: a directory's entries are taken in the order of their names, with a `/` after a
+    subdirectory's. Every path yielded is `root`, then names joined by `/`, so that is the sorted
+    order of the whole paths (`a.py` < `a/b.py` < `a_b.py`). Directory symlinks are never
+    followed; a directory that cannot be listed is one problem, never skipped silently."""
+    # (directory's absolute path, its spelling from `root`, its settings, its entries still to take)
+    stack: List[Tuple[str, str, "Settings", Iterator[Tuple[str, str, bool]]]] = []
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        absolute = os.path.abspath(dirpath)
-        settings = resolver.for_directory(absolute)  # for entries directly in dirpath
-        kept = []
-        for name in sorted(dirnames):
-            candidate = os.path.join(absolute, name)
-            if os.path.islink(candidate):
-                continue  # never followed; os.walk would not descend anyway
-            if not settings._entry_excluded(candidate, is_dir=True, shield=shield):
-                kept.append(name)
-        dirnames[:] = kept
-        for name in filenames:
-            # A FIFO or socket named `*.py` would block on read: regular files
-            # only, plus dangling or looping links, which get a read error.
-            full = os.path.join(absolute, name)
-            if not name.endswith(SOURCE_SUFFIXES):
-                continue
-            if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
-                if not settings._entry_excluded(full, is_dir=False, shield=shield):
-                    yield Path(dirpath) / name
-            elif problems is not None and not os.path.isdir(full):
-                # A FIFO, a socket or a link to a device named like a source file: one line, never read.
-                if not settings._entry_excluded(full, is_dir=False, shield=shield):
-                    problems.append((str(Path(dirpath) / name), "not a regular file"))
+    def enter(directory: str, spelled: str) -> None:
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            if problems is not None:
+                problems.append((exc.filename or directory, f"cannot read directory: {exc.strerror or exc}"))
+            return
+        absolute = os.path.abspath(directory)
+        keyed = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # (a link to a directory too: os.walk lists it with them)
+            except OSError:
+                is_dir = False
+            keyed.append((entry.name + "/" if is_dir else entry.name, entry.name, is_dir))
+        keyed.sort()
+        # (the settings for the entries directly in the directory)
+        stack.append((absolute, spelled, resolver.for_directory(absolute), iter(keyed)))
+
+    enter(os.fspath(root), str(root))  # (`str(root)` is Path's spelling: `./src/` is `src`)
+    while stack:
+        absolute, spelled, settings, todo = stack[-1]
+        step = next(todo, None)
+        if step is None:
+            stack.pop()
+            continue
+        _, name, is_dir = step
+        full = os.path.join(absolute, name)
+        if is_dir:
+            if os.path.islink(full):
+                continue  # never followed (os.walk does not descend either)
+            if not settings._entry_excluded(full, is_dir=True, shield=shield):
+                enter(full, os.path.join(spelled, name))
+            continue
+        if not name.endswith(SOURCE_SUFFIXES):
+            continue
+        # A FIFO or socket named `*.py` would block on read: regular files
+        # only, plus dangling or looping links, which get a read error.
+        if os.path.isfile(full) or (os.path.islink(full) and not os.path.exists(full)):
+            if not settings._entry_excluded(full, is_dir=False, shield=shield):
+                yield Path(spelled, name)
+        elif problems is not None and not os.path.isdir(full):
+            # A FIFO, a socket or a link to a device named like a source file: one line, never read.
+            if not settings._entry_excluded(full, is_dir=False, shield=shield):
+                problems.append((str(Path(spelled, name)), "not a regular file"))
+

@@ -162,7 +162,7 @@ def lint_paths(
     bytes (every finding's fix carries its text edits either way). `paths == ["-"]` lints `stdin`
     (standard input's bytes when None)."""
     from gradfix.cache import Cache
-    from gradfix.config import ConfigError, SettingsResolver, discover_files
+    from gradfix.config import ConfigError, SettingsResolver, iter_files
     from gradfix.files import NotRegularFile, read_source, restore_final_cr
     from gradfix.notebook import Notebook, NotebookError, is_notebook
     from gradfix.parallel import Task, lint_many, lint_task
@@ -170,6 +170,7 @@ def lint_paths(
     from gradfix.rules import select as choose
 
     run = Run()
+    problems: List[Tuple[str, str]] = []  # (what the walk could not read: none from standard input)
     # Bad selectors are the caller's error, whatever the files: raised before any is looked at.
     choose(options.select, (*options.extend_select, *options.ignore))
     resolver = SettingsResolver(
@@ -218,6 +219,7 @@ def lint_paths(
         cache = None if options.no_cache else Cache(_cache_directory(resolver))
         # `tasks` may read the files as it goes: the workers start on the first ones meanwhile.
         results = lint_many(options.jobs, tasks, cache=cache)
+        run.errors.extend(problems)  # (all found: `lint_many` has taken every task)
         total = sum(entry[0] != "error" for entry in entries)
         with (progress or _untracked)(results, total) as results:
             for entry in entries:
@@ -247,9 +249,9 @@ def lint_paths(
         task = add(name, data, Path(name) if options.stdin_filename else Path.cwd() / "stdin.py")
         return finish([task] if task is not None else [])
 
-    files, problems = discover_files(list(paths), resolver, force_exclude=options.force_exclude)
-    for raw, message in problems:
-        run.errors.append((raw, message))
+    # The files are read as the walk finds them (`iter_files`); its problems (a missing argument, a
+    # directory that cannot be listed) come first in the errors, as when the listing came first.
+    files = iter_files(list(paths), resolver, problems, force_exclude=options.force_exclude)
 
     def read() -> Iterator[Task]:
         for path in files:

@@ -457,3 +457,29 @@ def test_config_error_propagates_from_discovery(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=r"^sub[/\\]pyproject\.toml: \[tool\.gradfix\] select: "):
         discover_files(["."], SettingsResolver())
+
+
+def test_a_walk_yields_its_files_in_sorted_order_as_it_finds_them(tmp_path, monkeypatch):
+    """`iter_files` on one directory (stop 35): the files come in the order of their `str` (what
+    `discover_files` sorts into), though a directory is listed only when the walk reaches it:
+    `a.py` < `a-b/` files < `a/` files < `a_b.py` (`-` and `.` sort before `/`, `_` after), and the
+    first file is yielded before the later directories are listed."""
+    names = ["a.py", "a-b/c.py", "a-b.py", "a/b.py", "a/z/y.py", "a_b.py", "A.py", "b/é.py", "b.pyi", "b0/x.py", "a.b/q.py"]
+    for name in names:
+        write(tmp_path / name)
+    write(tmp_path / "a" / "notes.txt")
+    monkeypatch.chdir(tmp_path)
+    from gradfix.config import iter_files
+
+    expected, _ = discover_files(["."], SettingsResolver())
+    assert [p.as_posix() for p in expected] == sorted(names)
+    listed = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(os.fspath(path)) or real(path))
+    problems: list = []
+    walk = iter_files(["."], SettingsResolver(), problems)
+    first = next(walk)
+    assert first == Path("A.py") and listed == ["."]
+    assert [first, *walk] == expected and not problems
+    # Each directory listed once, when the walk reaches it.
+    assert [os.path.relpath(d, tmp_path) for d in listed] == [".", "a-b", "a.b", "a", os.path.join("a", "z"), "b", "b0"]
