@@ -34,7 +34,7 @@ import libcst as cst
 
 from gradfix.files import lines_with_ends
 from gradfix.findings import NOQA, Finding, Fix, TextEdit
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import node_types, walk_tree
 
 # The nodes whose children may hold a statement line: the statement-level walk goes no deeper.
 _CONTAINERS = (
@@ -47,6 +47,8 @@ _CONTAINERS = (
     cst.Finally,
     cst.MatchCase,
 )
+# (compared by exact type, once per node the walk enters: `walk.node_types`)
+_CONTAINER_TYPES = node_types(*_CONTAINERS)
 
 
 @dataclass(frozen=True)
@@ -219,9 +221,9 @@ class _Finder(cst.CSTVisitor):
         self.found = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.SimpleStatementLine) and _splittable(node):
+        if type(node) is cst.SimpleStatementLine and _splittable(node):
             self.found = True
-        return not self.found and isinstance(node, _CONTAINERS)
+        return not self.found and type(node) in _CONTAINER_TYPES
 
 
 def _has_joined_line(module: cst.Module) -> bool:

@@ -216,3 +216,25 @@ def test_binding_counts_are_the_visitors(case):
             assert dict(exprs.binding_counts(tree)) == expected.counts
     finally:
         walk.forget()
+
+
+@pytest.mark.parametrize("case", ["lambdas", "odd", *CASES[::7]], ids=lambda c: c if c in ("lambdas", "odd") else _id(c))
+def test_nodes_of_type_is_the_isinstance_filter(case):
+    """`walk.nodes_of_type` groups a subtree's nodes by type once (stop 35): for the module and for
+    every function, class and lambda in it, each kind (a class, an abstract one, a tuple) gives the
+    nodes the filter of libcst's pre-order gives, in that order, asked twice (the second from the cache)."""
+    module = cst.parse_module(_LAMBDAS if case == "lambdas" else _ODD) if case in ("lambdas", "odd") else _module(case)
+    kinds = [cst.Call, cst.SimpleString, cst.Global, cst.BaseExpression, (cst.Lambda, cst.GeneratorExp), (cst.Name, cst.Attribute)]
+    try:
+        trees = [module, *(n for n in walk.module_nodes(module) if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.IndentedBlock)))]
+        for tree in trees:
+            expected_nodes = list(_libcst_preorder(tree, True))
+            for kind in kinds:
+                expected = [n for n in expected_nodes if isinstance(n, kind)]
+                for _ in range(2):
+                    got = walk.nodes_of_type(tree, kind)
+                    assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected))
+        assert walk.nodes_of_type(module, cst.Call) or case != "odd"
+    finally:
+        walk.forget()
+    assert not walk._BY_TYPE

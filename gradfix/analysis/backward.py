@@ -25,7 +25,7 @@ from gradfix.reasons import BETWEEN, CUSTOM_FUNCTION, HOOK, INLINE_LOSS, LATER_B
 from gradfix.analysis.between import names_bound_to_gradients, scan_between, stores_into
 from gradfix.analysis.statements import may_catch, walk_statements
 from gradfix.analysis.exprs import _DropFunctionBodies, access_path, all_nodes, binding_counts, code_of, is_literal, last_name, nodes_within, read_paths, same_expr, scope_bindings, strip_parens, string_value
-from gradfix.analysis.walk import children, walk_tree
+from gradfix.analysis.walk import children, nodes_of_type, walk_tree
 
 
 @dataclass
@@ -1571,8 +1571,8 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
 
 
 def _all_within(node: cst.CSTNode, kind) -> list:
-    """`nodes_within`, lambda bodies included."""
-    return [n for n in _walk(node) if isinstance(n, kind)]
+    """`nodes_within`, lambda bodies included (callers only read the list)."""
+    return nodes_of_type(node, kind)
 
 
 def _walk(node: cst.CSTNode) -> List[cst.CSTNode]:

@@ -14,7 +14,7 @@ from typing import AbstractSet, Callable, Dict, FrozenSet, Iterable, List, Mappi
 import libcst as cst
 
 from gradfix.analysis.vocabulary import FUNCTIONAL_INPLACE_POSITION, INPLACE_KEYWORDS, TRUSTED_MODULES, is_inplace_name
-from gradfix.analysis.walk import hook_of, module_nodes, node_types, nodes_outside_lambdas, per_file, preorder, walk_tree
+from gradfix.analysis.walk import hook_of, module_nodes, node_types, nodes_of_type, nodes_outside_lambdas, per_file, preorder, walk_tree
 
 _EMPTY = cst.Module(body=[])
 
@@ -1094,7 +1094,7 @@ def module_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
 
     collector = Collect()
     walk_tree(tree, collector)
-    found.update(item.name.value for n in all_nodes(tree) if isinstance(n, cst.Global) for item in n.names)
+    found.update(item.name.value for n in nodes_of_type(tree, cst.Global) for item in n.names)
     return frozenset(found | set(collector.counts))
 
 

@@ -153,6 +153,7 @@ def forget() -> None:
     """Drop the children read so far and the per-file results (and the trees they keep alive)."""
     _CHILDREN.clear()
     _PER_FILE.clear()
+    _BY_TYPE.clear()
 
 
 # (what, id(tree)) -> (tree, its result): what `per_file` computed, until `forget()`.
@@ -220,6 +221,40 @@ def preorder(node: cst.CSTNode, into_lambdas: bool = True) -> List[cst.CSTNode]:
             entry = known(id(node))  # (`children`, inlined: a call per node of every file's walks)
             todo.extend(reversed(entry[1] if entry is not None and entry[0] is node else children(node)))
     return found
+
+
+# id(node) -> (node, the nodes within it grouped by exact type, each group in walk order): made on
+# the first question about that subtree (`nodes_of_type`), until `forget()`.
+_BY_TYPE: Dict[int, Tuple[cst.CSTNode, Dict[type, List[cst.CSTNode]]]] = {}
+# a class (or a tuple of classes) -> `node_types` of it
+_CONCRETE: Dict[object, frozenset] = {}
+
+
+def nodes_of_type(node: cst.CSTNode, kind) -> List[cst.CSTNode]:
+    """`[n for n in preorder(node) if isinstance(n, kind)]` (`kind` a node class or a tuple of
+    them), from one walk per subtree: a special method's body is asked for its stores, calls,
+    attributes and strings in turn (`facts._changes_state`), a walk each before (stop 35).
+    (A module's nodes are its `module_nodes`.) Callers only read the list."""
+    entry = _BY_TYPE.get(id(node))
+    if entry is None or entry[0] is not node:
+        grouped: Dict[type, List[cst.CSTNode]] = {}
+        for found in module_nodes(node) if type(node) is cst.Module else preorder(node):
+            group = grouped.get(type(found))
+            if group is None:
+                grouped[type(found)] = [found]
+            else:
+                group.append(found)
+        if len(_BY_TYPE) >= _MAX_ENTRIES // 100:
+            _BY_TYPE.clear()
+        entry = _BY_TYPE[id(node)] = (node, grouped)
+    kinds = _CONCRETE.get(kind)
+    if kinds is None:
+        kinds = _CONCRETE[kind] = node_types(*kind) if isinstance(kind, tuple) else node_types(kind)
+    groups = [entry[1][k] for k in kinds if k in entry[1]]
+    if len(groups) <= 1:
+        return groups[0] if groups else []
+    # Several types: in walk order, as one filter of the walk gives them.
+    return [n for n in (module_nodes(node) if type(node) is cst.Module else preorder(node)) if type(n) in kinds]
 
 
 # CSTVisitor and its bases: their `visit_X_attr` methods are no-ops, `on_visit_attribute` only calls them.

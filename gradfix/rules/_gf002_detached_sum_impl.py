@@ -36,7 +36,7 @@ from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import node_types, walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
 
@@ -589,7 +589,8 @@ class Visitor(BlockVisitor):
 # How many names may stand between a sum and a term's call (`loss = q + c`, `c = beta * e`, `e = f(...)`: one).
 _LINKS = 3
 
-_CONDITIONAL = (
+# (compared by exact type, once per node of a statement: `walk.node_types`)
+_CONDITIONAL = node_types(
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
 
@@ -639,16 +640,16 @@ def _sum_roots(small: cst.BaseSmallStatement) -> List[cst.BinaryOperation]:
             self.in_sum = [False]
 
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, _CONDITIONAL):
+            if type(node) in _CONDITIONAL:
                 return False
-            is_sum = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, SUM_OPS)
+            is_sum = type(node) is cst.BinaryOperation and isinstance(node.operator, SUM_OPS)
             if is_sum and not self.in_sum[-1]:
                 roots.append(node)  # type: ignore[arg-type]
             self.in_sum.append(is_sum)
             return True
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
-            if not isinstance(original_node, _CONDITIONAL):
+            if type(original_node) not in _CONDITIONAL:
                 self.in_sum.pop()
 
     walk_tree(small, Collect())
