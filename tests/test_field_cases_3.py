@@ -466,3 +466,51 @@ def test_gf002_locals_is_unsafe():
 
 def test_gf002_locals_executed():
     _safe_fix_is_exact(GF002_LOCALS, ["GF002"])
+
+
+# ---------------------------------------------------------------------------
+# Held-out corpus (stop 35): Python 2's `__metaclass__ = abc.ABCMeta` in a class body was named as
+# a special method that runs without a call, which made every merge of the file unsafe. In
+# Python 3 it is an attribute no machinery reads; a class-body binding of a special method that
+# Python does run (`__radd__ = kept.append`) still counts.
+
+_PY2_METACLASS = """\
+import abc
+import torch
+
+
+class Base(object):
+    __metaclass__ = {value}
+
+
+def f(u, v):
+    return (u - v).pow(2).mean()
+
+
+w_h = torch.randn(16, 16, requires_grad=True)
+w_x = torch.randn(16, 16, requires_grad=True)
+w_y = torch.randn(16, 16, requires_grad=True)
+a = torch.randn(8, 16)
+h = torch.tanh(a @ w_h)
+x = h @ w_x
+y = h @ w_y
+l1 = f(x.detach(), y)
+l1.backward(retain_graph=True)
+l2 = -1 * f(x, y.detach())
+l2.backward()
+print(w_h.grad.sum().item(), w_x.grad.sum().item(), w_y.grad.sum().item())
+"""
+
+
+def test_python2_metaclass_attribute_is_no_code():
+    src = _PY2_METACLASS.format(value="abc.ABCMeta")
+    result = _lint(src, ("GF001",))
+    assert [(f.code, f.line, f.col, f.fixable) for f in result.findings] == [("GF001", 22, 11, True)]
+    _safe_fix_is_exact(src, ("GF001",))
+
+
+def test_a_special_method_bound_in_a_class_body_still_counts():
+    kept = _PY2_METACLASS.replace("    __metaclass__ = {value}\n", "    __radd__ = print\n")
+    result = _lint(kept, ("GF001",))
+    assert [(f.code, f.fixable) for f in result.findings] == [("GF001", False)]
+    assert "`__radd__ = print` (line 6) runs without a call by name" in result.findings[0].message

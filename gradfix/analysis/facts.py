@@ -246,7 +246,7 @@ class FileFacts:
                     # (`__hash__ = None`, `__slots__ = ("a",)`) is no code.
                     for small in statement.body:
                         for target, value in _assigned(small):
-                            if isinstance(target, cst.Name) and _implicit(target.value):
+                            if isinstance(target, cst.Name) and _implicit(target.value) and target.value not in _NAMES_NO_CODE:
                                 if not _inert_dunder_value(value, methods, self):
                                     found.append(small)
             # Review, round 14: and the methods it inherits from classes of the file, which its other
@@ -692,8 +692,10 @@ _OPTIMIZER_SELF_READS = frozenset({
 _LIBRARY_SELF_READS: Dict[str, FrozenSet[str]] = {
     "torch.optim.Optimizer": _OPTIMIZER_SELF_READS, "torch.optim.optimizer.Optimizer": _OPTIMIZER_SELF_READS,
 }
-# Special names whose binding is no code.
-_NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__"})
+# Special names whose binding is no code: nothing Python runs reads them as code. Python 2's
+# `__metaclass__` in a class body is an attribute like any other in Python 3 (held-out corpus, stop 35:
+# `__metaclass__ = abc.ABCMeta` was named as a special method that runs without a call).
+_NAMES_NO_CODE = frozenset({"__doc__", "__module__", "__qualname__", "__name__", "__metaclass__"})
 
 
 def _implicit(name: str) -> bool:
