@@ -975,15 +975,16 @@ def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
     # (directory's absolute path, its spelling from `root`, its settings, its entries still to take)
     stack: List[Tuple[str, str, "Settings", Iterator[Tuple[str, str, bool]]]] = []
 
-    def enter(directory: str, spelled: str) -> None:
+    def enter(spelled: str) -> None:
         try:
-            with os.scandir(directory) as listing:
+            # (by its spelling from `root`, as os.walk lists it: a problem names the path as given)
+            with os.scandir(spelled) as listing:
                 entries = list(listing)
         except OSError as exc:
             if problems is not None:
-                problems.append((exc.filename or directory, f"cannot read directory: {exc.strerror or exc}"))
+                problems.append((exc.filename or spelled, f"cannot read directory: {exc.strerror or exc}"))
             return
-        absolute = os.path.abspath(directory)
+        absolute = os.path.abspath(spelled)
         keyed = []
         for entry in entries:
             try:
@@ -995,7 +996,7 @@ def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
         # (the settings for the entries directly in the directory)
         stack.append((absolute, spelled, resolver.for_directory(absolute), iter(keyed)))
 
-    enter(os.fspath(root), str(root))  # (`str(root)` is Path's spelling: `./src/` is `src`)
+    enter(str(root))  # (Path's spelling: `./src/` is `src`)
     while stack:
         absolute, spelled, settings, todo = stack[-1]
         step = next(todo, None)
@@ -1008,7 +1009,7 @@ def _walk(root: Path, resolver: SettingsResolver, shield: Optional[str] = None,
             if os.path.islink(full):
                 continue  # never followed (os.walk does not descend either)
             if not settings._entry_excluded(full, is_dir=True, shield=shield):
-                enter(full, os.path.join(spelled, name))
+                enter(os.path.join(spelled, name))
             continue
         if not name.endswith(SOURCE_SUFFIXES):
             continue
