@@ -145,10 +145,20 @@ def grad_scale(x: Any, scale: Scale) -> Any:
         # the version counter, break) the backward.
         scale = scale.detach().reshape(()).clone()
     elif not isinstance(scale, (int, float)):
-        raise TypeError(
-            f"grad_scale: scale must be a number or a one-element tensor, "
-            f"got {type(scale).__name__}"
-        )
+        # Another real number (numpy's `float32(0.25)` read from a configuration: a rewritten loss
+        # weight may be one) is read as a float; a string or an array of several elements is not one.
+        value = None
+        if getattr(type(scale), "__float__", None) is not None and not isinstance(scale, (str, bytes, complex)):
+            try:
+                value = float(scale)
+            except (TypeError, ValueError):
+                value = None
+        if value is None:
+            raise TypeError(
+                f"grad_scale: scale must be a number or a one-element tensor, "
+                f"got {type(scale).__name__}"
+            )
+        scale = value
     # torch.func transforms need the setup_context form, and torch.compile
     # traces it (not the nested class); in plain eager mode the old-style form
     # gives the same result without Function.apply's per-call

@@ -499,3 +499,14 @@ def test_containers_are_scaled_element_by_element_and_other_objects_refused():
     assert grad_scale([1, "x", None, torch.float32], 2.0) == [1, "x", None, torch.float32]
     with pytest.raises(TypeError, match="inside a Linear"):
         grad_scale(torch.nn.Linear(2, 2), 0.0)
+
+
+def test_a_numpy_scalar_scale_is_a_number():
+    """Stop 35: GF002 takes a loss weight bound outside the file (`self.beta`) for a number; numpy's
+    `float32` is one, read as a float. An array of several elements is not."""
+    np = pytest.importorskip("numpy")
+    x = torch.randn(3, requires_grad=True)
+    grad_scale(x, np.float32(-0.25)).sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), -0.25))
+    with pytest.raises(TypeError, match="got ndarray"):
+        grad_scale(x, np.ones(3))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gradfix.rules.gf002_detached_sum import CODE
-from gradfix.reasons import Reasons
+from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
 import re
 from dataclasses import dataclass
@@ -22,7 +22,9 @@ from gradfix.analysis.exprs import (
     contains_detach,
     contains_node,
     detach_receiver,
+    is_literal,
     read_paths,
+    scope_bindings,
     strip_parens,
 )
 from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
@@ -36,7 +38,9 @@ from gradfix.fixes.sums import SUM_OPS, remove_term, sum_without
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
-from gradfix.analysis.walk import node_types, walk_tree
+from gradfix.analysis.loops import function_parameters
+from gradfix.analysis.statements import class_defs
+from gradfix.analysis.walk import node_types, nodes_of_type, walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
 
@@ -195,6 +199,7 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, a, b)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
+        coefficients = self._outside_coefficients((*a.symbols(), *b.symbols()), reasons)
         # The rewrite removes, adds or rebuilds names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         reasons.extend(implicit_dunder_reasons(self.facts))
@@ -202,7 +207,7 @@ class Visitor(BlockVisitor):
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
         if first.def_index is not None:
-            lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons, match)
+            lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons, match, coefficients)
             if lines_by_statement is None:
                 return None
         else:
@@ -211,7 +216,7 @@ class Visitor(BlockVisitor):
             # before, so every other call in the statement, and every property of the file it
             # reads, must be unaffected by that (review, stop 24: `0.5 * f(z.detach(), w) +
             # self.bump() + 0.5 * f(z, w.detach())`, where `bump` rebinds `self.z`).
-            reasons.extend(self._others_in_statement(statement, node1, node2))
+            reasons.extend(self._others_in_statement(statement, node1, node2, coefficients))
             if not correction.is_zero():
                 self._detach_reason(match, reasons)
             if correction.is_zero():
@@ -221,7 +226,7 @@ class Visitor(BlockVisitor):
                 lines = [new_statement.with_changes(leading_lines=[*new_statement.leading_lines, *orphans])]
             else:  # hoist the one evaluation before the statement
                 name = self._names.fresh(self._term_name(statement, call1), self.scopes)
-                value = _value_expression(name, correction)
+                value = _value_expression(name, correction, self._numbers(correction))
                 if not _leftmost(remove_term(root, node2), node1):
                     value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
                 new_statement, orphans = sum_without(statement, root, node2, (node1, value))
@@ -243,9 +248,134 @@ class Visitor(BlockVisitor):
                 f"a tensor (a number or a tuple there has no `.detach()`: AttributeError where the original ran)"
             )
 
-    def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode) -> List[str]:
+    def _numbers(self, coef: Coef) -> bool:
+        """Every symbol of `coef` is one of the file's number constants (`BETA = 0.25`)."""
+        return all(s.isidentifier() and self.safety.constants.get(s) is not None for s in coef.symbols())
+
+    def _outside_coefficients(self, symbols: Sequence[str], reasons: Reasons) -> List[Tuple[str, ...]]:
+        """Stop 35 (two held-out corpora: 19 of 26 VQ-VAE findings were unsafe for this reason
+        alone): a coefficient the file binds only to numbers, or to what callers pass (`self.beta =
+        beta` in `__init__`, `args.beta`, a parameter `beta`), is taken to be a number or a
+        one-element tensor, as a loss weight is (README, "What a safe fix assumes about other
+        files", as a divisor is taken to be non-zero). The one evaluation scales an operand's
+        gradient by its value (`grad_scale` reads it when the forward runs: a tensor of several
+        elements raises there) and the correction multiplies the detached value by it, so one that
+        requires grad keeps its gradient (`_value_expression`). Read as a dotted name only; not one
+        a class of the file computes (a property, `__getattr__`), nor one the file binds to
+        anything else (`self.beta = nn.Parameter(torch.ones(3))`): the merge's reason stays, naming
+        the binding. Returns the access paths of the coefficients taken so (the caller checks that
+        nothing between the one evaluation and the sum stores into them)."""
+        unproven = [s for s in dict.fromkeys(symbols) if not (s.isidentifier() and self.safety.constants.get(s) is not None)]
+        taken: List[Tuple[str, ...]] = []
+        for symbol in unproven:
+            parts = tuple(symbol.split("."))
+            if not all(part.isidentifier() for part in parts):
+                return []  # a subscript or a call (`cfg["beta"]`): the merge's reason stays
+            why = self._coefficient_binding(parts)
+            if why == "":
+                return []  # a name the function does not take from its caller: the merge's reason stays
+            if why is not None:
+                reasons.discard(COEFFICIENT, symbol)
+                reasons.add(Reason(f"coefficient `{symbol}` {why}: gradfix cannot prove it a number or a one-element tensor", COEFFICIENT, symbol))
+                return []
+            taken.append(parts)
+        for path in taken:
+            reasons.discard(COEFFICIENT, ".".join(path))
+        return taken
+
+    def _coefficient_binding(self, path: Tuple[str, ...]) -> Optional[str]:
+        """None where every binding the file gives `path` (a name, or the attribute it ends in, on
+        any object) is a number, `float(...)`/`int(...)` or a parameter of the function binding it
+        (a caller's value); else why not ("" for a name that is no such parameter)."""
+        function = self.scopes[-1]
+        if len(path) == 1:
+            if not isinstance(function, cst.FunctionDef) or path[0] not in self._passed_in(function):
+                return ""
+            return None
+        if self.facts.computed_path(path):
+            return "may be computed anew on each read (a class of the file defines a property or `__getattr__`)"
+        attribute = path[-1]
+        if self.facts.attribute_store_names is None:
+            return "may be bound by a computed name (`setattr`, `__dict__`)"
+        for call in nodes_of_type(self.facts.module, cst.Call):
+            if isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) > 1:
+                named = call.args[1].value
+                if not isinstance(named, cst.SimpleString) or named.evaluated_value == attribute:
+                    return f"is bound by `setattr` (line {self.line(call)})"
+        for node in nodes_of_type(self.facts.module, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)):
+            for target in _stored_targets(node):
+                if not any(a.attr.value == attribute for a in nodes_of_type(target, cst.Attribute)):
+                    continue
+                value = node.value if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(strip_parens(target), cst.Attribute) else None
+                if value is None or not self._number_or_argument(value, node):
+                    return f"is bound to `{code_of(node).strip().splitlines()[0][:60]}` (line {self.line(node)})"
+        # A class attribute of that name (`beta = torch.ones(3)` in a class body, a method or
+        # class named so): what an instance's read finds where no store gave it one.
+        for cls in class_defs(self.facts.module):
+            if attribute not in scope_bindings(cls.body):
+                continue
+            for statement in cls.body.body:
+                if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                    if statement.name.value != attribute:
+                        continue  # (what it binds inside is its own)
+                elif attribute not in binding_counts(statement):
+                    continue
+                small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+                plain = isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and all(
+                    isinstance(t, cst.Name) for t in _stored_targets(small)
+                )
+                if not plain or not self._number_or_argument(small.value, small):
+                    return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` in a class body (line {self.line(statement)})"
+        return None
+
+    def _number_or_argument(self, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """A number, `float(...)`/`int(...)` of the builtins, or a parameter of the function around
+        `at` that it does not rebind (what a caller passes)."""
+        value = strip_parens(value)
+        if is_literal(value) and not isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return not (isinstance(value, cst.Name) and value.value == "None")
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("float", "int"):
+            return value.func.value not in self.facts.binding_counts and not self.facts.changes_builtins
+        # A parameter, or an attribute of one (`cfg.beta`, `getattr(config, "beta", 0.25)`), the
+        # function leaves as it is: what a caller passes. Not a method's first parameter
+        # (`self.other`: the file's own object).
+        if (
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "getattr"
+            and "getattr" not in self.facts.binding_counts and not self.facts.changes_builtins
+            and len(value.args) in (2, 3) and all(a.keyword is None and not a.star for a in value.args)
+            and isinstance(value.args[1].value, cst.SimpleString)
+            and (len(value.args) == 2 or self._number_or_argument(value.args[2].value, at))
+        ):
+            value = value.args[0].value
+        path = access_path(value)
+        if path is None or "[]" in path:
+            return False
+        function = self._function_around(at)
+        return function is not None and path[0] in self._passed_in(function)
+
+    def _passed_in(self, function: cst.FunctionDef) -> Set[str]:
+        """The parameters of `function` that hold what its caller passes, unrebound: all but a
+        method's first (its instance or class)."""
+        params = function_parameters(function) - set(binding_counts(function.body))
+        parent = self.facts.nodes.parents.get(function)
+        if isinstance(parent, cst.IndentedBlock) and isinstance(self.facts.nodes.parents.get(parent), cst.ClassDef):
+            first = [*function.params.posonly_params, *function.params.params][:1]
+            params -= {p.name.value for p in first}
+        return params
+
+    def _function_around(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        parents = self.facts.nodes.parents
+        current = parents.get(node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = parents.get(current)
+        return current
+
+    def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode,
+                             coefficients: Sequence[Tuple[str, ...]] = ()) -> List[str]:
         """Why evaluating the second term earlier in its own statement is not proven unaffected: the
-        statement's other calls not proven harmless, and its reads of properties of the file."""
+        statement's other calls not proven harmless (to the operands, and to the coefficients the
+        one evaluation now reads before them: `_outside_coefficients`), and its reads of
+        properties of the file."""
         policy = HarmlessCalls(self.classifier)
         watched: List[tuple] = []  # computed once, for the first call that needs it (a walk of the function)
 
@@ -254,7 +384,7 @@ class Visitor(BlockVisitor):
 
         def harmless(call: cst.Call) -> bool:
             if not watched:
-                watched.extend(with_aliases(read_paths(node1) + read_paths(node2), self.scopes[-1], self.classifier))
+                watched.extend(with_aliases(read_paths(node1) + read_paths(node2) + list(coefficients), self.scopes[-1], self.classifier))
             return harmless_call(call, self.classifier, watched)
 
         calls = calls_within(statement.body[0])
@@ -416,7 +546,7 @@ class Visitor(BlockVisitor):
         # the block's edit would then rewrite the `if` as it was, over the branches' edits.
         replacements[if_statement] = [_with_bodies(if_statement, bodies)]
         correction = a + Coef.of(Fraction(-1))
-        value = _value_expression(carrier, correction)
+        value = _value_expression(carrier, correction, self._numbers(correction))
         if not correction.is_zero() and not _leftmost(root, plain.node):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         if code_of(value) != code_of(plain.node):
@@ -428,7 +558,8 @@ class Visitor(BlockVisitor):
             where = f" (line {self.line(plain.call)} and here; the other branches' at lines {others})"
         return self._pair_finding(branches[0].call, matches[0], where, replacements, reasons, ops)
 
-    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons, match):
+    def _defined_fix(self, block, index, root, first: Term, second: Term, merged, correction: Coef, reasons: Reasons, match,
+                     coefficients: Sequence[Tuple[str, ...]] = ()):
         """Both terms are names defined above: the one evaluation replaces the earlier definition.
 
         Returns the statement replacements, or None when something between the
@@ -466,6 +597,15 @@ class Visitor(BlockVisitor):
             return None
         if verdict.unknown:
             reasons.add(f"{verdict.unknown_text()} between the definitions and the sum may modify an operand")
+        if coefficients:
+            # The one evaluation reads an outside coefficient at the earlier definition, the original
+            # in the sum: nothing in between (the statements the rewrite keeps there, and the sum's
+            # other calls) may store into it (`self.beta = ...`, or a call that may: an annealing
+            # step between the lines).
+            seen = scan_between(between, with_aliases(list(coefficients), self.scopes[-1], self.classifier), HarmlessCalls(self.classifier))
+            if seen.barrier is not None or seen.unknown or self._others_in_statement(statement, first.node, second.node, coefficients):
+                shown = ", ".join(f"`{'.'.join(path)}`" for path in coefficients)
+                reasons.add(f"coefficient {shown} may be rebound between the one evaluation and the sum, which read it at two points")
         host_term = first if first.def_index == host else second
         replacements: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         reads: Dict[int, bool] = {}
@@ -489,7 +629,7 @@ class Visitor(BlockVisitor):
                 rebuilt = original.with_changes(body=[assign.with_changes(value=value)])
                 lines.append(rebuilt.with_changes(leading_lines=[]) if lines else rebuilt)
             replacements[original] = lines
-        value = cst.Name(name) if correction.is_zero() else _value_expression(name, correction)
+        value = cst.Name(name) if correction.is_zero() else _value_expression(name, correction, self._numbers(correction))
         if not correction.is_zero() and not _leftmost(remove_term(root, second.node), first.node):
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         new_statement, orphans = sum_without(statement, root, second.node, (first.node, value))
@@ -593,6 +733,16 @@ _LINKS = 3
 _CONDITIONAL = node_types(
     cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
 )
+
+
+def _stored_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    """What a binding statement or clause stores into (`x.k = v`, `x.k += v`, `for x.k in ...`,
+    `with c as x.k`, `del x.k`)."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, cst.WithItem):
+        return [node.asname.name] if node.asname is not None else []
+    return [node.target]  # type: ignore[attr-defined]
 
 
 def _bound_late(symbols: Sequence[str], statements: Sequence[cst.CSTNode], reasons: Reasons) -> None:
@@ -753,8 +903,13 @@ def _leftmost(root: cst.BaseExpression, node: cst.BaseExpression) -> bool:
     return True
 
 
-def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
-    """`m + ((a+b-1) * m).detach()`: the value of both terms, the gradients of the one evaluation."""
+def _value_expression(name: str, correction: Coef, numbers: bool = True) -> cst.BaseExpression:
+    """`m + ((a+b-1) * m).detach()`: the value of both terms, the gradients of the one evaluation.
+
+    Where the correction is not all numbers (`numbers`: its symbols are the file's number
+    constants): `m + (a+b-1) * m.detach()`, the same value, and a coefficient keeps its own
+    gradient, `m`'s value, as its term gave it in the original (`beta * f(x.detach(), y)`: d/d beta
+    = f; stop 35). A number has none to keep: the first form, which reads as a detached correction."""
     if correction.is_zero():
         return cst.Name(name)
     if correction.is_one():
@@ -763,7 +918,10 @@ def _value_expression(name: str, correction: Coef) -> cst.BaseExpression:
         factor = correction.render()
         if len(correction.terms) > 1:
             factor = f"({factor})"
-        text = f"{name} + ({factor} * {name}).detach()"
+        if not numbers:
+            text = f"{name} + {factor} * {name}.detach()"
+        else:
+            text = f"{name} + ({factor} * {name}).detach()"
     return cst.parse_expression(text)
 
 

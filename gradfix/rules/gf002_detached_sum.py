@@ -103,6 +103,13 @@ Safe under the same proven conditions as GF001 (a parameter-free,
 deterministic callee; pure calls in the arguments; numeric coefficients), and
 when every other call in the statement is one that cannot be affected by
 evaluating `f` earlier (proven-pure functions, torch.nn modules of the file).
+A loss weight the file binds only to numbers or to what a caller passes
+(`self.beta = beta` in the constructor, `getattr(config, "beta", 0.25)`,
+`args.beta`, a parameter) is taken to be a number or a one-element tensor
+(`grad_scale` raises on several elements, never scales wrongly), and the
+correction `m + beta * m.detach()` keeps its gradient where it requires grad;
+bound in the file to anything else, computed by a property, or possibly
+rebound between the one evaluation and the sum, it makes the fix unsafe.
 Where the rewrite calls `.detach()` on the one evaluation's value (a nonzero
 correction, a name rebuilt detached, a branch's name), that value must be
 proven one tensor: a torch function or loss module of gradfix's lists, a pure
