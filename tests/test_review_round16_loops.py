@@ -27,6 +27,10 @@ Causes:
   attribute of a name bound to that module, or imported from it: not `logging.Formatter`);
   `_NAME_ARGUMENTS` the `unittest` resolvers, only where their name argument is no literal
   (`_name_argument_computed`), so that a test file patching spelled-out names keeps its reach.
+- PyYAML's unsafe loaders apply any callable a document names (`yaml.load("!!python/object/apply:
+  builtins.eval [...]", Loader=yaml.Loader)` with code built of parts: X_10). Now `unsafe_load`,
+  `UnsafeLoader` in `_STRING_RESOLVERS`, `yaml.Loader`/`CLoader` as an attribute or an import of it
+  (`_ATTRIBUTE_RESOLVERS`: the keyword `Loader=` names none); not `safe_load`, `SafeLoader`.
 - GF005 took a loss made of the caller's losses (`total = sum(losses)`, `(losses[0] + losses[1])`,
   `0.5 * losses[0]`, `losses[0].squeeze()`) for the function's own: `_loss_from_caller` followed
   only forms that select a value as it is. `backward()` takes a one-element tensor, and an
@@ -64,6 +68,7 @@ EXPECTED = {
     "X_07_gf005_string_module_logging_mock_near_miss": ("GF005", None),
     "X_08_gf003_loop_builtin_float_defined_by_file": ("GF003", PATCHED.format("float")),
     "X_09_gf003_loop_class_item_method_keeps_graph": ("GF003", PATCHED.format("item")),
+    "X_10_gf005_yaml_unsafe_loader_runs_method_from_string": ("GF005", REACHED + "`yaml.Loader` at line 24)"),
 }
 
 # Programs that patch torch (left patched): run in a process of their own.
@@ -123,6 +128,10 @@ def test_torch_names_patched(text, patched):
         ("import unittest\ns = unittest.TestLoader().loadTestsFromName(name)\n", True),
         ("from unittest import mock\np = mock.patch.object(t, 'opt')\nq = mock.patch('torch.manual_seed')\n", False),
         ("from unittest import mock\np = mock.patch.multiple(t, opt=1)\n", False),
+        ("import yaml\nd = yaml.load(s, Loader=yaml.Loader)\n", True),
+        ("from yaml import CLoader\n", True),
+        ("import yaml\nd = yaml.unsafe_load(s)\n", True),
+        ("import yaml\nd = yaml.load(s, Loader=yaml.SafeLoader)\ne = yaml.safe_load(s)\n", False),
     ],
 )
 def test_names_reached_by_string_round16(text, reached):

@@ -180,7 +180,14 @@ _STRING_RESOLVERS = frozenset({
     # and `inspect.signature` given `eval_str=True` (the keyword is the mention), a `ForwardRef`'s
     # evaluation.
     "get_type_hints", "get_annotations", "eval_str", "ForwardRef", "evaluate_forward_ref", "_eval_type",
+    # Review, round 16: PyYAML's unsafe loaders build any object a document names and call any
+    # callable (`!!python/object/apply:builtins.eval ["...t.upd" + "ate(h)"]`, X_10): `yaml.Loader`
+    # and `UnsafeLoader` (the C ones too), `unsafe_load`. Not `safe_load`, `SafeLoader`, `FullLoader`
+    # (which apply no callable since PyYAML 5.4). (`Loader` only as an attribute or an import of it:
+    # `_ATTRIBUTE_RESOLVERS`; the keyword `Loader=` names no loader.)
+    "unsafe_load", "unsafe_load_all", "UnsafeLoader", "CUnsafeLoader",
 })
+_ATTRIBUTE_RESOLVERS = frozenset({"Loader", "CLoader"})
 # Review, round 16: `string.Formatter` resolves a format field's dotted path by `getattr` and hands
 # the object to methods a subclass may define (`format_field(value, spec)` calling it:
 # `Calling().format("{0.upd" + "ate}", t)`, X_04): any mention of that class, as an attribute of a
@@ -293,6 +300,8 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
                 found.append(node)
             elif node.attr.value in _STRING_MODULE_CLASSES and isinstance(node.value, cst.Name) and node.value.value in string_modules:
                 found.append(node)
+            elif node.attr.value in _ATTRIBUTE_RESOLVERS:
+                found.append(node)  # (`yaml.Loader`)
             elif node.attr.value in _BUILTIN_RESOLVERS and isinstance(node.value, cst.Name) and node.value.value in ("builtins", "__builtins__"):
                 found.append(node)
 
@@ -320,7 +329,7 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
     return found[0] if found else None
 
 
-_STRING_MODULE_PATHS = frozenset(f"string.{name}" for name in _STRING_MODULE_CLASSES)
+_STRING_MODULE_PATHS = frozenset({*(f"string.{name}" for name in _STRING_MODULE_CLASSES), *(f"yaml.{name}" for name in _ATTRIBUTE_RESOLVERS)})
 
 
 def _name_argument_computed(call: cst.Call) -> bool:
