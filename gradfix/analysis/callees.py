@@ -54,6 +54,7 @@ from gradfix.analysis.bodies import BodyChecker, DefaultChecker
 from gradfix.analysis.constants import ModuleConstants
 from gradfix.analysis.callee_kinds import MODULE, PURE, RANDOM, UNKNOWN, Callee
 from gradfix.analysis.loops import _storage_root, function_parameters
+from gradfix.analysis.handed_modules import forwards_of, handed_module_forwards, module_classes
 from gradfix.analysis.exprs import code_of, dynamic_global, flag_argument, nodes_within, same_expr, single_return, strip_parens, string_value, unscoped_bindings
 from gradfix.analysis.vocabulary import (
     ITEM_GETTERS,
@@ -76,7 +77,7 @@ from gradfix.analysis.vocabulary import (
     TRANSPARENT_DECORATORS,
     is_nn_class,
 )
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import preorder, walk_tree
 
 GetMeta = Callable[..., object]
 
@@ -194,15 +195,17 @@ def _class_parameter_reads(classes: Sequence[cst.ClassDef]) -> Set[int]:
                     t.target.value for a in nodes_within(method.body, cst.Assign) for t in a.targets
                     if isinstance(t.target, cst.Name) and _makes_new(a.value)
                 )
-            found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value in names)
+            # (Review, round 16: lambdas' bodies too, which `nodes_within` leaves out: `(lambda: cls)()`.)
+            found.update(id(n) for n in preorder(method.body) if type(n) is cst.Name and n.value in names)
     # Review, round 15: and, in any method, the bare name `__class__`, the cell Python binds to the
     # class the method is defined in (`sys.setprofile(__class__)`); not an attribute's name
-    # (`x.__class__`, read as `_CLASS_GRAPH_ATTRIBUTES` says).
+    # (`x.__class__`, read as `_CLASS_GRAPH_ATTRIBUTES` says). Review, round 16: in a lambda's body
+    # too (`sys.setprofile((lambda: __class__)())`), and in a method at any depth of the class body
+    # (under an `if`): every bare `__class__` in a class (it reaches some class of the file).
     for cls in classes:
-        for method in cls.body.body:
-            if isinstance(method, cst.FunctionDef):
-                attrs = {id(a.attr) for a in nodes_within(method.body, cst.Attribute)}
-                found.update(id(n) for n in nodes_within(method.body, cst.Name) if n.value == "__class__" and id(n) not in attrs)
+        nodes = preorder(cls.body)
+        attrs = {id(n.attr) for n in nodes if type(n) is cst.Attribute}
+        found.update(id(n) for n in nodes if type(n) is cst.Name and n.value == "__class__" and id(n) not in attrs)
     return found
 
 
@@ -212,6 +215,20 @@ def _attribute_chain(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = strip_parens(node.value)
     return isinstance(node, cst.Name)
+
+
+def _chain_bound_by(node: cst.BaseExpression, facts) -> bool:
+    """An attribute on the chain `node` (`torch.me` of `torch.me.prof`) is one the file may bind on
+    some object (`facts.bound_attribute_names`; any, where it binds one by a computed name): the
+    file may have stored anything there, its own module too (`torch.me = sys.modules[__name__]`,
+    review, round 16)."""
+    names = facts.bound_attribute_names
+    node = strip_parens(node)
+    while isinstance(node, cst.Attribute):
+        if names is None or node.attr.value in names:
+            return True
+        node = strip_parens(node.value)
+    return False
 
 
 def _makes_new(value: cst.BaseExpression) -> bool:
@@ -975,7 +992,7 @@ class CalleeClassifier:
                 if text is None or name == text:
                     found.extend(bound)
             if text is not None and text in classes and (key is None or id(key) not in subscript_keys or id(key) in namespace_keys):
-                found.extend(construction(text, set()))  # `globals()["Prof"]` (review, round 13)
+                found.extend(handed_class(text))  # `globals()["Prof"]` (review, round 13)
 
         def namespace(holder: cst.BaseExpression) -> bool:
             # A namespace as a dict: `vars(o)`, `globals()`, `locals()`, `o.__dict__`, a function's
@@ -1030,6 +1047,7 @@ class CalleeClassifier:
         # of a class statement, in an annotation, checked against (`isinstance`, `issubclass`,
         # `super`, `except`, `is`/`==`).
         classes = self.facts.class_names  # (read only)
+        module_names = module_classes(self.facts)  # those that may be `nn.Module`s with a `forward` of the file
         inert_class_reads: Set[int] = set()
 
         def inert(expression: Optional[cst.CSTNode]) -> None:
@@ -1067,8 +1085,16 @@ class CalleeClassifier:
                         out.extend(construction(base.value, seen))
             return out
 
+        def handed_class(name: str) -> List[cst.CSTNode]:
+            # A class handed on: its construction, and where it is a module class, the `forward` its
+            # instances run at their calls, which outside code may make (review, round 16).
+            out = construction(name, set())
+            if name in module_names:
+                out.extend(forwards_of(classifier.facts, name))
+            return out
+
         def any_construction() -> List[cst.CSTNode]:
-            return [m for name in classes for m in construction(name, set())]
+            return [m for name in classes for m in handed_class(name)]
 
         # Review, round 14: a class reached by no name of it, through a parameter Python binds to a
         # class: a classmethod's `cls` (`sys.setprofile(cls)` in `Prof.install()`), that of
@@ -1169,7 +1195,7 @@ class CalleeClassifier:
                 # A class decorator gets the class, and may keep it (a registry that builds it later):
                 # but those that only add methods to it (review, round 13).
                 if any(not (classifier.qualified(d.decorator) & _CLASS_KEEPING_NOTHING) for d in node.decorators):
-                    found.extend(construction(node.name.value, set()))
+                    found.extend(handed_class(node.name.value))
                 # In the class body a bare name may be a method of it (`prop = property(get)`).
                 own = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
                 for statement in node.body.body:
@@ -1198,7 +1224,7 @@ class CalleeClassifier:
                 for d in named.get(node.value, ()):  # `hook = prof`, `setprofile(*[prof])`: handed on
                     found.extend(wrapped(d))
                 if node.value in classes and id(node) not in inert_class_reads:
-                    found.extend(construction(node.value, set()))  # `sys.setprofile(Prof)`
+                    found.extend(handed_class(node.value))  # `sys.setprofile(Prof)`
                 if id(node) in class_parameter_reads and id(node) not in inert_class_reads:
                     found.extend(any_construction())  # `sys.setprofile(cls)` in a classmethod
 
@@ -1213,6 +1239,8 @@ class CalleeClassifier:
                 # Review, round 15: through attributes only: an item or a call's result on the way may
                 # be any module, this file's too (`sys.modules[__name__].prof`).
                 allowed = allowed and _attribute_chain(node.value)
+                # Review, round 16: and no attribute on the way is one the file binds.
+                allowed = allowed and not _chain_bound_by(node.value, classifier.facts)
                 for d in defs.get(node.attr.value, ()):
                     if isinstance(d, cst.FunctionDef) and not _accessor(d) and (id(d) in methods or not allowed):
                         found.extend(wrapped(d))
@@ -1242,6 +1270,10 @@ class CalleeClassifier:
         # `__call__`, whose call sites gradfix cannot place: every `__call__` is handed on
         # (review, round 12).
         found.extend(d for d in defs.get("__call__", ()) if id(d) in methods)
+        # Review, round 16: and an instance of an `nn.Module` class of the file handed on runs its
+        # `forward` there, by torch's `__call__` (`sys.setprofile(Prof())`): the `forward` of each
+        # class whose instance reaches a use not proven harmless (`handed_modules`).
+        found.extend(handed_module_forwards(self.facts, self))
         self._escaping = list(dict.fromkeys(found))
         if shared is not None:
             shared["handed functions"] = self._escaping

@@ -174,7 +174,37 @@ _STRING_RESOLVERS = frozenset({
     # (`gc.get_referents(type(t))`: X_05; `get_objects`, `get_referrers`).
     "resolve_dotted_attribute", "BaseConfigurator", "DictConfigurator", "dictConfig", "fileConfig",
     "FunctionType", "CodeType", "LambdaType", "__code__", "get_referents", "get_objects", "get_referrers",
+    # Review, round 16: an annotation string is evaluated as code by whatever reads annotations
+    # back evaluated, and one may be built of parts (`f.__annotations__ = {"x": "t.upd" + "ate(h)"}`,
+    # `make_dataclass("P", [("x", s)])`): `typing.get_type_hints` (X_05), `inspect.get_annotations`
+    # and `inspect.signature` given `eval_str=True` (the keyword is the mention), a `ForwardRef`'s
+    # evaluation.
+    "get_type_hints", "get_annotations", "eval_str", "ForwardRef", "evaluate_forward_ref", "_eval_type",
+    # Review, round 16: PyYAML's unsafe loaders build any object a document names and call any
+    # callable (`!!python/object/apply:builtins.eval ["...t.upd" + "ate(h)"]`, X_10): `yaml.Loader`
+    # and `UnsafeLoader` (the C ones too), `unsafe_load`. Not `safe_load`, `SafeLoader`, `FullLoader`
+    # (which apply no callable since PyYAML 5.4). (`Loader` only as an attribute or an import of it:
+    # `_ATTRIBUTE_RESOLVERS`; the keyword `Loader=` names no loader.)
+    "unsafe_load", "unsafe_load_all", "UnsafeLoader", "CUnsafeLoader",
 })
+_ATTRIBUTE_RESOLVERS = frozenset({"Loader", "CLoader"})
+# Review, round 16: `string.Formatter` resolves a format field's dotted path by `getattr` and hands
+# the object to methods a subclass may define (`format_field(value, spec)` calling it:
+# `Calling().format("{0.upd" + "ate}", t)`, X_04): any mention of that class, as an attribute of a
+# name bound to the `string` module or imported from it (not `logging.Formatter`, which only
+# formats a record's fields into a string).
+_STRING_MODULE_CLASSES = frozenset({"Formatter"})
+# Review, round 16: `unittest`'s resolvers of a dotted name given as an argument: `mock.patch(target)`
+# and `patch.object(obj, attribute)` look the attribute up by its name and hand the original back
+# (`patch.object(t, "upd" + "ate").get_original()[0]`, X_06); `TestLoader().loadTestsFromName(name)`
+# resolves and calls it. The argument at the position given (its keyword beside it), if it is no
+# literal string, reaches any attribute; `patch.multiple` by its `**` keywords. (A literal is a
+# string the literal check reads.) Matched by the callee's last names, so that a test file that
+# imports `unittest` keeps its reach where every name it patches is spelled out.
+_NAME_ARGUMENTS = {
+    ("patch",): (0, "target"), ("patch", "object"): (1, "attribute"),
+    ("loadTestsFromName",): (0, "name"), ("loadTestsFromNames",): (0, "names"),
+}
 # Review, round 15: the builtin `compile` makes a code object from a string (X_01); as a name only
 # (or `builtins.compile`): `re.compile` and `torch.compile` are attributes of other modules.
 _BUILTIN_RESOLVERS = frozenset({"compile"})
@@ -255,6 +285,8 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
                 names = node.args[1:2] if word == "getattr" else node.args
                 if not names or any(arg.star or arg.keyword is not None or not literal(arg.value) for arg in names):
                     found.append(node)
+            elif _name_argument_computed(node):
+                found.append(node)
 
         def visit_Name(self, node: cst.Name) -> None:
             if method and node.value in _CLASS_NAMESPACES and id(node) not in local:
@@ -266,6 +298,10 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
             attributes.add(id(node.attr))  # `re.compile`: its `compile` is no builtin (visited next)
             if (method and node.attr.value in _CLASS_NAMESPACES) or node.attr.value in _STRING_RESOLVERS:
                 found.append(node)
+            elif node.attr.value in _STRING_MODULE_CLASSES and isinstance(node.value, cst.Name) and node.value.value in string_modules:
+                found.append(node)
+            elif node.attr.value in _ATTRIBUTE_RESOLVERS:
+                found.append(node)  # (`yaml.Loader`)
             elif node.attr.value in _BUILTIN_RESOLVERS and isinstance(node.value, cst.Name) and node.value.value in ("builtins", "__builtins__"):
                 found.append(node)
 
@@ -274,9 +310,14 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
                 found.append(node)
 
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if _imports_module(node, _CODE_RUNNER_MODULES):
+            if _imports_module(node, _CODE_RUNNER_MODULES | _STRING_MODULE_PATHS):
                 found.append(node)
 
+    # The names the `string` module is imported as (`import string`, `import string as s`).
+    string_modules = {
+        (alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else "string")
+        for node in nodes_within(module, cst.Import) for alias in node.names if _dotted(alias.name) == "string"
+    }
     # `vars = []` in a method: that function's own variable wherever its body reads the name, never
     # the builtin (held-out corpus, stop 33: a sampler's local list of variables).
     local = per_file("function locals", module, _namespace_locals) if method else frozenset()
@@ -286,6 +327,29 @@ def names_reached_by_string(module: cst.Module, name: str, method: bool) -> Opti
     getters = _mentions_outside_calls(module, ATTRIBUTE_GETTERS)
     found.extend(getters)
     return found[0] if found else None
+
+
+_STRING_MODULE_PATHS = frozenset({*(f"string.{name}" for name in _STRING_MODULE_CLASSES), *(f"yaml.{name}" for name in _ATTRIBUTE_RESOLVERS)})
+
+
+def _name_argument_computed(call: cst.Call) -> bool:
+    """A `_NAME_ARGUMENTS` call (`patch.object(t, name)`) whose name argument is not a literal
+    string, or given by `*`/`**` (`patch.multiple(t, **names)` included)."""
+    func = call.func
+    # (The callee's last two names, through calls: `unittest.TestLoader().loadTestsFromName`.)
+    parts = (last_name(func.value) or "", func.attr.value) if isinstance(func, cst.Attribute) else (last_name(func) or "",)
+    if parts[-2:] == ("patch", "multiple"):
+        return any(arg.star for arg in call.args)
+    spec = _NAME_ARGUMENTS.get(parts[-2:]) if parts[-2:] == ("patch", "object") else _NAME_ARGUMENTS.get(parts[-1:])
+    if spec is None:
+        return False
+    if any(arg.star for arg in call.args):
+        return True
+    index, keyword = spec
+    positional = [arg for arg in call.args if arg.keyword is None]
+    named = [arg for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword]
+    given = positional[index:index + 1] or named
+    return not given or not isinstance(given[0].value, cst.SimpleString)
 
 
 def _namespace_locals(module: cst.Module) -> frozenset:

@@ -142,6 +142,53 @@ def _torch_roots_rebound(module: cst.Module) -> Optional[cst.CSTNode]:
     return None
 
 
+# Review, round 16: the text proves a call torch's only where torch's object of that name is still
+# what the file calls: `torch.zeros_like = lambda t: t * 1` (graph-free itself: it reads nothing)
+# makes `torch.zeros_like(h)` hold h's graph (X_01), `torch.Tensor.detach = ...` makes `h.detach()`
+# hold it, `nn.Buffer = ...`, `torch.nn = Fake` the same. `patch_reasons` judges only the value
+# stored, not what a call through it returns. The names these proofs read by text: every part of a
+# call's dotted path rooted at a `_TORCH_ROOTS` name in the file, and the methods `graph_free` and
+# `_python_value` trust on any receiver.
+_TRUSTED_METHOD_NAMES = KEEPS_GRAPH_FREE | MODULE_PARAMETER_METHODS | VALUE_METHODS
+
+
+def torch_names_patched(module: cst.Module) -> Optional[str]:
+    """A name the text-reading proofs trust (see `_TRUSTED_METHOD_NAMES`) that the file may store as
+    an attribute of some object (`introspection.bound_attribute_names`: an assignment, `setattr` with
+    that literal name, a namespace dict's key) or define in a class, or a builtin they trust by
+    name (`_TRUSTED_BUILTINS`) that it binds: the first in sorted order; `"*"` where it may store
+    any name (a computed `setattr`) or change builtins unseen (`may_change_builtins`); None where
+    there is none. Once per file."""
+    return per_file("torch names patched", module, _torch_names_patched)
+
+
+def _torch_names_patched(module: cst.Module) -> Optional[str]:
+    stored = bound_attribute_names(module, scopes=False)
+    if stored is None or may_change_builtins(module):
+        return "*"
+    read = set(_TRUSTED_METHOD_NAMES)
+    for node in all_nodes(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            parts = code_of(node.func).strip().split(".")
+            if parts[0] in _TORCH_ROOTS:
+                # (The root too: `builtins.nn = Fake` is the `nn` of a file that imports none.)
+                read.update(part.strip() for part in parts)
+    # A method of a class of the file named as one of those (`def item(self): return self.h`:
+    # `_python_value` takes `box.item()` for a Python value whatever `box` is), and a builtin the
+    # proofs trust by its name that the file binds anywhere (`def float(t): return t * 1` makes
+    # `float(h)` hold h's graph; `str = lambda t: t`, a local `float = ...`).
+    classes = {name for node in all_nodes(module) if isinstance(node, cst.ClassDef) for name in scope_bindings(node.body)}
+    counts = binding_counts(module)
+    rebound = {name for name in _TRUSTED_BUILTINS if counts.get(name, 0)}
+    hits = sorted((stored & read) | (classes & _TRUSTED_METHOD_NAMES) | rebound)
+    return hits[0] if hits else None
+
+
+# Builtins `graph_free` and `_python_value` trust by name (`float(h)` is a number, `list(xs)` holds
+# what `xs` holds).
+_TRUSTED_BUILTINS = PYTHON_VALUES | BUILTINS_GRAPH_FREE
+
+
 def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]] = None) -> bool:
     """A value proven to hold no autograd graph (see the module doc). `names`, where given, says
     whether a name read there is proven to hold none (every binding of it is graph-free); without
@@ -524,6 +571,22 @@ def loop_reasons(
                 f"`{code_of(rebound_root).strip()[:40]}` (line {line(rebound_root)}) binds a name gradfix reads as torch's "
                 f"(`torch`, `nn`, `optim`, `F`) to something else: what a call through it builds before the loop is not "
                 f"proven free of a graph the next iteration backpropagates through again, which the one backward frees",
+                LOOP,
+            )
+        ]
+    # The same proofs read torch's and the builtins' names by their text: sound only where the file
+    # stores and binds none of them (`torch_names_patched`; review, round 16).
+    patched = torch_names_patched(module)
+    if patched is not None:
+        what = (
+            "may store attributes of any name (a computed `setattr`) or rebind builtins unseen, where gradfix reads names"
+            if patched == "*" else f"binds or stores `{patched}`, where gradfix reads `{patched}`"
+        )
+        return [
+            Reason(
+                f"the file {what} in a call's text as torch's or a builtin's (`torch.zeros_like(h)`, `h.detach()`, "
+                f"`float(h)`): what a call of it builds before the loop is not proven free of a graph the next iteration "
+                f"backpropagates through again, which the one backward frees",
                 LOOP,
             )
         ]

@@ -7,7 +7,7 @@ import builtins
 from gradfix.rules.gf005_needless_retain_graph import CODE
 from gradfix.reasons import LOOP, Reason, Reasons
 
-from typing import List, Optional, Sequence
+from typing import AbstractSet, List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
@@ -224,6 +224,11 @@ class Visitor(BlockVisitor):
             first = [*function.params.posonly_params, *function.params.params][:1]
             params = params - {p.name.value for p in first}
         counts = binding_counts(function.body)
+        # Review, round 16: a loss made of the caller's losses only (`sum(losses)`, `a + b`) holds
+        # the caller's graph as much as a loss handed in itself (`_combined_from_caller`).
+        combined = _combined_from_caller(backward.receiver, params, counts, function.body, 4)
+        if combined is not None:
+            return combined
         nodes: List[cst.BaseExpression] = [backward.receiver]
         seen: set = set()
         for _ in range(4):
@@ -616,6 +621,68 @@ def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
         if any(holds(case.pattern) for case in match.cases):
             found.append(match.subject)
     return found
+
+
+def _combined_from_caller(
+    node: cst.BaseExpression, params: AbstractSet[str], counts: dict, body: cst.CSTNode, depth: int,
+) -> Optional[str]:
+    """A parameter of which the loss `node` is made, where it is made only of the caller's values
+    (review, round 16), or None: an access path rooted at a parameter the body never rebinds; a
+    name the body binds only to such values (`depth` links deep); a form that selects (`_held_in`)
+    or combines elementwise (`_operands`: `+`, the builtin `sum`, `0.5 * loss`, `.squeeze()`) such
+    values and ones proven graph-free (`loops.graph_free`: a literal, `torch.zeros(3)`). Its graph
+    then comes from the caller's values alone; or a sum (`+`, `-`) with such a value as a term,
+    whatever the other (`sum(losses) + reg`). Any other value (a reduction, a `self` attribute, a
+    call of other code) may be the function's own: None (`own_loss * scale`, a float parameter,
+    must not make a loss the caller's)."""
+    node = strip_parens(node)
+    path = access_path(node)
+    if path is not None:
+        root = path[0]
+        if root in params:
+            return root if counts.get(root, 0) == 0 else None
+        parts = [e.value for value in _values_bound(body, root) for e in _elements(value)] if depth > 0 else []
+        found = [_combined_from_caller(part, params, counts, body, depth - 1) for part in parts]
+        return found[0] if found and all(found) else None
+    operands = [part for part in (_held_in(node) or _operands(node)) if not graph_free(strip_parens(part))]
+    found = [_combined_from_caller(part, params, counts, body, depth) for part in operands]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        # A sum keeps each term's graph whole, whatever the other is (`sum(losses) + reg`).
+        return next((root for root in found if root), None)
+    return found[0] if found and all(found) else None
+
+
+# Review, round 16: the forms that make a loss of the caller's values without reducing any of them
+# (`sum(losses)`, `a + b`, `0.5 * loss`, `loss.squeeze()`). `backward()` takes a one-element tensor
+# only (but with `gradient=`), and an elementwise form makes one only of one-element operands: each
+# handed-in value is then a loss itself, whose graph the caller built. A reduction (`(x * 2).sum()`,
+# `x @ y`, `F.mse_loss(out, y)`) may make a loss of a data tensor, which the README takes as data:
+# not followed. (The builtin `sum` adds a container's items, each a whole value, as `+` does.)
+_ELEMENTWISE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+_ELEMENTWISE_BUILTINS = frozenset({"sum", "abs"})
+_ELEMENTWISE_METHODS = frozenset({
+    "clone", "float", "double", "half", "to", "cpu", "cuda", "contiguous", "squeeze", "unsqueeze", "view",
+    "reshape", "flatten", "neg", "abs", "exp", "log", "tanh", "sigmoid", "relu", "add", "sub", "mul", "div", "pow",
+})
+
+
+def _operands(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """What an elementwise form (`_ELEMENTWISE_OPERATORS`, `_ELEMENTWISE_BUILTINS`,
+    `_ELEMENTWISE_METHODS`) is made of: an operator's operands, a builtin's arguments, a method's
+    receiver and arguments; none for any other form."""
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right] if isinstance(node.operator, _ELEMENTWISE_OPERATORS) else []
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression] if isinstance(node.operator, (cst.Minus, cst.Plus)) else []
+    if not isinstance(node, cst.Call):
+        return []
+    arguments = [arg.value for arg in node.args]
+    func = node.func
+    if isinstance(func, cst.Name) and func.value in _ELEMENTWISE_BUILTINS:
+        return arguments
+    if isinstance(func, cst.Attribute) and func.attr.value in _ELEMENTWISE_METHODS:
+        return [func.value, *arguments]
+    return []
 
 
 def _matching_element(assign: cst.Assign, name: str) -> Optional[cst.BaseExpression]:
