@@ -22,7 +22,13 @@ Causes:
 - `_number_or_argument` took any literal but a string for a number, `0.5j` too (Z_07): the
   original's loss is complex (`loss.abs().backward()` runs), `grad_scale` refuses a complex scale.
   Now `_real_literal` (defaults alike).
-Near misses: Z_03, a store into another attribute between (`owner.gamma = 0.5`); Z_05, the name read
+- The rewrite's gradient reaches a coefficient only through the correction (`grad_scale` detaches
+  its scale); a learnable weight that cancels there (`(1 - self.alpha) * f(t, z.detach()) +
+  self.alpha * f(t.detach(), z)`: correction 0, Z_09; `self.alpha * ... + (2 - self.alpha) * ...`:
+  correction 1, Z_10) was left out of the graph, its grad None where the original gave zero, which
+  SGD's weight decay still steps. Now a coefficient taken by `_outside_coefficients` that is not a
+  symbol of the correction makes the fix unsafe (`Visitor._finding`, "cancels in the correction").
+Near misses: Z_11, two learnable weights both kept in the correction; Z_03, a store into another attribute between (`owner.gamma = 0.5`); Z_05, the name read
 by `getattr(config, "beta", 0.25)`, a config dict read, a logged dict's key; Z_08, defaults
 `-0.25`, None and a number constant of the file.
 """
@@ -37,6 +43,7 @@ from tests.test_review_reproducers import check_case
 
 CASES = sorted((Path(__file__).parent / "review_round16").glob("Z_*.py"))
 STRING = "is named as a string at line "
+CANCELS = "coefficient `self.alpha` cancels in the correction: if it is a tensor that requires grad, the rewrite gives it no gradient (None)"
 
 EXPECTED = {
     "Z_01_gf002_weight_stored_through_other_name_between": (
@@ -49,6 +56,9 @@ EXPECTED = {
     "Z_06_gf002_weight_default_is_a_tensor": ("GF002", "coefficient `self.beta` is bound to `self.beta = beta` (line 10)"),
     "Z_07_gf002_weight_bound_to_complex_literal": ("GF002", "coefficient `self.beta` is bound to `self.beta = 0.5j` (line 10)"),
     "Z_08_gf002_weight_number_defaults_near_miss": ("GF002", None),
+    "Z_09_gf002_mixing_weight_cancels_in_correction": ("GF002", CANCELS),
+    "Z_10_gf002_weight_cancels_in_numeric_correction": ("GF002", CANCELS),
+    "Z_11_gf002_weights_kept_in_correction_near_miss": ("GF002", None),
 }
 
 

@@ -207,6 +207,18 @@ class Visitor(BlockVisitor):
         gs = self.ctx.grad_scale_name
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
+        # The value's gradient reaches a coefficient only through the correction (`grad_scale`
+        # detaches its scale): one that cancels there (`(1 - self.alpha) * f(x.detach(), y) +
+        # self.alpha * f(x, y.detach())`, correction 0) is left out of the graph, with no gradient
+        # (None) where the original gave it zero, which an optimizer's weight decay or momentum
+        # still steps (review 16, Z_09). A number has no gradient to lose.
+        lost = [".".join(path) for path in coefficients if ".".join(path) not in correction.symbols()]
+        if lost:
+            shown = ", ".join(f"`{symbol}`" for symbol in lost)
+            reasons.add(
+                f"coefficient {shown} cancels in the correction: if it is a tensor that requires grad, the rewrite gives "
+                f"it no gradient (None) where the original gave it zero"
+            )
         if first.def_index is not None:
             lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons, match, coefficients)
             if lines_by_statement is None:
