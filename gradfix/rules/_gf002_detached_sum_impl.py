@@ -25,6 +25,7 @@ from gradfix.analysis.exprs import (
     is_literal,
     read_paths,
     scope_bindings,
+    string_value,
     strip_parens,
 )
 from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
@@ -206,6 +207,18 @@ class Visitor(BlockVisitor):
         gs = self.ctx.grad_scale_name
         merged, ops = merged_call(call1, match, a, b, gs, module_op(match, self.ctx.op_names))
         correction = a + b + Coef.of(Fraction(-1))
+        # The value's gradient reaches a coefficient only through the correction (`grad_scale`
+        # detaches its scale): one that cancels there (`(1 - self.alpha) * f(x.detach(), y) +
+        # self.alpha * f(x, y.detach())`, correction 0) is left out of the graph, with no gradient
+        # (None) where the original gave it zero, which an optimizer's weight decay or momentum
+        # still steps (review 16, Z_09). A number has no gradient to lose.
+        lost = [".".join(path) for path in coefficients if ".".join(path) not in correction.symbols()]
+        if lost:
+            shown = ", ".join(f"`{symbol}`" for symbol in lost)
+            reasons.add(
+                f"coefficient {shown} cancels in the correction: if it is a tensor that requires grad, the rewrite gives "
+                f"it no gradient (None) where the original gave it zero"
+            )
         if first.def_index is not None:
             lines_by_statement = self._defined_fix(block, index, root, first, second, merged, correction, reasons, match, coefficients)
             if lines_by_statement is None:
@@ -302,6 +315,9 @@ class Visitor(BlockVisitor):
                 named = call.args[1].value
                 if not isinstance(named, cst.SimpleString) or named.evaluated_value == attribute:
                     return f"is bound by `setattr` (line {self.line(call)})"
+        named = self._named_by_string(attribute)
+        if named is not None:
+            return f"is named as a string at line {self.line(named)} (`{code_of(named)[:60]}`), which may bind it"
         for node in nodes_of_type(self.facts.module, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)):
             for target in _stored_targets(node):
                 if not any(a.attr.value == attribute for a in nodes_of_type(target, cst.Attribute)):
@@ -328,11 +344,51 @@ class Visitor(BlockVisitor):
                     return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` in a class body (line {self.line(statement)})"
         return None
 
+    def _named_by_string(self, attribute: str) -> Optional[cst.CSTNode]:
+        """The first call or store that names `attribute` as a string literal, other than a read
+        (review 16, Z_02): an object's attribute is bound by its name as a string in more ways than
+        `setattr` (`object.__setattr__(self, "beta", t)`, `super().__setattr__`, nn.Module's
+        `register_buffer("beta", t)`/`register_parameter`, `vars(self)["beta"] = t`). Allowed: the
+        name of `getattr`/`hasattr` (a read), a key of a dict display, a subscript read."""
+        parents = self.facts.nodes.parents
+        stored = {
+            id(sub)
+            for node in nodes_of_type(self.facts.module, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del))
+            for target in _stored_targets(node)
+            for sub in nodes_of_type(target, cst.Subscript)
+        }
+        for string in nodes_of_type(self.facts.module, cst.SimpleString):
+            if string_value(string) != attribute:
+                continue
+            parent = parents.get(string)
+            if isinstance(parent, cst.DictElement) and parent.key is string:
+                continue  # `{"beta": 0.25}`: a dict's key (`__dict__.update({...})` is a computed store)
+            if isinstance(parent, cst.Index):
+                subscript = parents.get(parents.get(parent))
+                if isinstance(subscript, cst.Subscript) and id(subscript) not in stored:
+                    continue  # `cfg["beta"]` read
+                return subscript if subscript is not None else string
+            if isinstance(parent, cst.Arg) and parent.keyword is None:
+                call = parents.get(parent)
+                if (
+                    isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("getattr", "hasattr")
+                    and len(call.args) > 1 and call.args[1] is parent
+                    and call.func.value not in self.facts.binding_counts and not self.facts.changes_builtins
+                ):
+                    continue  # `getattr(config, "beta", 0.25)`: a read
+                return call if call is not None else string
+            if isinstance(parent, cst.Arg):
+                return parents.get(parent) or string
+            if isinstance(parent, (cst.Expr, cst.ConcatenatedString, cst.FormattedString)) or parent is None:
+                continue  # a docstring, part of a longer text
+            return string
+        return None
+
     def _number_or_argument(self, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A number, `float(...)`/`int(...)` of the builtins, or a parameter of the function around
         `at` that it does not rebind (what a caller passes)."""
         value = strip_parens(value)
-        if is_literal(value) and not isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if _real_literal(value):
             return not (isinstance(value, cst.Name) and value.value == "None")
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("float", "int"):
             return value.func.value not in self.facts.binding_counts and not self.facts.changes_builtins
@@ -357,6 +413,15 @@ class Visitor(BlockVisitor):
         """The parameters of `function` that hold what its caller passes, unrebound: all but a
         method's first (its instance or class)."""
         params = function_parameters(function) - set(binding_counts(function.body))
+        # A default the file gives is what a call without it passes: only a real number, None or
+        # one of the file's number constants (`beta=torch.tensor([0.25, 1.0])` shows a tensor of
+        # two elements, `beta=0.5j` a complex number: review 16, Z_06).
+        for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+            default = strip_parens(param.default) if param.default is not None else None
+            if default is not None and not _real_literal(default) and not (
+                isinstance(default, cst.Name) and self.safety.constants.get(default.value) is not None
+            ):
+                params.discard(param.name.value)
         parent = self.facts.nodes.parents.get(function)
         if isinstance(parent, cst.IndentedBlock) and isinstance(self.facts.nodes.parents.get(parent), cst.ClassDef):
             first = [*function.params.posonly_params, *function.params.params][:1]
@@ -603,7 +668,11 @@ class Visitor(BlockVisitor):
             # other calls) may store into it (`self.beta = ...`, or a call that may: an annealing
             # step between the lines).
             seen = scan_between(between, with_aliases(list(coefficients), self.scopes[-1], self.classifier), HarmlessCalls(self.classifier))
-            if seen.barrier is not None or seen.unknown or self._others_in_statement(statement, first.node, second.node, coefficients):
+            # `with_aliases` follows the names this function binds; two parameters (`model`,
+            # `owner`) may hold one object, so a store into an attribute of the coefficient's
+            # name on any object (`owner.beta = 0.5`, `other.cfg = c`) may rebind it (review 16, Z_01).
+            stored = _stores_attribute_named(block[host + 1 : index], {part for path in coefficients for part in path[1:]})
+            if stored or seen.barrier is not None or seen.unknown or self._others_in_statement(statement, first.node, second.node, coefficients):
                 shown = ", ".join(f"`{'.'.join(path)}`" for path in coefficients)
                 reasons.add(f"coefficient {shown} may be rebound between the one evaluation and the sum, which read it at two points")
         host_term = first if first.def_index == host else second
@@ -743,6 +812,29 @@ def _stored_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
     if isinstance(node, cst.WithItem):
         return [node.asname.name] if node.asname is not None else []
     return [node.target]  # type: ignore[attr-defined]
+
+
+def _real_literal(value: cst.BaseExpression) -> bool:
+    """A literal that is a real number, True/False or None (not a string, not `2j`: a complex
+    weight makes the original's loss complex, and `grad_scale` refuses it; review 16, Z_07)."""
+    value = strip_parens(value)
+    if isinstance(value, cst.UnaryOperation):
+        return _real_literal(value.expression)
+    return is_literal(value) and not isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _stores_attribute_named(statements: Sequence[cst.CSTNode], names: Set[str]) -> bool:
+    """Whether `statements` store into an attribute named one of `names` on any object (`x.k = v`,
+    `x.k += v`, `for x.k in ...`, `with c as x.k`, `del x.k`, `x.k[i] = v`): the object may be one
+    another name also holds, which no alias walk of names sees."""
+    kinds = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)
+    return any(
+        attribute.attr.value in names
+        for statement in statements
+        for node in nodes_of_type(statement, kinds)
+        for target in _stored_targets(node)
+        for attribute in nodes_of_type(target, cst.Attribute)
+    )
 
 
 def _bound_late(symbols: Sequence[str], statements: Sequence[cst.CSTNode], reasons: Reasons) -> None:
