@@ -218,3 +218,18 @@ def test_self_handed_on_in_a_method():
 )
 def test_more_ways_of_handing_on(use):
     assert "Base" in _handed(_HEAD + use + "\n")
+
+
+def test_vars_of_an_instance_is_followed_as_its_namespace():
+    """Stop 35 (lead, after the merge): `vars(lit)` is `lit.__dict__`, followed as the holder of its
+    attributes: its keys printed hand nothing on (a LightningModule's `training_step` stays
+    unhanded), its values handed to outside code hand its submodules on."""
+    from tests.test_field_cases import _lint
+    from tests.test_lightning_log import GF001_SRC
+
+    pytest.importorskip("torch")
+    kept = GF001_SRC.replace("lit = Lit()\n", "lit = Lit()\nprint(sorted(vars(lit).keys()))\n")
+    handed = GF001_SRC.replace("lit = Lit()\n", "lit = Lit()\nimport sys\nsys.setprofile(list(vars(lit).values())[0])\n")
+    assert [f.fixable for f in _lint(kept, ["GF001"]).findings] == [True]
+    (finding,) = _lint(handed, ["GF001"]).findings
+    assert not finding.fixable and "`training_step` (line 11) is handed to code outside the file" in finding.message

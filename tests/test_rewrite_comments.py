@@ -68,7 +68,7 @@ def test_gf002_removed_last_term_keeps_both_comments():
             return loss
         """,
         "GF002",
-        unsafe=True,  # `beta` is a parameter: not proven numeric
+        unsafe=True,  # (`beta`, a parameter: a caller's loss weight, safe since stop 35)
     )
     assert fixed == _expect(
         """\
@@ -80,7 +80,7 @@ def test_gf002_removed_last_term_keeps_both_comments():
             loss_term = F.mse_loss(z_q, grad_scale(z_e, beta))
             loss = (
                 recon
-                + (loss_term + (beta * loss_term).detach())  # codebook
+                + (loss_term + beta * loss_term.detach())  # codebook
                 # commitment
             )
             return loss

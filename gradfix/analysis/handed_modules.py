@@ -473,6 +473,11 @@ class _Search:
         first = bool(call.args) and arg is call.args[0] and arg.keyword is None and not arg.star
         if first and qualified & {"builtins.hasattr", "builtins.setattr", "builtins.delattr"}:
             return True
+        if first and len(call.args) == 1 and "builtins.vars" in qualified:
+            # `vars(net)` is `net.__dict__`: what holds its attributes, followed as that holder (stop 35:
+            # `print(sorted(vars(lit).keys()))` handed every method of a LightningModule on).
+            self.push(call, ANY)
+            return True
         if first and "builtins.getattr" in qualified:
             # An attribute by a literal name: followed from the string where it names one bound to
             # a module (`getattr(self, "enc")`); by a computed name it may be any submodule.
