@@ -200,7 +200,7 @@ class Visitor(BlockVisitor):
         reasons = self.safety.reasons(match, a, b)
         if reasons is None:
             return None  # random calls in the arguments: two different computations
-        coefficients = self._outside_coefficients((*a.symbols(), *b.symbols()), reasons)
+        coefficients = self._outside_coefficients((*a.symbols(), *b.symbols()))
         # The rewrite removes, adds or rebuilds names: a read by name string is not seen.
         reasons.extend(introspection_reasons(self.scopes[-1], self.line))
         reasons.extend(implicit_dunder_reasons(self.facts))
@@ -248,6 +248,7 @@ class Visitor(BlockVisitor):
             lines_by_statement = {statement: lines}
         line1 = self.line(call1)
         where = "" if line1 == self.line(call2) else f" (line {line1} and here)"
+        self._settle_coefficients(coefficients, reasons)
         return self._pair_finding(call2, match, where, lines_by_statement, reasons, ops)
 
     def _detach_reason(self, match, reasons: Reasons) -> None:
@@ -265,7 +266,7 @@ class Visitor(BlockVisitor):
         """Every symbol of `coef` is one of the file's number constants (`BETA = 0.25`)."""
         return all(s.isidentifier() and self.safety.constants.get(s) is not None for s in coef.symbols())
 
-    def _outside_coefficients(self, symbols: Sequence[str], reasons: Reasons) -> List[Tuple[str, ...]]:
+    def _outside_coefficients(self, symbols: Sequence[str]) -> List[Tuple[str, ...]]:
         """Stop 35 (two held-out corpora: 19 of 26 VQ-VAE findings were unsafe for this reason
         alone): a coefficient the file binds only to numbers, or to what callers pass (`self.beta =
         beta` in `__init__`, `args.beta`, a parameter `beta`), is taken to be a number or a
@@ -273,37 +274,52 @@ class Visitor(BlockVisitor):
         files", as a divisor is taken to be non-zero). The one evaluation scales an operand's
         gradient by its value (`grad_scale` reads it when the forward runs: a tensor of several
         elements raises there) and the correction multiplies the detached value by it, so one that
-        requires grad keeps its gradient (`_value_expression`). Read as a dotted name only; not one
-        a class of the file computes (a property, `__getattr__`), nor one the file binds to
-        anything else (`self.beta = nn.Parameter(torch.ones(3))`): the merge's reason stays, naming
-        the binding. Returns the access paths of the coefficients taken so (the caller checks that
-        nothing between the one evaluation and the sum stores into them)."""
+        requires grad keeps its gradient (`_value_expression`).
+
+        The access paths of the coefficients that may be taken so: every symbol not a number
+        constant is a dotted name, and a plain name is a caller's value (a parameter the function
+        leaves as it is). The caller watches them between the one evaluation and the sum, and
+        settles them last (`_settle_coefficients`); [] where the merge's reason stays."""
         unproven = [s for s in dict.fromkeys(symbols) if not (s.isidentifier() and self.safety.constants.get(s) is not None)]
         taken: List[Tuple[str, ...]] = []
+        function = self.scopes[-1]
         for symbol in unproven:
             parts = tuple(symbol.split("."))
             if not all(part.isidentifier() for part in parts):
                 return []  # a subscript or a call (`cfg["beta"]`): the merge's reason stays
-            why = self._coefficient_binding(parts)
-            if why == "":
+            if len(parts) == 1 and not (isinstance(function, cst.FunctionDef) and parts[0] in self._passed_in(function)):
                 return []  # a name the function does not take from its caller: the merge's reason stays
-            if why is not None:
-                reasons.discard(COEFFICIENT, symbol)
-                reasons.add(Reason(f"coefficient `{symbol}` {why}: gradfix cannot prove it a number or a one-element tensor", COEFFICIENT, symbol))
-                return []
             taken.append(parts)
-        for path in taken:
-            reasons.discard(COEFFICIENT, ".".join(path))
         return taken
+
+    def _settle_coefficients(self, coefficients: Sequence[Tuple[str, ...]], reasons: Reasons) -> None:
+        """The merge's reason for each coefficient of `_outside_coefficients`, settled: discharged
+        where every binding the file gives it is a number or a caller's value
+        (`_coefficient_binding`), else the binding named. Where something else already keeps the
+        fix unsafe, the bindings are not read (for an attribute, the file's every way of binding an
+        attribute: a walk of the whole file, a tenth of a second on a big one), and the reason says
+        the weight is not proven."""
+        if not coefficients:
+            return
+        symbols = [".".join(path) for path in coefficients]
+        others = [r for r in reasons if not (r.kind == COEFFICIENT and r.subject in symbols)]
+        for symbol in symbols:
+            reasons.discard(COEFFICIENT, symbol)
+        if others:
+            reasons.add(Reason(f"coefficient `{symbols[0]}` is not proven a number or a one-element tensor", COEFFICIENT, symbols[0]))
+            return
+        for symbol, path in zip(symbols, coefficients):
+            why = self._coefficient_binding(path)
+            if why is not None:
+                reasons.add(Reason(f"coefficient `{symbol}` {why}: gradfix cannot prove it a number or a one-element tensor", COEFFICIENT, symbol))
+                return
 
     def _coefficient_binding(self, path: Tuple[str, ...]) -> Optional[str]:
         """None where every binding the file gives `path` (a name, or the attribute it ends in, on
         any object) is a number, `float(...)`/`int(...)` or a parameter of the function binding it
-        (a caller's value); else why not ("" for a name that is no such parameter)."""
-        function = self.scopes[-1]
+        (a caller's value); else why not. (A plain name is one of the function's parameters it
+        leaves as it is: `_outside_coefficients` takes no other.)"""
         if len(path) == 1:
-            if not isinstance(function, cst.FunctionDef) or path[0] not in self._passed_in(function):
-                return ""
             return None
         if self.facts.computed_path(path):
             return "may be computed anew on each read (a class of the file defines a property or `__getattr__`)"
