@@ -1557,12 +1557,12 @@ def _graph_leaves(scope: cst.FunctionDef, facts: "FileFacts", classifier, calls:
                     f"`{node.target.value} {code_of(node.operator).strip()}` (line {line(node)}) may change an object from "
                     f"outside the call in place, which then holds a tensor of the graph"
                 )
-        for target in _store_targets(node):
+        for target in store_targets(node):
             if isinstance(target, (cst.Attribute, cst.Subscript)) and not (value is not None and value_like(value, facts)):
                 return f"`{code_of(target).strip()}` (line {line(target)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Assign):
             for target in node.targets:
-                for inner in _store_targets(target):
+                for inner in store_targets(target):
                     if isinstance(inner, (cst.Attribute, cst.Subscript)) and not value_like(node.value, facts):
                         return f"`{code_of(inner).strip()}` (line {line(inner)}) keeps a value that may carry the graph beyond the call"
         if isinstance(node, cst.Call) and not _keeps_nothing(node, classifier, scalers, harmless_call, facts, scope):
@@ -1696,7 +1696,7 @@ def _runs_later(node: cst.CSTNode, scope: cst.CSTNode, facts: "FileFacts") -> bo
 _TORCH_CONSTRUCTORS = ("torch.optim.", "torch.nn.", "torch.amp.", "torch.cuda.amp.")
 
 
-def _store_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
+def store_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
     """The targets a statement or clause stores into, by any form: assignment (tuple, list and star
     targets included), augmented and annotated assignment, `for` and comprehension targets, `with
     ... as`, `del`."""
@@ -1784,7 +1784,7 @@ class Backpropagators:
                 # Every store into an attribute, by any form (review, round 5: `self.opt, n = Fin(), 0`,
                 # `for self.opt in ...`, `with ... as self.opt`); only `x.X = value` alone, or
                 # annotated, records its value (None: any other form).
-                for target in _store_targets(node):
+                for target in store_targets(node):
                     if isinstance(target, cst.Attribute):
                         plain = isinstance(node, cst.AnnAssign) and node.value is not None
                         if isinstance(node, cst.AssignTarget):

@@ -734,6 +734,10 @@ class CalleeClassifier:
         """The class whose body (at any depth) holds `node`, or None."""
         return self._nearest(node, cst.ClassDef)  # type: ignore[return-value]
 
+    def enclosing_function(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The innermost def holding `node` (`node` itself if one), or None at module level."""
+        return self._nearest(node, cst.FunctionDef)  # type: ignore[return-value]
+
     def lightning_log(self, call: cst.Call) -> bool:
         """`self.log(name, value, ...)` or `self.log_dict(values, ...)` in a class whose every base is
         Lightning's `LightningModule`: Lightning logs a detached copy of a tensor, unless

@@ -30,6 +30,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from gradfix.analysis.exprs import bound_names, string_value
+from gradfix.analysis.statements import is_method
 from gradfix.analysis.vocabulary import LIGHTNING_MODULES, is_nn_class
 from gradfix.analysis.walk import preorder
 
@@ -455,10 +456,7 @@ class _Search:
         node: Optional[cst.CSTNode] = name
         while node is not None and not isinstance(node, cst.FunctionDef):
             node = self.parents.get(node)
-        if node is None or not isinstance(self.parents.get(node), cst.IndentedBlock):
-            return False
-        block = self.parents.get(node)
-        return isinstance(self.parents.get(block), cst.ClassDef) and _self_name(node) == name.value
+        return node is not None and is_method(node, self.parents) and _self_name(node) == name.value
 
     def argument(self, arg: cst.Arg, node: cst.CSTNode, cls: str) -> bool:
         call = self.parents.get(arg)
@@ -555,8 +553,7 @@ class _Search:
         return True
 
     def _is_method(self, function: cst.FunctionDef) -> bool:
-        block = self.parents.get(function)
-        return isinstance(block, cst.IndentedBlock) and isinstance(self.parents.get(block), cst.ClassDef)
+        return is_method(function, self.parents)
 
     def _enclosing_class(self, name: cst.Name) -> Optional[str]:
         node: Optional[cst.CSTNode] = name

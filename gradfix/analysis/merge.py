@@ -131,6 +131,10 @@ class MergeSafety:
         only for a file where some pair needs them."""
         return self.facts.constants
 
+    def constant(self, symbol: str) -> bool:
+        """`symbol` (a coefficient's factor as written) is a name the file binds to a number once."""
+        return symbol.isidentifier() and self.constants.get(symbol) is not None
+
     def _tensor_argument(self, point: Point, match: PairMatch) -> bool:
         """The operand of a `.data` stop-gradient is proven a tensor: the other evaluation passes it,
         as it is, as an argument of a torch function (`F.mse_loss(x, y.data)`), which takes tensors
@@ -291,7 +295,7 @@ class MergeSafety:
                 break
         for coef in (a, b):
             for factor in coef.symbols():
-                if not (factor.isidentifier() and self.constants.get(factor) is not None):
+                if not self.constant(factor):
                     text = f"coefficient `{factor}` is not a number: if it is a tensor that requires grad, its gradient is lost"
                     reasons.add(Reason(text, COEFFICIENT, factor))
                     break

@@ -9,7 +9,7 @@ visitor's walk, which enters every expression.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -46,6 +46,13 @@ def walk_statements(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = todo.pop()
         yield node
         todo.extend(reversed(statement_parts(node)))
+
+
+def is_method(function: cst.FunctionDef, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+    """`function` stands directly in a class body (`parents`: the file's parent links): its first
+    parameter is then the instance or the class."""
+    block = parents.get(function)
+    return isinstance(block, cst.IndentedBlock) and isinstance(parents.get(block), cst.ClassDef)
 
 
 def class_defs(root: cst.CSTNode) -> Iterator[cst.ClassDef]:

@@ -30,7 +30,7 @@ from gradfix.analysis.exprs import (
 )
 from gradfix.analysis.linear import Coef, cancels, parse_coef, split_linear
 from gradfix.analysis.between import HarmlessCalls, harmless_call, scan_between, stores_into, with_aliases
-from gradfix.analysis.backward import definition, implicit_dunder_reasons
+from gradfix.analysis.backward import definition, implicit_dunder_reasons, store_targets
 from gradfix.analysis.introspection import introspection_reasons
 from gradfix.analysis.callees import tensor_result
 from gradfix.analysis.merge import MergeSafety, match_pair
@@ -40,7 +40,7 @@ from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 from gradfix.analysis.loops import function_parameters
-from gradfix.analysis.statements import class_defs
+from gradfix.analysis.statements import class_defs, is_method
 from gradfix.analysis.walk import node_types, nodes_of_type, walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
@@ -264,7 +264,7 @@ class Visitor(BlockVisitor):
 
     def _numbers(self, coef: Coef) -> bool:
         """Every symbol of `coef` is one of the file's number constants (`BETA = 0.25`)."""
-        return all(s.isidentifier() and self.safety.constants.get(s) is not None for s in coef.symbols())
+        return all(self.safety.constant(s) for s in coef.symbols())
 
     def _outside_coefficients(self, symbols: Sequence[str]) -> List[Tuple[str, ...]]:
         """Stop 35 (two held-out corpora: 19 of 26 VQ-VAE findings were unsafe for this reason
@@ -280,7 +280,7 @@ class Visitor(BlockVisitor):
         constant is a dotted name, and a plain name is a caller's value (a parameter the function
         leaves as it is). The caller watches them between the one evaluation and the sum, and
         settles them last (`_settle_coefficients`); [] where the merge's reason stays."""
-        unproven = [s for s in dict.fromkeys(symbols) if not (s.isidentifier() and self.safety.constants.get(s) is not None)]
+        unproven = [s for s in dict.fromkeys(symbols) if not self.safety.constant(s)]
         taken: List[Tuple[str, ...]] = []
         function = self.scopes[-1]
         for symbol in unproven:
@@ -326,21 +326,21 @@ class Visitor(BlockVisitor):
         attribute = path[-1]
         if self.facts.attribute_store_names is None:
             return "may be bound by a computed name (`setattr`, `__dict__`)"
-        for call in nodes_of_type(self.facts.module, cst.Call):
-            if isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) > 1:
-                named = call.args[1].value
-                if not isinstance(named, cst.SimpleString) or named.evaluated_value == attribute:
-                    return f"is bound by `setattr` (line {self.line(call)})"
+        # (`setattr(x, "beta", v)` among them; by a computed name, `attribute_store_names` is None)
         named = self._named_by_string(attribute)
         if named is not None:
             return f"is named as a string at line {self.line(named)} (`{code_of(named)[:60]}`), which may bind it"
-        for node in nodes_of_type(self.facts.module, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)):
-            for target in _stored_targets(node):
+        parents = self.facts.nodes.parents
+        for node in nodes_of_type(self.facts.module, _STORING):
+            for target in store_targets(node):
                 if not any(a.attr.value == attribute for a in nodes_of_type(target, cst.Attribute)):
                     continue
-                value = node.value if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(strip_parens(target), cst.Attribute) else None
-                if value is None or not self._number_or_argument(value, node):
-                    return f"is bound to `{code_of(node).strip().splitlines()[0][:60]}` (line {self.line(node)})"
+                # Only `x.beta = v` (or `x.beta: T = v`) as a whole target gives its value.
+                statement = parents.get(node) if isinstance(node, cst.AssignTarget) else node
+                whole = getattr(node, "target", None) is target and isinstance(strip_parens(target), cst.Attribute)
+                value = statement.value if whole and isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
+                if value is None or not self._number_or_argument(value, statement):
+                    return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` (line {self.line(statement)})"
         # A class attribute of that name (`beta = torch.ones(3)` in a class body, a method or
         # class named so): what an instance's read finds where no store gave it one.
         for cls in class_defs(self.facts.module):
@@ -353,8 +353,9 @@ class Visitor(BlockVisitor):
                 elif attribute not in binding_counts(statement):
                     continue
                 small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-                plain = isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and all(
-                    isinstance(t, cst.Name) for t in _stored_targets(small)
+                plain = (
+                    isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)
+                    or isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name)
                 )
                 if not plain or not self._number_or_argument(small.value, small):
                     return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` in a class body (line {self.line(statement)})"
@@ -369,8 +370,8 @@ class Visitor(BlockVisitor):
         parents = self.facts.nodes.parents
         stored = {
             id(sub)
-            for node in nodes_of_type(self.facts.module, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del))
-            for target in _stored_targets(node)
+            for node in nodes_of_type(self.facts.module, _STORING)
+            for target in store_targets(node)
             for sub in nodes_of_type(target, cst.Subscript)
         }
         for string in nodes_of_type(self.facts.module, cst.SimpleString):
@@ -422,7 +423,7 @@ class Visitor(BlockVisitor):
         path = access_path(value)
         if path is None or "[]" in path:
             return False
-        function = self._function_around(at)
+        function = self.classifier.enclosing_function(at)
         return function is not None and path[0] in self._passed_in(function)
 
     def _passed_in(self, function: cst.FunctionDef) -> Set[str]:
@@ -435,21 +436,13 @@ class Visitor(BlockVisitor):
         for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
             default = strip_parens(param.default) if param.default is not None else None
             if default is not None and not _real_literal(default) and not (
-                isinstance(default, cst.Name) and self.safety.constants.get(default.value) is not None
+                isinstance(default, cst.Name) and self.safety.constant(default.value)
             ):
                 params.discard(param.name.value)
-        parent = self.facts.nodes.parents.get(function)
-        if isinstance(parent, cst.IndentedBlock) and isinstance(self.facts.nodes.parents.get(parent), cst.ClassDef):
+        if is_method(function, self.facts.nodes.parents):
             first = [*function.params.posonly_params, *function.params.params][:1]
             params -= {p.name.value for p in first}
         return params
-
-    def _function_around(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
-        parents = self.facts.nodes.parents
-        current = parents.get(node)
-        while current is not None and not isinstance(current, cst.FunctionDef):
-            current = parents.get(current)
-        return current
 
     def _others_in_statement(self, statement: cst.SimpleStatementLine, node1: cst.CSTNode, node2: cst.CSTNode,
                              coefficients: Sequence[Tuple[str, ...]] = ()) -> List[str]:
@@ -820,14 +813,8 @@ _CONDITIONAL = node_types(
 )
 
 
-def _stored_targets(node: cst.CSTNode) -> List[cst.BaseExpression]:
-    """What a binding statement or clause stores into (`x.k = v`, `x.k += v`, `for x.k in ...`,
-    `with c as x.k`, `del x.k`)."""
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets]
-    if isinstance(node, cst.WithItem):
-        return [node.asname.name] if node.asname is not None else []
-    return [node.target]  # type: ignore[attr-defined]
+# The statements and clauses that store into a target (`backward.store_targets` reads theirs).
+_STORING = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)
 
 
 def _real_literal(value: cst.BaseExpression) -> bool:
@@ -843,12 +830,11 @@ def _stores_attribute_named(statements: Sequence[cst.CSTNode], names: Set[str]) 
     """Whether `statements` store into an attribute named one of `names` on any object (`x.k = v`,
     `x.k += v`, `for x.k in ...`, `with c as x.k`, `del x.k`, `x.k[i] = v`): the object may be one
     another name also holds, which no alias walk of names sees."""
-    kinds = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.WithItem, cst.Del)
     return any(
         attribute.attr.value in names
         for statement in statements
-        for node in nodes_of_type(statement, kinds)
-        for target in _stored_targets(node)
+        for node in nodes_of_type(statement, _STORING)
+        for target in store_targets(node)
         for attribute in nodes_of_type(target, cst.Attribute)
     )
 
