@@ -79,7 +79,7 @@ from gradfix.analysis.vocabulary import (
     VIEW_METHODS,
     has_inplace_suffix,
 )
-from gradfix.analysis.walk import children, per_file, walk_tree
+from gradfix.analysis.walk import children, nodes_of_type, per_file, walk_tree
 
 _LOOPS = (cst.For, cst.While)
 
@@ -167,8 +167,8 @@ def _torch_names_patched(module: cst.Module) -> Optional[str]:
     if stored is None or may_change_builtins(module):
         return "*"
     read = set(_TRUSTED_METHOD_NAMES)
-    for node in all_nodes(module):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    for node in nodes_of_type(module, cst.Call):
+        if isinstance(node.func, cst.Attribute):
             parts = code_of(node.func).strip().split(".")
             if parts[0] in _TORCH_ROOTS:
                 # (The root too: `builtins.nn = Fake` is the `nn` of a file that imports none.)
@@ -177,7 +177,7 @@ def _torch_names_patched(module: cst.Module) -> Optional[str]:
     # `_python_value` takes `box.item()` for a Python value whatever `box` is), and a builtin the
     # proofs trust by its name that the file binds anywhere (`def float(t): return t * 1` makes
     # `float(h)` hold h's graph; `str = lambda t: t`, a local `float = ...`).
-    classes = {name for node in all_nodes(module) if isinstance(node, cst.ClassDef) for name in scope_bindings(node.body)}
+    classes = {name for node in nodes_of_type(module, cst.ClassDef) for name in scope_bindings(node.body)}
     counts = binding_counts(module)
     rebound = {name for name in _TRUSTED_BUILTINS if counts.get(name, 0)}
     hits = sorted((stored & read) | (classes & _TRUSTED_METHOD_NAMES) | rebound)
