@@ -11,6 +11,9 @@ parent.
 
 libcst's own state turns every token into a line and column as it is written (a regular
 expression per token) and builds two positions per node; most nodes' positions are never read.
+The order the pass wrote the nodes in is also the module's walk order but for two node types
+(`walk.written_order`), which spares the analyses' first walk of the whole file.
+
 Here the pass records, per node, only the indexes of the tokens where it starts and ends; a node's
 line and column are worked out from the written text when a rule first asks (`_Ranges`).
 `tests/test_positions.py` checks that all of it equals what libcst's providers give.
@@ -28,7 +31,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 
-from gradfix.analysis.walk import node_types
+from gradfix.analysis.walk import node_types, written_order
 
 
 # The node types that stand in a block (a module or an indented body); compared by exact type,
@@ -75,8 +78,10 @@ class _State(CodegenState):
         self.writing: List[cst.CSTNode] = []
         self.starts: List[int] = []
         self.drop_last = False
+        self.count = 0  # nodes written: more than the parents and the module where a node is shared
 
     def before_codegen(self, node: cst.CSTNode) -> None:
+        self.count += 1
         if self.writing:
             self.parents[node] = self.writing[-1]
         self.writing.append(node)
@@ -163,6 +168,9 @@ def node_maps(module: cst.Module) -> NodeMaps:
     """The positions, statement spans, parents and text of a module's nodes, from one codegen pass."""
     state = _State(module.default_indent, module.default_newline)
     module._codegen(state)
+    if state.count == len(state.parents) + 1:
+        # Every node written once, parents first: the module's nodes in (nearly) walk order.
+        written_order(module, list(state.parents))
     written = "".join(state.tokens)
     code = written[: -len(state.tokens[-1])] if state.drop_last else written
     made: List[_Text] = []

@@ -154,6 +154,7 @@ def forget() -> None:
     _CHILDREN.clear()
     _PER_FILE.clear()
     _BY_TYPE.clear()
+    _WRITTEN.clear()
 
 
 # (what, id(tree)) -> (tree, its result): what `per_file` computed, until `forget()`.
@@ -183,11 +184,68 @@ def nodes_outside_lambdas(module: cst.Module) -> List[cst.CSTNode]:
 
 def module_nodes(module: cst.Module) -> List[cst.CSTNode]:
     """Every node of the module in walk order, lambdas' bodies included (`preorder`), listed once
-    per file (`per_file`) with `nodes_outside_lambdas`: one walk gives both lists."""
+    per file (`per_file`) with `nodes_outside_lambdas`: both lists come from one walk, or from
+    the order the file's codegen pass wrote its nodes in (`written_order`)."""
     return per_file("module nodes", module, _module_nodes)[0]
 
 
+# id(module) -> (module, every node but the module, in the order libcst's codegen wrote them): left by
+# `positions.node_maps` (`written_order`), until `forget()`.
+_WRITTEN: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+
+# The node types whose codegen writes their children in another order than libcst's visit (and
+# `children`) lists them: `AsName` visits its name before the whitespace around `as`, `Del` its
+# target before the whitespace after `del`, `ParamSlash` its comma before the whitespace after `/`,
+# `TypeVarTuple` and `ParamSpec` their name before the whitespace after `*`/`**`.
+# `tests/test_walk.py` checks, on a sample holding every node type of libcst (and on the fixtures
+# and gradfix's sources), that these are the only ones.
+_WRITTEN_OUT_OF_ORDER = (cst.AsName, cst.Del, cst.ParamSlash, cst.TypeVarTuple, cst.ParamSpec)
+
+
+def written_order(module: cst.Module, nodes: List[cst.CSTNode]) -> None:
+    """Note the order a codegen pass of `module` wrote its nodes in (`nodes`: each node but the
+    module once, parents before children): `module_nodes` is then read off it instead of walking
+    the tree again (a fifth of the time of a big file's analysis; stop 36)."""
+    if len(_WRITTEN) >= 32:  # (callers outside the engine never call `forget()`)
+        _WRITTEN.clear()
+    _WRITTEN[id(module)] = (module, nodes)
+
+
 def _module_nodes(module: cst.CSTNode) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
+    """`(preorder(module), preorder(module, into_lambdas=False))`: read off the order the module
+    was written in where `positions.node_maps` left it (`written_order`), or from one walk."""
+    written = _WRITTEN.pop(id(module), None)
+    if written is not None and written[0] is module:
+        return _from_written(module, written[1])
+    return _walked(module)
+
+
+def _from_written(module: cst.CSTNode, nodes: List[cst.CSTNode]) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
+    """`_walked(module)` from the order codegen wrote the nodes in. Codegen writes a node, then its
+    children one after another, as a pre-order does: both list each subtree as one run of the same
+    nodes, so a subtree written out of the visiting order (`_WRITTEN_OUT_OF_ORDER`) is put right
+    by walking just it, and a lambda's body is left out by skipping its run."""
+    everything = [module, *nodes]
+    kinds = node_types(*_WRITTEN_OUT_OF_ORDER)
+    # Innermost first (reversed): an enclosing subtree's walk rewrites an inner one's run.
+    for i in reversed([i for i, node in enumerate(everything) if type(node) in kinds]):
+        subtree = preorder(everything[i])
+        everything[i : i + len(subtree)] = subtree
+    lambdas = [i for i, node in enumerate(everything) if type(node) is cst.Lambda]
+    if not lambdas:
+        return everything, list(everything)
+    outside: List[cst.CSTNode] = []
+    start = 0
+    for i in lambdas:
+        if i < start:
+            continue  # within a lambda already left out
+        outside.extend(everything[start : i + 1])
+        start = i + len(preorder(everything[i]))
+    outside.extend(everything[start:])
+    return everything, outside
+
+
+def _walked(module: cst.CSTNode) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
     """`(preorder(module), preorder(module, into_lambdas=False))` from one walk. A lambda's
     descendants are the nodes pushed above the stack's height when it was popped: they are left
     out of the second list until the stack is back under that height (`barrier`; an inner lambda
