@@ -84,13 +84,17 @@ def test_a_coefficient_that_requires_grad_keeps_its_gradient():
     assert torch.allclose(grads[0], grads[1]) and grads[0].item() > 0
 
 
-def test_a_tensor_of_several_elements_raises_in_the_rewrite():
-    """Outside the assumption: the original broadcasts `self.beta * mse` to two values; the
-    rewrite's `grad_scale` refuses the scale, loudly (ValueError), never other gradients."""
+def test_a_tensor_of_several_elements_the_file_passes_makes_the_fix_unsafe():
+    """Outside the assumption, and shown by the file (stop 36): the original broadcasts `self.beta
+    * mse` to two values. The fix is unsafe, naming the call; applied anyway, the rewrite's
+    `grad_scale` refuses the scale, loudly (ValueError), never other gradients."""
     harness = pytest.importorskip("gradfix.harness")
     src = _src("torch.tensor([0.25, 0.5])")
-    result = _lint(src, ["GF002"])
-    assert [f.fixable for f in result.findings] == [True]
+    assert _lint(src, ["GF002"]).fixed is None
+    result = _lint(src, ["GF002"], unsafe=True)
+    assert [(f.fix.safe, f.fix.unsafe_reason) for f in result.findings] == [
+        (False, "coefficient `self.beta` is passed `BETA` as `beta` (line 23): gradfix cannot prove it a number or a one-element tensor")
+    ]
     report = harness.verify_pair(src, result.fixed.decode(), filename="train.py", device="cpu", repeat=0)
     assert report.error is not None and "one-element tensor" in report.error
 

@@ -1144,6 +1144,13 @@ def scope_bindings(tree: cst.CSTNode) -> FrozenSet[str]:
     return frozenset(collector.counts)
 
 
+def own_scope_binding_counts(tree: cst.CSTNode) -> Mapping[str, int]:
+    """`scope_bindings` with how many times each name is bound there (a few forms count double)."""
+    collector = _OwnScopeBindings()
+    walk_tree(tree, collector)
+    return collector.counts
+
+
 class _OwnScopeBindings(_Bindings):
     """`_Bindings` over what `_DropFunctionBodies` leaves of a tree (a def's name, decorators, return
     annotation and type parameters; of a lambda nothing), without rebuilding the tree as a

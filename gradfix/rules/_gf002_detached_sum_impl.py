@@ -23,6 +23,7 @@ from gradfix.analysis.exprs import (
     contains_node,
     detach_receiver,
     is_literal,
+    own_scope_binding_counts,
     read_paths,
     scope_bindings,
     string_value,
@@ -309,18 +310,20 @@ class Visitor(BlockVisitor):
             reasons.add(Reason(f"coefficient `{symbols[0]}` is not proven a number or a one-element tensor", COEFFICIENT, symbols[0]))
             return
         for symbol, path in zip(symbols, coefficients):
-            why = self._coefficient_binding(path)
+            why = self._coefficient_binding(path, set())
             if why is not None:
                 reasons.add(Reason(f"coefficient `{symbol}` {why}: gradfix cannot prove it a number or a one-element tensor", COEFFICIENT, symbol))
                 return
 
-    def _coefficient_binding(self, path: Tuple[str, ...]) -> Optional[str]:
+    def _coefficient_binding(self, path: Tuple[str, ...], seen: Set[Tuple[int, str]]) -> Optional[str]:
         """None where every binding the file gives `path` (a name, or the attribute it ends in, on
         any object) is a number, `float(...)`/`int(...)` or a parameter of the function binding it
-        (a caller's value); else why not. (A plain name is one of the function's parameters it
-        leaves as it is: `_outside_coefficients` takes no other.)"""
+        (a caller's value) that the file's own calls pass no other value for (`_passed_values`);
+        else why not. (A plain name is one of the function's parameters it leaves as it is:
+        `_outside_coefficients` takes no other.) `seen`: the parameters already followed."""
         if len(path) == 1:
-            return None
+            function = self.scopes[-1]
+            return self._passed_values(function, path[0], seen) if isinstance(function, cst.FunctionDef) else None
         if self.facts.computed_path(path):
             return "may be computed anew on each read (a class of the file defines a property or `__getattr__`)"
         attribute = path[-1]
@@ -341,6 +344,9 @@ class Visitor(BlockVisitor):
                 value = statement.value if whole and isinstance(statement, (cst.Assign, cst.AnnAssign)) else None
                 if value is None or not self._number_or_argument(value, statement):
                     return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` (line {self.line(statement)})"
+                why = self._parameter_passed(value, statement, seen)
+                if why is not None:
+                    return why
         # A class attribute of that name (`beta = torch.ones(3)` in a class body, a method or
         # class named so): what an instance's read finds where no store gave it one.
         for cls in class_defs(self.facts.module):
@@ -425,6 +431,148 @@ class Visitor(BlockVisitor):
             return False
         function = self.classifier.enclosing_function(at)
         return function is not None and path[0] in self._passed_in(function)
+
+    def _parameter_passed(self, value: cst.BaseExpression, at: cst.CSTNode, seen: Set[Tuple[int, str]]) -> Optional[str]:
+        """Where `value` (bound at `at`) is a parameter of the function around it, why a value the
+        file's own calls pass for it is not proven a number or a one-element tensor
+        (`_passed_values`); None otherwise."""
+        value = strip_parens(value)
+        if not isinstance(value, cst.Name):
+            return None  # a number, or an attribute of a caller's value (`cfg.beta`: its config)
+        function = self.classifier.enclosing_function(at)
+        return self._passed_values(function, value.value, seen) if function is not None else None
+
+    def _passed_values(self, function: cst.FunctionDef, param: str, seen: Set[Tuple[int, str]]) -> Optional[str]:
+        """Why a value the file's own calls of `function` pass for its parameter `param` is not
+        proven a number or a one-element tensor; None where each is (after stop 35: the assumption
+        that a caller's weight is one holds for callers gradfix does not see, not for those it does:
+        `VQ(32, 8, beta=torch.tensor([0.25, 1.0]))` made the rewrite raise).
+
+        The calls are every call whose callee's name is the function's (for `__init__`, its class's
+        or a subclass's of the file, or `__init__` itself), and `functools.partial` of it: more than
+        call the function, never fewer. The value each passes for `param` (by keyword, or at its
+        position; both positions where a receiver may or may not take the first, `C.f(obj, x)`)
+        must be a number, a one-element tensor it shows (`torch.tensor(0.25)`), or a value of that
+        caller's own caller (followed the same way). A `*args`/`**kwargs` there may hold it."""
+        key = (id(function), param)
+        if key in seen:
+            return None
+        seen.add(key)
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        method = is_method(function, self.facts.nodes.parents)
+        if method and not any(_decorator_name(d) == "staticmethod" for d in function.decorators):
+            positional = positional[1:]
+        index = positional.index(param) if param in positional else None
+        names = {function.name.value}
+        if function.name.value == "__init__" and method:
+            names |= self._class_and_subclass_names(self.facts.nodes.parents.get(self.facts.nodes.parents.get(function)))
+        for call in nodes_of_type(self.facts.module, cst.Call):
+            func = strip_parens(call.func)
+            args = list(call.args)
+            if isinstance(func, (cst.Name, cst.Attribute)) and "functools.partial" in self.classifier.qualified(func) and args:
+                func, args = strip_parens(args[0].value), args[1:]
+            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+            if name not in names:
+                continue
+            if any(a.star for a in args):
+                return f"may be passed through `{code_of(call).strip()[:60]}` (line {self.line(call)})"
+            passed = [a.value for a in args if a.keyword is not None and a.keyword.value == param]
+            if not passed and index is not None:
+                plain = [a.value for a in args if a.keyword is None]
+                # `obj.f(x)`, `C(x)`, `super().__init__(x)`: the receiver is the first parameter;
+                # `C.f(obj, x)`, `C.__init__(self, x)`: it is passed.
+                shifts = (0, 1) if isinstance(func, cst.Attribute) and isinstance(strip_parens(func.value), cst.Name) else (0,)
+                passed = [plain[index + shift] for shift in shifts if index + shift < len(plain)]
+            for value in passed:
+                why = self._weight_value(value, call, seen)
+                if why is not None:
+                    return why if why else f"is passed `{code_of(value).strip()[:60]}` as `{param}` (line {self.line(call)})"
+        return None
+
+    def _weight_value(self, value: cst.BaseExpression, at: cst.CSTNode, seen: Set[Tuple[int, str]]) -> Optional[str]:
+        """None where `value`, passed for a weight by a call at `at`, is proven a number or a
+        one-element tensor, or is a value from outside the file (the assumption's); "" where it is
+        not (the caller names the call), or why not. Proven: a real number, a number constant of
+        the file, `float(...)`/`int(...)`, a one-element tensor the call builds
+        (`_one_element_tensor`), a name the module binds once, to one of those, and reads only
+        whole; a parameter of the caller, followed to its own callers (`_passed_values`); an
+        attribute of one (`cfg.beta`: a config from outside), or an attribute the file binds
+        only as a weight may be (`_coefficient_binding`: `self.beta`)."""
+        value = strip_parens(value)
+        if _one_element_tensor(value, self.classifier):
+            return None
+        if isinstance(value, cst.Name):
+            name = value.value
+            if name in ("True", "False") or self.safety.constant(name):
+                return None
+            function = self.classifier.enclosing_function(at)
+            if function is not None and name in self._passed_in(function):
+                return self._passed_values(function, name, seen)
+            parents = self.facts.nodes.parents
+            scope = parents.get(at)
+            while scope is not None:
+                if isinstance(scope, _SCOPES) and name in binding_counts(scope):
+                    return ""  # a name of an enclosing function's own (`b = torch.ones(3)`, `lambda b: ...`)
+                scope = parents.get(scope)
+            bound = self._module_value(name)
+            if bound is not None and (self._number_or_argument(bound, bound) or _one_element_tensor(bound, self.classifier)):
+                return None
+            return ""
+        if self._number_or_argument(value, at):
+            return None  # a number, `float(...)`, an attribute of a caller's value
+        path = access_path(value)
+        if path is not None and len(path) > 1 and all(part.isidentifier() for part in path):
+            return self._coefficient_binding(path, seen)
+        return ""
+
+    def _module_value(self, name: str) -> Optional[cst.BaseExpression]:
+        """The value of the one binding the file gives `name`, a top-level `name = value`, where
+        the file changes no attribute of it and calls none of its in-place methods (torch's end in
+        `_`: `BETA.resize_(3)`, `BETA.set_(t)` change its size; `BETA.data = t` too); else None."""
+        if own_scope_binding_counts(self.facts.module).get(name) != 1:
+            return None
+        if any(n.name.value == name for node in nodes_of_type(self.facts.module, cst.Global) for n in node.names):
+            return None  # (`global BETA` in a function: bound there too)
+        stored = {
+            id(attribute)
+            for node in nodes_of_type(self.facts.module, _STORING)
+            for target in store_targets(node)
+            for attribute in nodes_of_type(target, cst.Attribute)
+        }
+        for node in nodes_of_type(self.facts.module, cst.Attribute):
+            base = strip_parens(node.value)
+            if isinstance(base, cst.Name) and base.value == name and (node.attr.value.endswith("_") or id(node) in stored):
+                return None
+        for statement in self.facts.module.body:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+                continue
+            small = statement.body[0]
+            if (
+                isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name
+            ):
+                return small.value
+        return None
+
+    def _class_and_subclass_names(self, cls: Optional[cst.CSTNode]) -> Set[str]:
+        """The name of `cls` and of every class of the file whose bases name it, at any depth."""
+        if not isinstance(cls, cst.ClassDef):
+            return set()
+        names = {cls.name.value}
+        grown = True
+        while grown:
+            grown = False
+            for other in class_defs(self.facts.module):
+                if other.name.value in names:
+                    continue
+                if any(
+                    (strip_parens(b.value).value if isinstance(strip_parens(b.value), cst.Name)
+                     else strip_parens(b.value).attr.value if isinstance(strip_parens(b.value), cst.Attribute) else None) in names
+                    for b in other.bases
+                ):
+                    names.add(other.name.value)
+                    grown = True
+        return names
 
     def _passed_in(self, function: cst.FunctionDef) -> Set[str]:
         """The parameters of `function` that hold what its caller passes, unrebound: all but a
@@ -824,6 +972,41 @@ def _real_literal(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.UnaryOperation):
         return _real_literal(value.expression)
     return is_literal(value) and not isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+# The nodes whose names are their own scope's (a comprehension's targets too; a class body's, which its
+# methods do not see, taken as theirs too: an overestimate).
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.ClassDef)
+
+# torch's constructors of a tensor from data, and numpy's scalar types: given one real number (or a
+# list of one), a one-element tensor or a number (`_one_element_tensor`).
+_ONE_ELEMENT_FROM = frozenset(
+    {"torch.tensor", "torch.as_tensor", "torch.scalar_tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"}
+    | {f"numpy.{kind}" for kind in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "double", "single")}
+)
+
+
+def _one_element_tensor(value: cst.BaseExpression, classifier) -> bool:
+    """`torch.tensor(0.25)`, `torch.tensor([0.25], requires_grad=True)`, `np.float32(0.25)`,
+    `nn.Parameter(torch.tensor(0.25))`: a constructor of `_ONE_ELEMENT_FROM` given one real number,
+    a list or tuple of exactly one, or (for `Parameter`) such a tensor."""
+    value = strip_parens(value)
+    if not isinstance(value, cst.Call) or not classifier.qualified(value.func) & _ONE_ELEMENT_FROM:
+        return False
+    plain = [a for a in value.args if a.keyword is None]
+    if len(plain) != 1 or plain[0].star:
+        return False
+    data = strip_parens(plain[0].value)
+    if isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1 and not isinstance(data.elements[0], cst.StarredElement):
+        data = data.elements[0].value
+    if _real_literal(data):
+        return not (isinstance(data, cst.Name) and data.value == "None")
+    return _one_element_tensor(data, classifier)
+
+
+def _decorator_name(decorator: cst.Decorator) -> Optional[str]:
+    node = strip_parens(decorator.decorator)
+    return node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
 
 
 def _stores_attribute_named(statements: Sequence[cst.CSTNode], names: Set[str]) -> bool:
