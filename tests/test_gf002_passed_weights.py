@@ -67,6 +67,9 @@ def _src(build: str) -> str:
         # A factory function passes its parameter on; its own caller passes a number.
         "def build(weight):\n    return VectorQuantizer(32, 8, weight)\n\n\nquantizer = build(0.5)",
         "make = functools.partial(VectorQuantizer, beta=0.5)\nquantizer = make(32, 8)",
+        # Exported by name: what `import *` gives callers outside the file (the assumption's).
+        "__all__ = ['VectorQuantizer']\nquantizer = VectorQuantizer(32, 8, 0.5)",
+        "class Big(VectorQuantizer):\n    @classmethod\n    def build(cls):\n        return cls(32, 8, 0.5)\n\n\nquantizer = Big.build()",
     ],
 )
 def test_numbers_and_one_element_tensors_the_file_passes_are_safe_and_exact(build):
@@ -99,6 +102,15 @@ def test_numbers_and_one_element_tensors_the_file_passes_are_safe_and_exact(buil
          "is passed `BETA` as `beta` (line 22)"),
         ("def build():\n    w = torch.ones(2)\n    return VectorQuantizer(32, 8, w)\n\n\nquantizer = build()",
          "is passed `w` as `beta` (line 23)"),
+        # Calls under another name.
+        ("make = VectorQuantizer\nquantizer = make(32, 8, torch.ones(2))",
+         "is a parameter of `__init__`, named at line 21 (`VectorQuantizer`), where a call gradfix does not follow may pass it"),
+        ("import sys\nquantizer = getattr(sys.modules[__name__], 'VectorQuantizer')(32, 8, torch.ones(2))",
+         "is a parameter of `__init__`, named at line 22 (`'VectorQuantizer'`), where a call gradfix does not follow may pass it"),
+        ("class Big(VectorQuantizer):\n    @classmethod\n    def build(cls):\n        return cls(32, 8, torch.ones(2))\n\n\nquantizer = Big.build()",
+         "is passed `torch.ones(2)` as `beta` (line 24)"),
+        ("quantizer = VectorQuantizer(32, 8)\nquantizer = type(quantizer)(32, 8, torch.ones(2))",
+         "is passed `torch.ones(2)` as `beta` (line 22)"),
     ],
 )
 def test_what_else_the_file_passes_makes_the_fix_unsafe(build, why):
@@ -136,3 +148,48 @@ print(z_e.grad.sum().item(), z_q.grad.sum().item())
     safe = src.replace("{WEIGHT}", "0.3")
     assert [(f.line, f.fix.safe) for f in _lint(safe, ["GF002"]).findings] == [(6, True)]
     _safe_fix_is_exact(safe, ["GF002"])
+
+
+LOSS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class VQLoss(nn.Module):
+    def forward(self, z_q, z_e, beta=0.25):
+        return F.mse_loss(z_q, z_e.detach()) + beta * F.mse_loss(z_q.detach(), z_e)
+
+
+{DEF}
+crit = VQLoss()
+z_e = torch.randn(4, 3, requires_grad=True)
+z_q = torch.randn(4, 3, requires_grad=True)
+{CALL}.sum().backward()
+print(z_e.grad.sum().item(), z_q.grad.sum().item())
+"""
+
+
+@pytest.mark.parametrize("call", ["crit(z_q, z_e)", "crit(z_q, z_e, 0.5)", "crit(z_q, z_e, beta=torch.tensor(0.5))", "crit.forward(z_q, z_e, 2)"])
+def test_a_forward_parameter_every_call_passes_a_number_for_is_safe_and_exact(call):
+    """`forward` runs through the module's instances (`crit(...)`), not by its name: every call of
+    the file but an imported function's or a builtin's may be one, and each passes a number."""
+    src = LOSS.replace("{DEF}", "").replace("{CALL}", call)
+    assert [(f.line, f.fix.safe) for f in _lint(src, ["GF002"]).findings] == [(8, True)]
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+@pytest.mark.parametrize(
+    "define, call, why",
+    [
+        ("", "crit(z_q, z_e, torch.ones(2))", "is passed `torch.ones(2)` as `beta` (line 15)"),
+        ("", "(lambda c: c(z_q, z_e, beta=torch.ones(2)))(crit)", "is passed `torch.ones(2)` as `beta` (line 15)"),
+        # A decorated function: its wrapper is what a call reaches.
+        ("def weighted(fn):\n    return lambda z_q, z_e, beta=0.25: fn(z_q, z_e, torch.ones(2))\n\n\n@weighted\ndef loss(z_q, z_e, beta=0.25):\n    return F.mse_loss(z_q, z_e.detach()) + beta * F.mse_loss(z_q.detach(), z_e)\n",
+         "loss(z_q, z_e)", "is a parameter of `loss`, which is decorated (gradfix does not follow the calls of its wrapper)"),
+    ],
+)
+def test_a_forward_or_decorated_parameter_passed_otherwise_is_unsafe(define, call, why):
+    result = _lint(LOSS.replace("{DEF}", define).replace("{CALL}", call), ["GF002"], unsafe=True)
+    reasons = [f.fix.unsafe_reason for f in result.findings if not f.fix.safe]
+    assert f"coefficient `beta` {why}: gradfix cannot prove it a number or a one-element tensor" in reasons

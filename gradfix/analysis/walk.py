@@ -199,7 +199,10 @@ _WRITTEN: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
 # `TypeVarTuple` and `ParamSpec` their name before the whitespace after `*`/`**`.
 # `tests/test_walk.py` checks, on a sample holding every node type of libcst (and on the fixtures
 # and gradfix's sources), that these are the only ones.
-_WRITTEN_OUT_OF_ORDER = (cst.AsName, cst.Del, cst.ParamSlash, cst.TypeVarTuple, cst.ParamSpec)
+# (By name: a libcst release older than PEP 695's support has no `TypeVarTuple`, and no such node.)
+_WRITTEN_OUT_OF_ORDER = tuple(
+    getattr(cst, name) for name in ("AsName", "Del", "ParamSlash", "TypeVarTuple", "ParamSpec") if hasattr(cst, name)
+)
 
 
 def written_order(module: cst.Module, nodes: List[cst.CSTNode]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradfix.rules.gf002_detached_sum import CODE
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
+import builtins
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -449,31 +450,46 @@ class Visitor(BlockVisitor):
         `VQ(32, 8, beta=torch.tensor([0.25, 1.0]))` made the rewrite raise).
 
         The calls are every call whose callee's name is the function's (for `__init__`, its class's
-        or a subclass's of the file, or `__init__` itself), and `functools.partial` of it: more than
-        call the function, never fewer. The value each passes for `param` (by keyword, or at its
-        position; both positions where a receiver may or may not take the first, `C.f(obj, x)`)
-        must be a number, a one-element tensor it shows (`torch.tensor(0.25)`), or a value of that
-        caller's own caller (followed the same way). A `*args`/`**kwargs` there may hold it."""
+        or a subclass's of the file, `super().__init__` in one of them, `cls(...)`, `type(x)(...)`,
+        `x.__class__(...)`), and `functools.partial` of it: more than call the function, never
+        fewer. The value each passes for `param` (by keyword, or at its position; both positions
+        where a receiver may or may not take the first, `C.f(obj, x)`) must be a number, a
+        one-element tensor it shows (`torch.tensor(0.25)`), or a value of that caller's own caller
+        (followed the same way). Not followed, so not proven: a `*args`/`**kwargs` there; a
+        function the file names otherwise than as a callee (`loss_fn = vq_loss`, `getattr(self,
+        "loss")`: a call under another name), a decorated one (the decorator's wrapper is what is
+        called), and a method called without its name (`forward` through the module's instances,
+        special methods)."""
         key = (id(function), param)
         if key in seen:
             return None
         seen.add(key)
-        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        name = function.name.value
         method = is_method(function, self.facts.nodes.parents)
-        if method and not any(_decorator_name(d) == "staticmethod" for d in function.decorators):
+        decorators = [_decorator_name(d) for d in function.decorators]
+        if any(d not in ("staticmethod", "classmethod") for d in decorators) or not method and decorators:
+            return f"is a parameter of `{name}`, which is decorated (gradfix does not follow the calls of its wrapper)"
+        # torch's `Module.__call__` runs `forward`, and a class's `__call__` runs on `obj(x)`: every
+        # call of the file may be one (`_may_call`). Other special methods run on operators.
+        implicit = method and name in ("forward", "__call__")
+        if method and not implicit and name != "__init__" and name.startswith("__") and name.endswith("__"):
+            return f"is a parameter of `{name}`, which is called without its name (gradfix does not follow those calls)"
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if method and "staticmethod" not in decorators:
             positional = positional[1:]
         index = positional.index(param) if param in positional else None
-        names = {function.name.value}
-        if function.name.value == "__init__" and method:
-            names |= self._class_and_subclass_names(self.facts.nodes.parents.get(self.facts.nodes.parents.get(function)))
+        constructor = name == "__init__" and method
+        names = self._class_and_subclass_names(self.facts.nodes.parents.get(self.facts.nodes.parents.get(function))) if constructor else {name}
+        callees: Set[int] = set()
         for call in nodes_of_type(self.facts.module, cst.Call):
             func = strip_parens(call.func)
             args = list(call.args)
             if isinstance(func, (cst.Name, cst.Attribute)) and "functools.partial" in self.classifier.qualified(func) and args:
+                callees.add(id(func))
                 func, args = strip_parens(args[0].value), args[1:]
-            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-            if name not in names:
+            if not (self._may_be_instance_call(func) if implicit else self._may_call(func, call, names, constructor)):
                 continue
+            callees.add(id(func))
             if any(a.star for a in args):
                 return f"may be passed through `{code_of(call).strip()[:60]}` (line {self.line(call)})"
             passed = [a.value for a in args if a.keyword is not None and a.keyword.value == param]
@@ -487,7 +503,100 @@ class Visitor(BlockVisitor):
                 why = self._weight_value(value, call, seen)
                 if why is not None:
                     return why if why else f"is passed `{code_of(value).strip()[:60]}` as `{param}` (line {self.line(call)})"
+        named = self._named_otherwise(function, names, callees, constructor)
+        if named is not None:
+            return f"is a parameter of `{name}`, named at line {self.line(named)} (`{code_of(named).strip()[:60]}`), where a call gradfix does not follow may pass it"
         return None
+
+    def _may_be_instance_call(self, func: cst.BaseExpression) -> bool:
+        """Whether a call of `func` may call an instance of a class of the file (its `forward` or
+        `__call__`): any call but of a name the file imports (`torch.randn`, `F.mse_loss`) or of a
+        builtin it does not rebind (`print`, `len`)."""
+        base = func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return True  # `model(x).backward()`: a method of what a call returned
+        if isinstance(func, cst.Name) and func.value in _BUILTIN_NAMES and not self.classifier.rebinds((func.value,)):
+            return False
+        return self.facts.sole_imports.qualified(base.value, self.line(base)) is None
+
+    def _may_call(self, func: cst.BaseExpression, call: cst.Call, names: Set[str], constructor: bool) -> bool:
+        """Whether a call of `func` may call the function `_passed_values` follows (named `names`;
+        `constructor`: the `__init__` of the classes `names`)."""
+        if isinstance(func, cst.Name):
+            return func.value in names or constructor and func.value == "cls"
+        if isinstance(func, cst.Call):  # `type(x)(...)`
+            return constructor and isinstance(strip_parens(func.func), cst.Name) and strip_parens(func.func).value == "type"
+        if not isinstance(func, cst.Attribute):
+            return False
+        if not constructor:
+            return func.attr.value in names
+        if func.attr.value in names or func.attr.value == "__class__":
+            return True  # `models.VQ(...)`, `self.__class__(...)`
+        if func.attr.value != "__init__":
+            return False
+        receiver = strip_parens(func.value)
+        if isinstance(receiver, cst.Name):
+            return receiver.value in names  # `VQ.__init__(self, ...)`
+        # `super().__init__(...)` in one of the classes (or with them named: `super(VQ, self)`).
+        cls = self.classifier.enclosing_class(call)
+        return isinstance(receiver, cst.Call) and (cls is None or cls.name.value in names or any(
+            isinstance(strip_parens(a.value), cst.Name) and strip_parens(a.value).value in names for a in receiver.args
+        ))
+
+    def _named_otherwise(self, function: cst.FunctionDef, names: Set[str], callees: Set[int], constructor: bool) -> Optional[cst.CSTNode]:
+        """The first place the file names the function (or, for `__init__`, one of its classes)
+        other than as the callee of a call `_passed_values` followed, its own definition, a base of
+        a class, an annotation, `isinstance`/`issubclass`, `super(C, self)`: a name another call
+        may call it by; or a string of its name (`getattr(self, "loss")`)."""
+        parents = self.facts.nodes.parents
+        for node in nodes_of_type(self.facts.module, (cst.Name, cst.Attribute, cst.SimpleString)):
+            if isinstance(node, cst.SimpleString):
+                if string_value(node) in names and not self._exported(node):
+                    return node
+                continue
+            named = node.value if isinstance(node, cst.Name) else node.attr.value
+            if named not in names or id(node) in callees:
+                continue
+            parent = parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue  # (the attribute itself is looked at)
+            if isinstance(parent, cst.Attribute) and parent.value is node and constructor:
+                continue  # `Big.build()`: an attribute of the class (its methods' `cls(...)` are calls above)
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+                continue
+            if isinstance(parent, cst.Arg) and isinstance(parents.get(parent), cst.ClassDef):
+                continue  # a base: its subclasses are among `names`
+            if isinstance(parent, cst.Arg) and isinstance(parents.get(parent), cst.Call):
+                outer = strip_parens(parents.get(parent).func)
+                if isinstance(outer, cst.Name) and outer.value in ("isinstance", "issubclass", "super") and not self.classifier.rebinds((outer.value,)):
+                    continue
+            if any(isinstance(a, cst.Annotation) for a in self._ancestors(node)):
+                continue
+            if isinstance(node, cst.Name) and not constructor and is_method(function, parents):
+                continue  # a method's name alone is not it (`forward = 1` elsewhere): its reads are `x.name`
+            return node
+        return None
+
+    def _exported(self, string: cst.SimpleString) -> bool:
+        """`string` is an element of a top-level `__all__ = [...]` (what `import *` exports)."""
+        parents = self.facts.nodes.parents
+        element = parents.get(string)
+        display = parents.get(element)
+        statement = parents.get(display)
+        return (
+            isinstance(element, cst.Element) and isinstance(display, (cst.List, cst.Tuple)) and isinstance(statement, cst.Assign)
+            and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
+            and statement.targets[0].target.value == "__all__" and parents.get(parents.get(statement)) is self.facts.module
+        )
+
+    def _ancestors(self, node: cst.CSTNode):
+        parents = self.facts.nodes.parents
+        node = parents.get(node)
+        while node is not None:
+            yield node
+            node = parents.get(node)
 
     def _weight_value(self, value: cst.BaseExpression, at: cst.CSTNode, seen: Set[Tuple[int, str]]) -> Optional[str]:
         """None where `value`, passed for a weight by a call at `at`, is proven a number or a
@@ -973,6 +1082,8 @@ def _real_literal(value: cst.BaseExpression) -> bool:
         return _real_literal(value.expression)
     return is_literal(value) and not isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 # The nodes whose names are their own scope's (a comprehension's targets too; a class body's, which its
 # methods do not see, taken as theirs too: an overestimate).
