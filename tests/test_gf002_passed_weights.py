@@ -193,3 +193,59 @@ def test_a_forward_or_decorated_parameter_passed_otherwise_is_unsafe(define, cal
     result = _lint(LOSS.replace("{DEF}", define).replace("{CALL}", call), ["GF002"], unsafe=True)
     reasons = [f.fix.unsafe_reason for f in result.findings if not f.fix.safe]
     assert f"coefficient `beta` {why}: gradfix cannot prove it a number or a one-element tensor" in reasons
+
+
+FIELD = """\
+import dataclasses
+from typing import NamedTuple
+import torch
+import torch.nn.functional as F
+
+
+{CLASS}
+    def __call__(self, z_q, z_e):
+        return F.mse_loss(z_q, z_e.detach()) + self.beta * F.mse_loss(z_q.detach(), z_e)
+
+
+crit = Loss({ARGS})
+z_e = torch.randn(4, 3, requires_grad=True)
+z_q = torch.randn(4, 3, requires_grad=True)
+crit(z_q, z_e).sum().backward()
+print(z_e.grad.sum().item(), z_q.grad.sum().item())
+"""
+
+DATACLASS = "@dataclasses.dataclass\nclass Loss:\n    beta: float = 0.25\n"
+NAMED = "class Loss(NamedTuple):\n    beta: float = 0.25\n"
+PLAIN = "class Loss:\n    beta = 0.25\n"
+
+
+@pytest.mark.parametrize(
+    "cls, args",
+    [(DATACLASS, ""), (DATACLASS, "beta=0.5"), (DATACLASS, "0.5"), (NAMED, "torch.tensor(0.5)"), (PLAIN, "")],
+)
+def test_a_class_field_the_constructor_is_passed_a_number_for_is_safe_and_exact(cls, args):
+    src = FIELD.replace("{CLASS}", cls).replace("{ARGS}", args)
+    assert [(f.line, f.fix.safe) for f in _lint(src, ["GF002"]).findings] == [(_line(src, "return F.mse_loss"), True)]
+    _safe_fix_is_exact(src, ["GF002"])
+
+
+@pytest.mark.parametrize(
+    "cls, args, why",
+    [
+        # (Review of stop 35's proof: the class body's `0.25` was taken for the instance's value.)
+        (DATACLASS, "beta=torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
+        (DATACLASS, "torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
+        (NAMED, "torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
+        (DATACLASS, "**{'beta': torch.ones(2)}", "may be passed through `Loss(**{'beta': torch.ones(2)})` (line {CALL})"),
+    ],
+)
+def test_a_class_field_the_constructor_is_passed_a_tensor_for_is_unsafe(cls, args, why):
+    src = FIELD.replace("{CLASS}", cls).replace("{ARGS}", args)
+    why = why.replace("{CALL}", str(_line(src, "crit = Loss(")))
+    assert [(f.line, f.fix.safe, f.fix.unsafe_reason) for f in _lint(src, ["GF002"], unsafe=True).findings] == [
+        (_line(src, "return F.mse_loss"), False, f"coefficient `self.beta` {why}: gradfix cannot prove it a number or a one-element tensor")
+    ]
+
+
+def _line(src: str, text: str) -> int:
+    return next(n for n, line in enumerate(src.splitlines(), 1) if text in line)

@@ -43,6 +43,7 @@ from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 from gradfix.analysis.loops import function_parameters
 from gradfix.analysis.statements import class_defs, is_method
+from gradfix.analysis.vocabulary import is_nn_class
 from gradfix.analysis.walk import node_types, nodes_of_type, walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
@@ -366,7 +367,36 @@ class Visitor(BlockVisitor):
                 )
                 if not plain or not self._number_or_argument(small.value, small):
                     return f"is bound to `{code_of(statement).strip().splitlines()[0][:60]}` in a class body (line {self.line(statement)})"
+            if not self._plain_constructor(cls):
+                # A field: `@dataclass`, a `NamedTuple`, pydantic's `BaseModel` bind it from what
+                # the constructor is passed (`Loss(beta=torch.ones(2))`), by keyword or position.
+                key = (id(cls), attribute)
+                if key not in seen:
+                    seen.add(key)
+                    why = self._calls_pass(None, self._class_and_subclass_names(cls), attribute, -1, seen, constructor=True)
+                    if why is not None:
+                        return why
         return None
+
+    def _plain_constructor(self, cls: cst.ClassDef, within: FrozenSet[int] = frozenset()) -> bool:
+        """Whether constructing `cls` binds none of its class attributes from its arguments: no
+        decorator, no metaclass or other keyword, and every base `object`, a class of the file that
+        is plain too, or a class of torch's `nn` (whose `Module.__init__` takes no fields). Not:
+        `@dataclass`, attrs, a `NamedTuple` or pydantic base, an imported base."""
+        if cls.decorators or cls.keywords:
+            return False
+        own = {c.name.value: c for c in class_defs(self.facts.module)}
+        for base in cls.bases:
+            value = strip_parens(base.value)
+            if isinstance(value, cst.Name) and value.value == "object" and not self.classifier.rebinds(("object",)):
+                continue
+            if isinstance(value, cst.Name) and value.value in own and id(own[value.value]) not in within | {id(cls)}:
+                if self.facts.binding_counts.get(value.value) == 1 and self._plain_constructor(own[value.value], within | {id(cls)}):
+                    continue
+                return False
+            if not any(is_nn_class(q) for q in self.classifier.qualified(value)):
+                return False
+        return True
 
     def _named_by_string(self, attribute: str) -> Optional[cst.CSTNode]:
         """The first call or store that names `attribute` as a string literal, other than a read
@@ -480,6 +510,14 @@ class Visitor(BlockVisitor):
         index = positional.index(param) if param in positional else None
         constructor = name == "__init__" and method
         names = self._class_and_subclass_names(self.facts.nodes.parents.get(self.facts.nodes.parents.get(function))) if constructor else {name}
+        return self._calls_pass(function, names, param, index, seen, constructor=constructor, implicit=implicit)
+
+    def _calls_pass(self, function: Optional[cst.FunctionDef], names: Set[str], param: str, index: Optional[int],
+                    seen: Set[Tuple[int, str]], constructor: bool, implicit: bool = False) -> Optional[str]:
+        """`_passed_values`' look at the calls: what every call that may reach the function named
+        `names` (a constructor: the classes named) passes for `param` (by keyword, or at its
+        `index` among the arguments after a receiver; -1: at any position) must be proven by
+        `_weight_value`; then no other name may call it (`_named_otherwise`)."""
         callees: Set[int] = set()
         for call in nodes_of_type(self.facts.module, cst.Call):
             func = strip_parens(call.func)
@@ -493,7 +531,9 @@ class Visitor(BlockVisitor):
             if any(a.star for a in args):
                 return f"may be passed through `{code_of(call).strip()[:60]}` (line {self.line(call)})"
             passed = [a.value for a in args if a.keyword is not None and a.keyword.value == param]
-            if not passed and index is not None:
+            if index == -1:
+                passed += [a.value for a in args if a.keyword is None]
+            elif not passed and index is not None:
                 plain = [a.value for a in args if a.keyword is None]
                 # `obj.f(x)`, `C(x)`, `super().__init__(x)`: the receiver is the first parameter;
                 # `C.f(obj, x)`, `C.__init__(self, x)`: it is passed.
@@ -505,7 +545,8 @@ class Visitor(BlockVisitor):
                     return why if why else f"is passed `{code_of(value).strip()[:60]}` as `{param}` (line {self.line(call)})"
         named = self._named_otherwise(function, names, callees, constructor)
         if named is not None:
-            return f"is a parameter of `{name}`, named at line {self.line(named)} (`{code_of(named).strip()[:60]}`), where a call gradfix does not follow may pass it"
+            what = f"a parameter of `{function.name.value}`" if function is not None else f"a field of `{sorted(names)[0]}`"
+            return f"is {what}, named at line {self.line(named)} (`{code_of(named).strip()[:60]}`), where a call gradfix does not follow may pass it"
         return None
 
     def _may_be_instance_call(self, func: cst.BaseExpression) -> bool:
@@ -574,7 +615,7 @@ class Visitor(BlockVisitor):
                     continue
             if any(isinstance(a, cst.Annotation) for a in self._ancestors(node)):
                 continue
-            if isinstance(node, cst.Name) and not constructor and is_method(function, parents):
+            if isinstance(node, cst.Name) and not constructor and function is not None and is_method(function, parents):
                 continue  # a method's name alone is not it (`forward = 1` elsewhere): its reads are `x.name`
             return node
         return None
