@@ -237,11 +237,13 @@ def test_a_class_field_the_constructor_is_passed_a_number_for_is_safe_and_exact(
         (DATACLASS, "torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
         (NAMED, "torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
         (DATACLASS, "**{'beta': torch.ones(2)}", "may be passed through `Loss(**{'beta': torch.ones(2)})` (line {CALL})"),
+        (DATACLASS, ")\ncrit = dataclasses.replace(crit, beta=torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {NEXT})"),
+        (NAMED, ")._replace(beta=torch.ones(2)", "is passed `torch.ones(2)` as `beta` (line {CALL})"),
     ],
 )
 def test_a_class_field_the_constructor_is_passed_a_tensor_for_is_unsafe(cls, args, why):
     src = FIELD.replace("{CLASS}", cls).replace("{ARGS}", args)
-    why = why.replace("{CALL}", str(_line(src, "crit = Loss(")))
+    why = why.replace("{CALL}", str(_line(src, "crit = Loss("))).replace("{NEXT}", str(_line(src, "crit = Loss(") + 1))
     assert [(f.line, f.fix.safe, f.fix.unsafe_reason) for f in _lint(src, ["GF002"], unsafe=True).findings] == [
         (_line(src, "return F.mse_loss"), False, f"coefficient `self.beta` {why}: gradfix cannot prove it a number or a one-element tensor")
     ]

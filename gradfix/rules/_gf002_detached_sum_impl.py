@@ -376,6 +376,14 @@ class Visitor(BlockVisitor):
                     why = self._calls_pass(None, self._class_and_subclass_names(cls), attribute, -1, seen, constructor=True)
                     if why is not None:
                         return why
+                    # A copy with a field changed binds it by its keyword too (`dataclasses.replace(loss,
+                    # beta=t)`, a NamedTuple's `_replace`, attrs' `evolve`): any call's.
+                    for call in nodes_of_type(self.facts.module, cst.Call):
+                        for arg in call.args:
+                            if arg.keyword is not None and arg.keyword.value == attribute:
+                                why = self._weight_value(arg.value, call, seen)
+                                if why is not None:
+                                    return why or f"is passed `{code_of(arg.value).strip()[:60]}` as `{attribute}` (line {self.line(call)})"
         return None
 
     def _plain_constructor(self, cls: cst.ClassDef, within: FrozenSet[int] = frozenset()) -> bool:
