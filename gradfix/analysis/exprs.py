@@ -417,6 +417,9 @@ def _align(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> 
         assert isinstance(n2, cst.BinaryOperation)
         if type(n1.operator) is not type(n2.operator):
             raise Mismatch
+        if isinstance(n1.operator, cst.Power) and _squaring(n1.right) and _squaring(n2.right):
+            align_squared(n1.left, n2.left, out)
+            return
         _align(n1.left, n2.left, out)
         _align(n1.right, n2.right, out)
     elif isinstance(n1, cst.UnaryOperation):
@@ -438,6 +441,35 @@ def _align(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> 
         _align(n1.value, n2.value, out)
     else:
         raise Mismatch
+
+
+def _squaring(exponent: cst.BaseExpression) -> bool:
+    """The literal exponent 2 (`x ** 2`, `x.pow(2)`)."""
+    exponent = strip_parens(exponent)
+    return isinstance(exponent, (cst.Integer, cst.Float)) and exponent.evaluated_value == 2
+
+
+def align_squared(n1: cst.BaseExpression, n2: cst.BaseExpression, out: List[Point]) -> None:
+    """`_align` of two expressions that are squared: also a difference against the same difference
+    written the other way round (`(z_q.detach() - z) ** 2` against `(z.detach() - z_q) ** 2`, a
+    held-out VQ-GAN codebook's two terms). The square of `b - a` is the square of `a - b` bit for
+    bit, and so is its gradient: IEEE rounding is symmetric, so `fl(b - a) == -fl(a - b)`, and
+    `pow`'s backward (`grad * 2 * self`) and `-`'s (`-grad` for the right operand) change only
+    signs. The points stay in the first expression's order, which the rewrite evaluates."""
+    mark = len(out)
+    try:
+        _align(n1, n2, out)
+        return
+    except Mismatch:
+        del out[mark:]
+    d1, d2 = strip_parens(n1), strip_parens(n2)
+    if not (
+        isinstance(d1, cst.BinaryOperation) and isinstance(d2, cst.BinaryOperation)
+        and isinstance(d1.operator, cst.Subtract) and isinstance(d2.operator, cst.Subtract)
+    ):
+        raise Mismatch
+    _align(d1.left, d2.right, out)
+    _align(d1.right, d2.left, out)
 
 
 def _same_slice(a: cst.SubscriptElement, b: cst.SubscriptElement) -> bool:
@@ -482,8 +514,9 @@ def align_receivers(c1: cst.Call, c2: cst.Call) -> Optional[List[Point]]:
     if c1.func.attr.value != c2.func.attr.value:
         return None
     out: List[Point] = []
+    squared = c1.func.attr.value == "pow" and len(c1.args) == 1 and c1.args[0].keyword is None and not c1.args[0].star and _squaring(c1.args[0].value)
     try:
-        _align(c1.func.value, c2.func.value, out)
+        (align_squared if squared else _align)(c1.func.value, c2.func.value, out)
         align_args(c1.args, c2.args, out)
     except Mismatch:
         return None

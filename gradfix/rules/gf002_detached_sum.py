@@ -223,7 +223,9 @@ def _pair(tree, whole: bool, text: bytes, state: dict):
             # the receiver is one more operand, and the method's name the callee.
             if not isinstance(func, ast.Attribute):
                 continue
-            receiver = _Normal(func.value)
+            squared = func.attr == "pow" and len(node.args) == 1 and not node.keywords
+            # (`(a - b).pow(2)` as `(a - b) ** 2`: the two sides in either order)
+            receiver = _Normal(ast.BinOp(left=func.value, op=ast.Pow(), right=node.args[0]) if squared else func.value)
             if not receiver.stops:
                 continue
             operands.insert(0, ("", receiver))
@@ -360,6 +362,16 @@ class _Normal:
             if stop:
                 self.stops.add((start, self.size))
             return
+        if _squared_difference(node):
+            # `(a - b) ** 2` and `(b - a) ** 2` are one computation (`exprs.align_squared`): the
+            # two sides in the order of their texts.
+            sides = sorted((node.left.left, node.left.right), key=lambda side: _Normal(side).text)
+            self._write("SquaredDifference(")
+            self._add(sides[0], True)
+            self._write(", ")
+            self._add(sides[1], True)
+            self._write(")")
+            return
         self._write(type(node).__name__ + "(")
         first = True
         for name, value in ast.iter_fields(node):
@@ -370,6 +382,15 @@ class _Normal:
             # `X.data` is a stop-gradient only as an operand (`_data_operand`): not `x.data.shape`, not `x.data()`.
             self._add(value, not ((isinstance(node, ast.Attribute) and name == "value") or (isinstance(node, ast.Call) and name == "func")))
         self._write(")")
+
+
+def _squared_difference(node) -> bool:
+    """`(a - b) ** 2` (the literal exponent 2)."""
+    return (
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
+        and type(node.right.value) in (int, float) and node.right.value == 2
+        and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub)
+    )
 
 
 def _stop_operand(node, data_operand: bool):
