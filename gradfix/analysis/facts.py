@@ -154,6 +154,16 @@ class FileFacts:
                     found.update(n.attr.value for n in nodes_within(target, cst.Attribute))
         return frozenset(found)
 
+    def base_may_call(self, node: cst.ClassDef, name: str) -> bool:
+        """Whether the bases of the class `node` may call its method `name` on an instance with no
+        call by name the file shows (`_base_self_calls`): a library base calls it with arguments it
+        was handed elsewhere (`UserDict.__init__(initial)` calls `self.update(initial)`; review,
+        round 17, GF005's callers)."""
+        if not any(not (isinstance(b.value, cst.Name) and b.value.value == "object") for b in node.bases):
+            return False
+        calls = self._base_self_calls(node, set())
+        return calls is None or name in calls
+
     def _base_self_calls(self, node: cst.ClassDef, seen: set) -> Optional[FrozenSet[str]]:
         """The plain-named methods the bases of the class `node` may call on an instance of it with
         no call by name the file shows (review, round 14), None for any: a library class's special

@@ -14,7 +14,7 @@ from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from gradfix.analysis.backward import ACCELERATOR_CLASSES, BackwardCall, accelerate_reasons, backward_call, fresh_binding, hands_on_arguments, later_use_reasons, optimizer_built, optimizer_keeps_nothing, old_keyword_reasons, spelling_reasons, value_like
 from gradfix.analysis.between import harmless_call
-from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, nodes_within, same_expr, strip_parens
+from gradfix.analysis.exprs import access_path, binding_counts, calls_within, code_of, imported_names, is_literal, last_name, nodes_within, same_expr, strip_parens
 from gradfix.analysis.introspection import introspection_reasons, names_reached_by_string
 from gradfix.analysis.loops import (
     assignments,
@@ -33,7 +33,7 @@ from gradfix.analysis.vocabulary import ITEM_GETTERS, MODULE_LEAF_METHODS, MUTAT
 from gradfix.findings import Finding
 from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
-from gradfix.analysis.walk import walk_tree
+from gradfix.analysis.walk import children, walk_tree
 
 _NEXT_CALL = "the next call may backpropagate through that graph again, which the fix frees"
 
@@ -229,6 +229,18 @@ class Visitor(BlockVisitor):
         combined = _combined_from_caller(backward.receiver, params, counts, function.body, 4)
         if combined is not None:
             return combined
+        selected = self._selected_from_caller(backward, params, counts, function)
+        if selected is not None:
+            return selected
+        # Review, round 17: a loss that gathers the caller's tensors into one (`torch.stack(losses)
+        # .sum()`, `reduce(operator.add, losses)`) backpropagates into each of them, whatever else
+        # it is made of, but what a module is called on (`_gathered_from_caller`).
+        first = {p.name.value for p in [*function.params.posonly_params, *function.params.params][:1]} - params
+        own = first | _module_values(self.scopes[0])
+        return _gathered_from_caller(backward.receiver, params, own, counts, function.body)
+
+    def _selected_from_caller(self, backward: BackwardCall, params, counts, function: cst.FunctionDef) -> Optional[str]:
+        """The parameter the loss is selected from as it is (an access path, `_held_in`), or None."""
         nodes: List[cst.BaseExpression] = [backward.receiver]
         seen: set = set()
         for _ in range(4):
@@ -283,6 +295,16 @@ class Visitor(BlockVisitor):
                 f"`{name}` is called without being named (`obj(...)` runs `__call__` and an `nn.Module`'s `forward`, "
                 f"`Cls(...)` `__init__`, `obj[...]` `__getitem__`, operators their dunders): gradfix does not follow "
                 f"those callers, which may pass it one graph twice"
+            )
+        # Review, round 17: a library base may call the method by its name with what the file hands
+        # it elsewhere (`UserDict.__init__(initial)` calls `self.update(initial)`: `Bank({"h": h})`
+        # twice gives `update` one graph twice); proven only for the bases `facts._base_self_calls`
+        # lists (`object`, the file's classes, torch's: an `nn.Module` calls `train`, `apply`, ...).
+        owner = self.classifier.enclosing_class(function) if method else None
+        if owner is not None and self.facts.base_may_call(owner, name):
+            return (
+                f"a base of `{owner.name.value}` may call `{name}` by its name, with values the file hands it elsewhere "
+                f"(`UserDict.__init__` calls `update`): gradfix does not follow those callers, which may pass it one graph twice"
             )
         reached = names_reached_by_string(self.scopes[0], name, method)
         if reached is not None:
@@ -621,6 +643,132 @@ def _values_bound(body: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
         if any(holds(case.pattern) for case in match.cases):
             found.append(match.subject)
     return found
+
+
+def _module_values(module: cst.Module) -> AbstractSet[str]:
+    """The module-level names every binding of which is a plain value, not an import, a def, a class
+    or a lambda (`net = Net()`, `w = torch.randn(3, requires_grad=True)`): the file's own modules
+    and tensors, which a function builds its own graph from (`_made_of_callers_alone`)."""
+    def plain(value: Optional[cst.BaseExpression]) -> bool:
+        return isinstance(value, cst.BaseExpression) and not isinstance(value, cst.Lambda) and not is_literal(value)
+
+    imported = {name for line in nodes_within(module, cst.SimpleStatementLine) for name in imported_names(line)}
+    values: dict = {}
+    for name, value in assignments(module):
+        values[name] = values.get(name, True) and plain(value) and name not in imported
+    return frozenset(name for name, ok in values.items() if ok)
+
+
+# Review, round 17: the forms that gather several tensors into one (`torch.stack(losses)`,
+# `torch.cat(parts)`, `functools.reduce(operator.add, losses)`, the builtin `sum` of a generator):
+# torch's joining functions by their last name (whatever the module is bound to), the builtin `sum`
+# by its bare name, `functools.reduce`, `itertools.accumulate`, `math.fsum`. Not torch's reductions of
+# one tensor (`torch.sum(x * 2)`, `x.sum()`): a handed-in tensor reduced is data (the README).
+_GATHERING = frozenset({
+    "stack", "cat", "concat", "concatenate", "hstack", "vstack", "dstack", "row_stack", "column_stack",
+    "block_diag", "cartesian_prod", "broadcast_tensors", "reduce", "accumulate", "fsum",
+})
+
+
+def _gathered_from_caller(
+    loss: cst.BaseExpression, params: AbstractSet[str], own: AbstractSet[str], counts: dict, body: cst.CSTNode,
+) -> Optional[str]:
+    """A parameter whose tensors the loss gathers into one (review, round 17), or None: a call of a
+    gathering form (`_GATHERING`, the builtin `sum`) with an argument that reads a parameter (`losses`,
+    `[a * 2 for a in losses]`, a name the body binds of one), anywhere in the loss or in what the body
+    binds the names it reads to (three links deep), or two items of parameters added
+    (`(losses[0] + losses[1]).mean()`). Round 16's `_combined_from_caller` follows only
+    elementwise forms; a loss that gathers the caller's losses and reduces them
+    (`torch.stack(losses).sum()`, `torch.cat(parts).mean()`, `reduce(operator.add, losses) * self.scale`)
+    backpropagates into each of them as well, freeing the graph the caller may backpropagate through
+    again. Allowlisted as the function's own: what a module is called on (`self.model(torch.cat(xs))`,
+    `net(...)` of a module-level value, `model(...)` of a parameter), the module's input, which the
+    README takes as data (`own`: the method's `self`, `_module_values`)."""
+
+    def reads_param(node: cst.CSTNode, depth: int, local: Optional[dict] = None) -> Optional[str]:
+        # A parameter read in `node` (through the names the body binds), but in what a module is
+        # called on or returns: `[model(x) for x in xs]` gathers the module's outputs, its own (a
+        # comprehension's element is read, its names standing for their iterables; `local`).
+        local = local or {}
+        if isinstance(node, cst.Call) and module_call(node):
+            return None
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            inner = dict(local)
+            for comp in nodes_within(node.for_in, cst.CompFor):
+                inner.update((name.value, comp.iter) for name in nodes_within(comp.target, cst.Name))
+            parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+            return next((found for part in parts for found in [reads_param(part, depth, inner)] if found is not None), None)
+        if isinstance(node, cst.Attribute):
+            return reads_param(node.value, depth, local)  # (`.attr` is no name read)
+        if isinstance(node, cst.Arg):
+            return reads_param(node.value, depth, local)  # (a keyword is no name read)
+        if isinstance(node, cst.Param):
+            return None  # (a lambda's parameter)
+        if isinstance(node, cst.Name):
+            if node.value in local:
+                return reads_param(local[node.value], depth, {k: v for k, v in local.items() if k != node.value})
+            if node.value in params and counts.get(node.value, 0) == 0:
+                return node.value
+            if counts.get(node.value, 0) > 0 and depth > 0:
+                for value in _values_bound(body, node.value):
+                    found = reads_param(value, depth - 1)
+                    if found is not None:
+                        return found
+            return None
+        for child in children(node):
+            found = reads_param(child, depth, local)
+            if found is not None:
+                return found
+        return None
+
+    def module_call(call: cst.Call) -> bool:
+        path = access_path(call.func)
+        if path is None:
+            return False
+        if len(path) == 1:
+            return (path[0] in params or path[0] in own) and counts.get(path[0], 0) == 0
+        return len(path) == 2 and path[0] in own and counts.get(path[0], 0) == 0
+
+    def item_of_param(node: cst.BaseExpression) -> Optional[str]:
+        path = access_path(node)
+        if path is None or len(path) < 2 or path[-1] != "[]":
+            return None
+        return path[0] if path[0] in params and counts.get(path[0], 0) == 0 else None
+
+    def gathered(node: cst.CSTNode, depth: int) -> Optional[str]:
+        if isinstance(node, cst.Call):
+            if module_call(node):
+                return None  # what a module is called on is its input: data
+            func = node.func
+            gathering = (isinstance(func, cst.Name) and func.value == "sum") or (
+                isinstance(func, (cst.Name, cst.Attribute)) and last_name(func) in _GATHERING
+            )
+            if gathering:
+                for arg in node.args:
+                    found = reads_param(arg.value, depth)
+                    if found is not None:
+                        return found
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            # Two items of handed-in holders added (`(losses[0] + losses[1]).mean()`): a sum of
+            # the caller's losses, as `sum(losses)` is, whatever reduces it after.
+            roots = [item_of_param(part) for part in (node.left, node.right)]
+            if all(roots):
+                return roots[0]
+        if isinstance(node, cst.Attribute):
+            return gathered(node.value, depth)  # (`.attr` is no name read)
+        if isinstance(node, cst.Name) and counts.get(node.value, 0) > 0 and depth > 0:
+            for value in _values_bound(body, node.value):
+                found = gathered(value, depth - 1)
+                if found is not None:
+                    return found
+            return None
+        for child in children(node):
+            found = gathered(child, depth)
+            if found is not None:
+                return found
+        return None
+
+    return gathered(loss, 3)
 
 
 def _combined_from_caller(
