@@ -158,3 +158,39 @@ def test_base_may_call(bases, name, called):
     module = cst.parse_module(text)
     facts = FileFacts(module, node_maps(module))
     assert facts.base_may_call(module.body[-1], name) is called
+
+
+# Stop 36 (this round's suspicion, reproduced): a helper of the file that gathers or combines its
+# parameters gathers what the call passes it.
+_HELPERS = "import torch\n\n\ndef total(ls):\n    return torch.stack(ls).sum()\n\n\ndef same(l):\n    return l\n\n\ndef fit(model, x):\n    return (model * x).sum()\n\n\n"
+_THROUGH_HELPERS = {
+    "module_helper_stack": ("        total(losses)" + _L, "losses"),
+    "module_helper_identity": ("        same(losses[0])" + _L, "losses"),
+    "method_helper": ("        self.gather(losses).mean()" + _L, "losses"),
+    "own_loss_helper": ("        fit(self.w, 2.0)" + _L, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_THROUGH_HELPERS))
+def test_a_loss_gathered_by_a_helper_of_the_file(name):
+    from gradfix.engine import lint_bytes
+    from gradfix.options import LintOptions
+    from tests.test_review_reproducers import ALL, _run
+
+    backward, caller_param = _THROUGH_HELPERS[name]
+    method = "    def gather(self, ls):\n        return torch.stack(ls).sum()\n\n"
+    program = _HELPERS + _PROGRAM.format(header="def update(self, losses):", backward=backward, argument="[d, d * 2]")
+    program = program.replace("    def update(self, losses):", method + "    def update(self, losses):")
+    library, caller = program.split('if __name__ == "__main__":\n')
+    findings = lint_bytes(library.encode(), "trainer.py", LintOptions(ALL)).findings
+    assert [f.code for f in findings] == ["GF005"]
+    if caller_param is None:
+        assert findings[0].fix.safe
+        return
+    assert [f.fix.safe for f in findings] == [False]
+    assert CALLERS.format(caller_param) in findings[0].fix.unsafe_reason
+    pytest.importorskip("torch")
+    unsafe = lint_bytes(library.encode(), "trainer.py", LintOptions(ALL, fix=True, unsafe_fixes=True)).fixed
+    script = "\n".join(line[4:] for line in caller.splitlines())
+    assert not _run(library + script).startswith("raised")
+    assert _run(unsafe.decode() + script).startswith("raised")

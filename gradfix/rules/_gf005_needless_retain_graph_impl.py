@@ -7,7 +7,7 @@ import builtins
 from gradfix.rules.gf005_needless_retain_graph import CODE
 from gradfix.reasons import LOOP, Reason, Reasons
 
-from typing import AbstractSet, List, Optional, Sequence
+from typing import AbstractSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
@@ -237,7 +237,25 @@ class Visitor(BlockVisitor):
         # it is made of, but what a module is called on (`_gathered_from_caller`).
         first = {p.name.value for p in [*function.params.posonly_params, *function.params.params][:1]} - params
         own = first | _module_values(self.scopes[0])
-        return _gathered_from_caller(backward.receiver, params, own, counts, function.body)
+        return _gathered_from_caller(backward.receiver, params, own, counts, function.body, lambda func: self._helper(func, first))
+
+    def _helper(self, func: cst.BaseExpression, first: AbstractSet[str]) -> Optional[Tuple[cst.FunctionDef, bool]]:
+        """The def of the file a call of `func` runs, with whether the call's receiver takes its first
+        parameter: a module-level function the file binds once by its name, or `self.m` of a method
+        of the class around (one `m` defined there); else None."""
+        module = self.scopes[0]
+        if isinstance(func, cst.Name):
+            if binding_counts(module).get(func.value) != 1:
+                return None
+            found = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == func.value]
+            return (found[0], False) if found else None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in first:
+            cls = self.classifier.enclosing_class(func)
+            if cls is None:
+                return None
+            found = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == func.attr.value]
+            return (found[0], True) if len(found) == 1 and not found[0].decorators else None
+        return None
 
     def _selected_from_caller(self, backward: BackwardCall, params, counts, function: cst.FunctionDef) -> Optional[str]:
         """The parameter the loss is selected from as it is (an access path, `_held_in`), or None."""
@@ -672,6 +690,7 @@ _GATHERING = frozenset({
 
 def _gathered_from_caller(
     loss: cst.BaseExpression, params: AbstractSet[str], own: AbstractSet[str], counts: dict, body: cst.CSTNode,
+    helper=lambda func: None, depth: int = 3,
 ) -> Optional[str]:
     """A parameter whose tensors the loss gathers into one (review, round 17), or None: a call of a
     gathering form (`_GATHERING`, the builtin `sum`) with an argument that reads a parameter (`losses`,
@@ -683,7 +702,10 @@ def _gathered_from_caller(
     backpropagates into each of them as well, freeing the graph the caller may backpropagate through
     again. Allowlisted as the function's own: what a module is called on (`self.model(torch.cat(xs))`,
     `net(...)` of a module-level value, `model(...)` of a parameter), the module's input, which the
-    README takes as data (`own`: the method's `self`, `_module_values`)."""
+    README takes as data (`own`: the method's `self`, `_module_values`). Stop 36 (round 17's
+    suspicion, reproduced): a helper of the file that gathers or combines its own parameters
+    (`def total(ls): return torch.stack(ls).sum()`, found by `helper`: its returns read as
+    here) gathers what the call passes it (`total(losses)`)."""
 
     def reads_param(node: cst.CSTNode, depth: int, local: Optional[dict] = None) -> Optional[str]:
         # A parameter read in `node` (through the names the body binds), but in what a module is
@@ -737,14 +759,20 @@ def _gathered_from_caller(
 
     def gathered(node: cst.CSTNode, depth: int) -> Optional[str]:
         if isinstance(node, cst.Call):
-            if module_call(node):
-                return None  # what a module is called on is its input: data
+            if module_call(node) and helper(node.func) is None:
+                return None  # what a module is called on is its input: data (`self.m()` of a method of the class is no module)
             func = node.func
             gathering = (isinstance(func, cst.Name) and func.value == "sum") or (
                 isinstance(func, (cst.Name, cst.Attribute)) and last_name(func) in _GATHERING
             )
             if gathering:
                 for arg in node.args:
+                    found = reads_param(arg.value, depth)
+                    if found is not None:
+                        return found
+            called = helper(func)
+            if called is not None and depth > 0:
+                for arg in _gathered_arguments(called[0], called[1], node, depth - 1):
                     found = reads_param(arg.value, depth)
                     if found is not None:
                         return found
@@ -768,7 +796,36 @@ def _gathered_from_caller(
                 return found
         return None
 
-    return gathered(loss, 3)
+    return gathered(loss, depth)
+
+
+def _gathered_arguments(function: cst.FunctionDef, bound: bool, call: cst.Call, depth: int) -> List[cst.Arg]:
+    """The arguments of `call` (of `function`; `bound`: its receiver takes the first parameter) for
+    the parameters that a return of `function` gathers or combines (`_gathered_from_caller`,
+    `_combined_from_caller` of each return, with the function's parameters); all of them where a
+    `*`/`**` argument may fill any parameter."""
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    positional = params[1:] if bound else params
+    names = set(params) | {p.name.value for p in function.params.kwonly_params}
+    counts = binding_counts(function.body)
+    found = set()
+    for ret in nodes_within(function.body, cst.Return):
+        if ret.value is None:
+            continue
+        for which in (
+            _combined_from_caller(ret.value, names, counts, function.body, 4),
+            _gathered_from_caller(ret.value, names, set(params[:1]) if bound else set(), counts, function.body, depth=depth),
+        ):
+            if which is not None:
+                found.add(which)
+    if not found:
+        return []
+    if any(a.star for a in call.args):
+        return list(call.args)
+    plain = [a for a in call.args if a.keyword is None]
+    return [
+        a for i, a in enumerate(plain) if i < len(positional) and positional[i] in found
+    ] + [a for a in call.args if a.keyword is not None and a.keyword.value in found]
 
 
 def _combined_from_caller(
