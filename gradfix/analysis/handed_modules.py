@@ -41,6 +41,14 @@ _SELF_RETURNING = frozenset({
     "to", "cuda", "cpu", "xpu", "ipu", "mtia", "float", "double", "half", "bfloat16", "type", "train", "eval",
     "requires_grad_", "apply", "share_memory", "to_empty",
 })
+# Review, round 17: torch's `Module` methods that call the function handed to them with the module
+# or its submodules (`apply(fn)`: `fn(m)` for each; a hook: `hook(module, ...)`).
+_CALLBACK_TAKING = frozenset({
+    "apply", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
+    "register_state_dict_post_hook", "_register_state_dict_hook", "register_load_state_dict_pre_hook",
+    "register_load_state_dict_post_hook", "_register_load_state_dict_pre_hook",
+})
 # torch's `Module` methods whose result holds the module or its submodules (`modules()` yields the
 # module itself first): followed as a holder of instances.
 _HOLDING = frozenset({"modules", "children", "named_modules", "named_children", "get_submodule"})
@@ -91,6 +99,22 @@ _CONTAINER_GETTERS = frozenset({"values", "items", "pop", "popitem", "get", "__g
 _NAME_RESOLVERS = frozenset({"operator.attrgetter", "operator.methodcaller", "inspect.getattr_static"})
 # Every module class of the file (a submodule reached through a holder may be of any).
 ANY = "*"
+# Review, round 17: calls that give objects made or found where the file shows no `C(...)`: an
+# unpickler rebuilds an instance the file (or an earlier run of it) saved (`torch.save(Prof(), buf)`
+# then `torch.load(buf)`), the collector finds any live one (`gc.get_objects()`). What they give is
+# followed as instances of any module class of the file. (The modules whose every loader is named;
+# `torch.load(..., weights_only=True)` builds no module and is left out.)
+_UNPICKLING_MODULES = frozenset({"pickle", "_pickle", "dill", "cloudpickle", "joblib", "shelve", "jsonpickle", "pickletools"})
+_INSTANCE_SOURCES = frozenset({
+    "torch.load", "torch.serialization.load", "torch.hub.load", "torch.hub.load_state_dict_from_url",
+    "torch.package.PackageImporter", "gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage",
+    "copyreg.__newobj__", "copyreg._reconstructor",
+})
+# Review, round 17: the attributes by which torch's wrappers give the module they wrap
+# (`nn.DataParallel(net).module`, DDP's and FSDP's `.module`, `torch.compile(net)._orig_mod`); a
+# container's submodules are read by the names the file gives them as strings (`ModuleDict({"a":
+# net}).a`, `Sequential(OrderedDict([("enc", net)])).enc`), followed in `_Search.follow`.
+_WRAPPED_ATTRIBUTES = frozenset({"module", "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
 
 
 def module_classes(facts) -> Dict[str, List[cst.ClassDef]]:
@@ -201,6 +225,28 @@ def _namespace_holder(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value in _NAMESPACE_ATTRIBUTES
 
 
+def _lookup_by_key(string: cst.SimpleString, parents) -> Optional[cst.BaseExpression]:
+    """The lookup that `string` is the name or key of, where it may find a class or a def of the
+    file: `getattr(o, "Prof")`, `globals()["Prof"]`, `vars(m).get("Prof")` (a namespace's key).
+    None for any other use of the string."""
+    parent = parents.get(string)
+    if isinstance(parent, cst.Arg):
+        call = parents.get(parent)
+        if not isinstance(call, cst.Call):
+            return None
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) > 1 and call.args[1] is parent:
+            return call
+        if isinstance(func, cst.Attribute) and func.attr.value in ("get", "pop", "setdefault", "__getitem__") and call.args[0] is parent and _namespace_holder(func.value):
+            return call
+        return None
+    if isinstance(parent, cst.Index):
+        subscript = parents.get(parents.get(parent))
+        if isinstance(subscript, cst.Subscript) and _namespace_holder(subscript.value):
+            return subscript
+    return None
+
+
 def _class_parameter(function: cst.FunctionDef) -> Optional[str]:
     """The parameter a classmethod or `__new__` binds to the class."""
     decorated = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.decorators)
@@ -220,6 +266,7 @@ class _Search:
         self.attributes: Dict[str, Set[str]] = {}
         self._namespace: Optional[bool] = None
         self._lookup_calls: Optional[Tuple[List[cst.Call], bool]] = None
+        self._string_texts: Optional[Set[str]] = None
         self.params: Set[Tuple[int, str, str]] = set()
         self._defs: Dict[str, List[cst.FunctionDef]] = facts.functions_by_name
         self.method_names = frozenset(
@@ -338,10 +385,27 @@ class _Search:
                             outer = self.parents.get(read)
                             if isinstance(outer, cst.Call) and outer.func is read:
                                 self.push(outer, name)
+                            # Review, round 17: `object.__new__(cls)` / `super().__new__(cls)` makes one too.
+                            call = self.parents.get(outer) if isinstance(outer, cst.Arg) and outer.value is read else None
+                            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__new__" and call.args[0] is outer:
+                                self.push(call, name)
         for call in self.nodes.get(cst.Call, ()):
             func = call.func
             if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "type" or isinstance(func, cst.Attribute) and func.attr.value == "__class__":
                 self.push(call, ANY)
+            made = self._made_by_no_call(call, classes)
+            if made is not None:
+                self.push(call, made)
+        for string in self.nodes.get(cst.SimpleString, ()):
+            # Review, round 17: a module class looked up by its name and called where it stands
+            # (`globals()["Prof"]()`, `getattr(sys.modules[__name__], "Prof")()`): the instance it
+            # makes is followed (handed on uncalled, `callees.handed_functions` hands its class on).
+            name = string_value(string)
+            if name in classes:
+                lookup = _lookup_by_key(string, self.parents)
+                outer = self.parents.get(lookup) if lookup is not None else None
+                if isinstance(outer, cst.Call) and outer.func is lookup:
+                    self.push(outer, name)
         while self.todo:
             node, cls = self.todo.pop()
             if cls in self.escaped or ANY in self.escaped:
@@ -352,6 +416,52 @@ class _Search:
 
     def _qualified(self, func: cst.BaseExpression) -> Set[str]:
         return set(self.classifier.qualified(func))
+
+    def _file_callable(self, value: cst.BaseExpression) -> bool:
+        """`value` is a def or lambda of the file, or a constant (`apply(fn)`, `register_forward_hook(hook, prepend=True)`)."""
+        if isinstance(value, cst.Lambda) or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        return isinstance(value, cst.Name) and (value.value in self._defs or value.value in ("True", "False", "None"))
+
+    def _strings(self) -> Set[str]:
+        """The names a container's submodules may have by the file: its strings written as a key (of
+        a dict display, `ModuleDict({"a": net})`; first of a pair, `OrderedDict([("enc", net)])`)
+        and keywords of `dict(...)` (`ModuleDict(dict(a=net))`). (Not every string: a buffer's name,
+        `register_buffer("distances", t)`, reads a tensor.)"""
+        if self._string_texts is None:
+            texts: Set[str] = set()
+            for string in self.nodes.get(cst.SimpleString, ()):
+                parent = self.parents.get(string)
+                pair = self.parents.get(parent) if isinstance(parent, cst.Element) else None
+                if (
+                    isinstance(parent, cst.DictElement) and parent.key is string
+                    or isinstance(pair, cst.Tuple) and len(pair.elements) == 2 and pair.elements[0] is parent
+                ):
+                    text = string_value(string)
+                    if text is not None:
+                        texts.add(text)
+            for call in self.nodes.get(cst.Call, ()):
+                if isinstance(call.func, cst.Name) and call.func.value == "dict":
+                    texts.update(a.keyword.value for a in call.args if a.keyword is not None)
+            self._string_texts = texts
+        return self._string_texts
+
+    def _made_by_no_call(self, call: cst.Call, classes) -> Optional[str]:
+        """Review, round 17: the module class (or `ANY`) whose instance `call` gives with no call of
+        the class the file shows: `X.__new__(Prof)` (an instance not yet built: `nn.Module.__init__`
+        then makes it a module), an unpickler's or the collector's result (`_INSTANCE_SOURCES`)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__new__" and call.args and not call.args[0].star:
+            first = call.args[0].value
+            if isinstance(first, cst.Name) and first.value in classes:
+                return first.value
+            return None  # a class parameter's (`cls.__new__(cls)`): `run` follows those
+        qualified = self._qualified(func)
+        if qualified & _INSTANCE_SOURCES or any(q.split(".")[0] in _UNPICKLING_MODULES for q in qualified):
+            if any(a.keyword is not None and a.keyword.value == "weights_only" and isinstance(a.value, cst.Name) and a.value.value == "True" for a in call.args):
+                return None  # `torch.load(f, weights_only=True)` builds tensors and containers only
+            return ANY
+        return None
 
     def follow(self, node: cst.CSTNode, cls: str) -> bool:
         """Whether the use of the value `node` (an instance of `cls`) is proven harmless, after
@@ -378,6 +488,13 @@ class _Search:
             attr = parent.attr.value
             outer = self.parents.get(parent)
             called = isinstance(outer, cst.Call) and outer.func is parent
+            if called and attr in _CALLBACK_TAKING and not all(self._file_callable(a.value) for a in outer.args):
+                # Review, round 17: torch calls the function handed to `apply` with every submodule
+                # (of any class of the file), a hook with the module: one not of the file
+                # (`net.apply(found.append)`) keeps them where the file does not follow them. (A def
+                # or lambda of the file is handed on itself, its body judged as such.)
+                self.escaped.add(ANY)
+                return False
             if called and attr in _HOLDING:
                 self.push(outer, ANY)  # what holds its submodules too (`.modules()`), of any class
                 return True
@@ -395,6 +512,12 @@ class _Search:
                 return True
             if not called and attr in _CALLING_ATTRIBUTES:
                 return False  # `net.__call__` handed as a bound method: it runs `forward` where it is called
+            if not called and (attr in _WRAPPED_ATTRIBUTES or attr in self._strings()):
+                # Review, round 17: `net` may be torch's wrapper or container holding the instance
+                # (followed from `nn.DataParallel(Prof())` as it), whose attribute of that name gives
+                # it (`.module`, `._orig_mod`, a `ModuleDict`'s key): followed as the instance.
+                self.push(parent, cls)
+                return True
             # Another attribute or method: torch's `Module`'s (`net.parameters()`, `net.weight`), or
             # the file's, whose body follows `self` (a `return self` there is followed at its calls).
             # (A submodule of the file read as an attribute, `net.enc`, is followed from its store,
@@ -471,6 +594,11 @@ class _Search:
         first = bool(call.args) and arg is call.args[0] and arg.keyword is None and not arg.star
         if first and qualified & {"builtins.hasattr", "builtins.setattr", "builtins.delattr"}:
             return True
+        if first and isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict" and "load_state_dict" not in self.method_names:
+            # Review, round 17: what an unpickler gives (`_INSTANCE_SOURCES`), loaded by torch's
+            # `Module`/`Optimizer.load_state_dict`, which copies its tensors and keeps nothing (not
+            # where a class of the file defines one).
+            return True
         if first and len(call.args) == 1 and "builtins.vars" in qualified:
             # `vars(net)` is `net.__dict__`: what holds its attributes, followed as that holder (stop 35:
             # `print(sorted(vars(lit).keys()))` handed every method of a LightningModule on).
@@ -479,9 +607,10 @@ class _Search:
         if first and "builtins.getattr" in qualified:
             # An attribute by a literal name: followed from the string where it names one bound to
             # a module (`getattr(self, "enc")`); by a computed name it may be any submodule.
+            # Review, round 17: by a literal name that no store of the file binds, a container's
+            # submodule too (`getattr(nn.Sequential(Prof()), "0")`): what it gives is followed as the instance.
             key = call.args[1].value if len(call.args) > 1 else None
-            if key is None or string_value(key) is None:
-                self.push(call, ANY)
+            self.push(call, ANY if key is None or string_value(key) is None else cls)
             return True
         if first and "builtins.type" in qualified and isinstance(self.parents.get(call), (cst.Attribute, cst.Comparison, cst.ComparisonTarget)):
             return True  # `type(net).__name__`, `type(net) is Net`: the class read, not handed on
