@@ -66,6 +66,19 @@ _WRAPPERS = frozenset({
     "collections.OrderedDict", "builtins.list", "builtins.tuple", "builtins.dict", "builtins.reversed",
     "builtins.enumerate", "builtins.zip",
 })
+# Review, round 17: constructors whose result is a new container (`_Search._fresh_container`).
+_NEW_CONTAINERS = frozenset({
+    "builtins.list", "builtins.dict", "builtins.set", "collections.deque", "collections.OrderedDict",
+    "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+    "torch.nn.modules.container.ModuleDict", "torch.nn.modules.container.Sequential",
+})
+# Review, round 17: decorators of a function of the file that call it with the arguments it is
+# called with and keep none (`_Search._passing`; `staticmethod`/`classmethod` by their names).
+_PASSING_DECORATORS = frozenset({
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autograd.no_grad",
+    "torch.autograd.enable_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.enable_grad",
+    "torch.autograd.grad_mode.inference_mode",
+})
 # Builtins that only read what they are handed and keep nothing (`print(net)` runs `Module.__repr__`,
 # no `forward`).
 _READING_BUILTINS = frozenset({
@@ -145,8 +158,25 @@ def _torch_module_base(facts, cls: cst.ClassDef) -> bool:
     return False
 
 
-def _forwards(facts, classes) -> List[cst.FunctionDef]:
-    return [s for c in classes for s in c.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+def _forwards(facts, classes) -> List[cst.CSTNode]:
+    """The `forward`s of `classes`: its defs, and a lambda bound to the name in a class body (review,
+    round 17: `forward = lambda self, *a: ...` is run by torch's `Module.__call__` as a def is)."""
+    return [m for c in classes for name, m in _class_methods(c) if name == "forward"]
+
+
+def _class_methods(cls: cst.ClassDef) -> List[Tuple[str, cst.CSTNode]]:
+    """The defs of a class body and the lambdas it binds to a name (`forward = lambda self, x: x`), by name."""
+    out: List[Tuple[str, cst.CSTNode]] = []
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            out.append((statement.name.value, statement))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda):
+                    out.extend((t.target.value, small.value) for t in small.targets if isinstance(t.target, cst.Name))
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.value, cst.Lambda) and isinstance(small.target, cst.Name):
+                    out.append((small.target.value, small.value))
+    return out
 
 
 def _descendants(facts, name: str) -> List[cst.ClassDef]:
@@ -158,7 +188,7 @@ def _descendants(facts, name: str) -> List[cst.ClassDef]:
     return out
 
 
-def forwards_of(facts, name: str) -> List[cst.FunctionDef]:
+def forwards_of(facts, name: str) -> List[cst.CSTNode]:
     """The `forward` defs an instance of the class `name` may run: its own, its bases' and its
     subclasses' of the file (`self` in a method may be an instance of a subclass). Where none of
     the file's is its `forward` (torch's runs), every method of those classes but the construction,
@@ -170,7 +200,7 @@ def forwards_of(facts, name: str) -> List[cst.FunctionDef]:
     classes.extend(_descendants(facts, name))
     if not own:
         return list(dict.fromkeys(
-            s for c in classes for s in c.body.body if isinstance(s, cst.FunctionDef) and s.name.value not in ("__init__", "__new__")
+            m for c in classes for name, m in _class_methods(c) if name not in ("__init__", "__new__")
         ))
     return list(dict.fromkeys(_forwards(facts, classes)))
 
@@ -417,6 +447,34 @@ class _Search:
     def _qualified(self, func: cst.BaseExpression) -> Set[str]:
         return set(self.classifier.qualified(func))
 
+    def _fresh_container(self, name: str, attribute: bool) -> bool:
+        """Every binding of the name `name` in the file (or, with `attribute`, every store of an
+        attribute by the name) is an assignment of a new container: a display, a comprehension, or
+        a call of a constructor of one (`_NEW_CONTAINERS`: `list(...)`, `nn.ModuleList()`; not
+        `callbacks = gc.callbacks`, a parameter, a loop's target, an import)."""
+        if attribute:
+            targets = [n for n in self.nodes.get(cst.Attribute, ()) if n.attr.value == name and _store_target(n, self.parents)]
+            if any(isinstance(self.parents.get(n), cst.Arg) for n in self.nodes.get(cst.SimpleString, ()) if string_value(n) == name):
+                return False  # `setattr(self, "blocks", outside)`
+        else:
+            targets = [
+                n for n in self.index.get(name, ())
+                if _store_target(n, self.parents) or isinstance(self.parents.get(n), (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem))
+            ]
+        if not targets:
+            return False
+        for target in targets:
+            parent = self.parents.get(target)
+            if not (isinstance(parent, cst.AssignTarget) and parent.target is target or isinstance(parent, cst.AnnAssign) and parent.target is target):
+                return False
+            statement = self.parents.get(parent) if isinstance(parent, cst.AssignTarget) else parent
+            value = getattr(statement, "value", None)
+            if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+                continue
+            if not (isinstance(value, cst.Call) and self._qualified(value.func) & _NEW_CONTAINERS):
+                return False
+        return True
+
     def _file_callable(self, value: cst.BaseExpression) -> bool:
         """`value` is a def or lambda of the file, or a constant (`apply(fn)`, `register_forward_hook(hook, prepend=True)`)."""
         if isinstance(value, cst.Lambda) or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -619,11 +677,17 @@ class _Search:
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in _ADDING:
             # `layers.append(Block())`, `self.blocks.append(Block())`: the list holds it.
+            # Review, round 17: only a container the file builds (`callbacks = gc.callbacks` then
+            # `callbacks.append(Watch())` hands it to the collector, which calls it): every binding of
+            # the name, or store of the attribute, a new display or an empty builtin container.
             receiver = func.value
-            if isinstance(receiver, cst.Name):
+            if isinstance(receiver, cst.Name) and self._fresh_container(receiver.value, False):
                 self.bind_name(receiver.value, cls)
                 return True
-            if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and self._own_object(receiver.value):
+            if (
+                isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and self._own_object(receiver.value)
+                and self._fresh_container(receiver.attr.value, True)
+            ):
                 self.bind_attribute(receiver.attr.value, cls)
                 return True
             return False
@@ -652,9 +716,11 @@ class _Search:
         position = call.args.index(arg)
         if isinstance(func, cst.Name) and func.value in self.facts.class_names and func.value not in self._defs:
             # `Net(Encoder())`: a parameter of the `__init__`s of that class of the file (and its bases').
+            classes = [k for c in self.facts.class_names[func.value] for k in (c, *self.facts._file_ancestors(c, set()))]
+            if any(c.decorators for c in classes):
+                return False  # (review, round 17) a class decorator may replace `__init__`
             functions = [
-                f for c in self.facts.class_names[func.value] for k in (c, *self.facts._file_ancestors(c, set()))
-                for f in k.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"
+                f for k in classes for f in k.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"
             ]
             return bool(functions) and self._bind_parameters(functions, call, position, True, cls)
         if isinstance(func, cst.Name) and func.value in self._defs:
@@ -674,12 +740,24 @@ class _Search:
         return False
 
     def _bind_parameters(self, functions, call: cst.Call, position: int, method: bool, cls: str) -> bool:
+        # Review, round 17: a decorated function's call runs the decorator's wrapper, which gets the
+        # argument first (`@traced` whose `inner(*args)` hands `args[0]` on): only decorators that
+        # hand the arguments on to the function unchanged and keep nothing (`_PASSING_DECORATORS`).
+        if not all(self._passing(d.decorator) for function in functions for d in function.decorators):
+            return False
         for function in functions:
             bound = self._parameter(function, call, position, method)
             if bound is None:
                 return False
             self.bind_name(bound, cls, function)
         return True
+
+    def _passing(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator whose wrapper calls the function with its arguments and keeps none of them."""
+        if isinstance(decorator, cst.Name) and decorator.value in ("staticmethod", "classmethod") and decorator.value not in self.facts.binding_counts:
+            return True
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        return bool(self._qualified(func) & _PASSING_DECORATORS)
 
     def _is_method(self, function: cst.FunctionDef) -> bool:
         return is_method(function, self.parents)
@@ -718,6 +796,28 @@ class _Search:
         if not decorators <= {"staticmethod", "classmethod", "property"}:
             return False  # a decorator may keep the function, or what it returns
         name = node.name.value
+        # Review, round 17: the function reached by its name as a string (`getattr(f, "build")()`,
+        # `vars(K)["build"](f)`, a property by `getattr(f, "made")`) or by a computed name called
+        # where it stands (`getattr(f, key)()`): what that gives is the return value too (a lookup
+        # not called there hands the function on: `callees.handed_functions` judges it, and the
+        # value it returns is not followed, so not proven).
+        for string in self.nodes.get(cst.SimpleString, ()):
+            lookup = _lookup_by_key(string, self.parents) if string_value(string) == name else None
+            if lookup is None:
+                continue
+            outer = self.parents.get(lookup)
+            if "property" in decorators:
+                self.push(lookup, cls)
+            elif isinstance(outer, cst.Call) and outer.func is lookup:
+                self.push(outer, cls)
+            else:
+                return False
+        for lookup in self._lookups()[0]:
+            outer = self.parents.get(lookup)
+            if "property" in decorators:
+                self.push(lookup, cls)
+            elif isinstance(outer, cst.Call) and outer.func is lookup:
+                self.push(outer, cls)
         if "property" in decorators:
             # A property's getter runs at each read of the attribute: the read is the value.
             for read in self.nodes.get(cst.Attribute, ()):
@@ -736,10 +836,10 @@ class _Search:
         return True
 
 
-def handed_module_forwards(facts, classifier) -> List[cst.FunctionDef]:
+def handed_module_forwards(facts, classifier) -> List[cst.CSTNode]:
     """The `forward` defs of the module classes of the file whose instances are handed to code
     outside it (`_Search`)."""
-    out: List[cst.FunctionDef] = []
+    out: List[cst.CSTNode] = []
     for name in sorted(_Search(facts, classifier).run()):
         out.extend(forwards_of(facts, name))
     return list(dict.fromkeys(out))
