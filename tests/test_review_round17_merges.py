@@ -46,6 +46,11 @@ Causes:
   (`@traced def install(m)`, whose `inner(*args)` hands `args[0]` to `sys.setprofile`, Y_16). Now
   only decorators that pass the arguments on and keep none (`_PASSING_DECORATORS`: torch's grad
   modes; `staticmethod`, `classmethod`: `_Search._passing`), and a class with no decorator.
+- A property's value was followed at reads of its attribute, though the file resolves names by
+  `operator.attrgetter` (`attrgetter("made")(Factory())`, Y_18): now not proven where the file
+  uses a resolver (`_Search._lookups`). A read of a name as a parameter's default was skipped as a
+  parameter (`_name_reads`, `returned`): `prof = Prof(); def install(m=prof): sys.setprofile(m)`
+  (Y_19). Now a default is a read, followed as the parameter in that def's or lambda's body.
 
 Near misses that stay safe and exact: a module of the file wrapped by `nn.DataParallel` and called,
 its `.module` loaded from `torch.load(..., weights_only=True)` by `load_state_dict`, `apply` of a
@@ -55,7 +60,8 @@ only loaded by `load_state_dict` into the module and the optimizer, `gc.collect(
 unpickler gives, followed as any module, is harmless as `load_state_dict`'s argument); builders
 reached by `getattr` by a literal and a computed name, a property by `getattr`, their modules
 appended to a `nn.ModuleList()` the file builds and called (Y_14); a module handed to functions of
-the file decorated by `@torch.no_grad()` and `@torch.enable_grad()`, which call it (Y_17).
+the file decorated by `@torch.no_grad()` and `@torch.enable_grad()`, which call it (Y_17); a module
+as the default of a def's and a lambda's parameter, called in their bodies (Y_20).
 """
 from pathlib import Path
 
@@ -81,11 +87,14 @@ EXPECTED = {
     "Y_13_gf003_property_by_getattr_name_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
     "Y_15_gf003_module_forward_lambda_as_profile": ("GF003", f"`a lambda` (line 18) {_HANDED}"),
     "Y_16_gf003_module_through_decorated_function_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
+    "Y_18_gf003_property_by_attrgetter_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
+    "Y_19_gf003_module_as_parameter_default_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
     # Near misses: a safe fix, executed exact.
     "Y_09_gf003_module_loaded_wrapped_and_kept_near_miss": ("GF003", None),
     "Y_10_gf003_checkpoint_loaded_into_module_near_miss": ("GF003", None),
     "Y_14_gf003_builder_by_name_kept_near_miss": ("GF003", None),
     "Y_17_gf003_module_through_no_grad_function_near_miss": ("GF003", None),
+    "Y_20_gf003_module_as_parameter_default_kept_near_miss": ("GF003", None),
 }
 
 # Every hole leaves a profile function behind: run in a process of its own.
@@ -122,6 +131,10 @@ def test_case(path):
         "found = []\nnn.Sequential(Net()).apply(found.append)\nsys.setprofile(found[0])",
         "reg = {}\nNet().register_forward_pre_hook(reg.setdefault)",
         "import gc\ncbs = gc.callbacks\ncbs.append(Net())",
+        "import operator\nclass F:\n    @property\n    def made(self):\n        return Net()\nsys.setprofile(operator.attrgetter('made')(F()))",
+        "p = Net()\ndef install(m=p):\n    sys.setprofile(m)",
+        "p = Net()\ng = lambda m=p: sys.setprofile(m)",
+        "def build():\n    return Net()\nsys.setprofile((lambda f=build: f())())",
         "def deco(f):\n    return f\n@deco\ndef run(m):\n    return m(1)\nrun(Net())",
         "def deco(c):\n    return c\n@deco\nclass T:\n    def __init__(self, m):\n        self.k = m(1)\nT(Net())",
         "class F:\n    def build(self):\n        return Net()\nsys.setprofile(getattr(F(), 'build')())",
@@ -154,6 +167,7 @@ def test_instances_made_or_given_back_unseen_are_followed(use):
         "layers = []\nlayers.append(Net())\nseq = nn.Sequential(*layers)\nseq(1)",
         "class F:\n    def build(self):\n        return Net()\nm = getattr(F(), 'build')()\nm(1)",
         "@torch.no_grad()\ndef run(m):\n    return m(1)\nrun(Net())",
+        "p = Net()\ndef run(x, m=p):\n    return m(x)\nrun(1)",
         "class T:\n    @classmethod\n    def run(cls, m):\n        return m(1)\n    def go(self):\n        return self.run(Net())",
         "import collections\nq = collections.deque()\nq.append(Net())\nq[0](1)",
         "class H(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.blocks = nn.ModuleList()\n        self.blocks = list()\n        self.blocks.append(Net())",

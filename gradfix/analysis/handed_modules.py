@@ -20,6 +20,14 @@ What is a list of known cases, not a proof: torch's methods that return the modu
 submodules (`_SELF_RETURNING`, `_HOLDING`, `_CONTAINER_GETTERS`), those whose result is no module
 (`_OTHER_RESULTS`), the wrappers (`_WRAPPERS`), the resolvers of a name (`_NAME_RESOLVERS`).
 Names are followed by their text over the whole file (a rebinding only adds reads).
+
+Review, round 17: instances made with no `C(...)` the file shows are followed too (unpicklers and the
+collector, `_INSTANCE_SOURCES`; `X.__new__(C)`; a class called by a lookup of its name); so are a
+wrapper's or container's attributes that give the module (`_WRAPPED_ATTRIBUTES`, the file's
+container keys), a builder's return reached by `getattr`, class-body lambdas as methods. Known
+lists added: `_CALLBACK_TAKING` (torch calls what it is handed with the module), `_NEW_CONTAINERS`
+(what `.append` may add to), `_PASSING_DECORATORS` (a decorated def's parameters are followed only
+under these).
 """
 
 from __future__ import annotations
@@ -229,8 +237,10 @@ def _name_reads(scope: cst.CSTNode, name: str, parents, index: Optional[Dict[str
             continue
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
-        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
             continue
+        if isinstance(parent, cst.Param) and parent.name is node:
+            continue  # (review, round 17: a parameter's default, `def f(m=prof)`, is a read)
         if _store_target(node, parents):
             continue
         out.append(node)
@@ -614,6 +624,14 @@ class _Search:
             return True
         if isinstance(parent, cst.Return):
             return self.returned(parent, cls)
+        if isinstance(parent, cst.Param) and parent.default is node:
+            # Review, round 17: a parameter's default (`def install(m=prof)`): the parameter in the
+            # body of that def or lambda.
+            owner = self.parents.get(self.parents.get(parent))
+            if isinstance(owner, (cst.FunctionDef, cst.Lambda)):
+                self.bind_name(parent.name.value, cls, owner)
+                return True
+            return False
         if isinstance(parent, (cst.Expr, cst.Comparison, cst.ComparisonTarget, cst.If, cst.While, cst.Assert, cst.Del,
                                cst.FormattedStringExpression, cst.UnaryOperation)):
             return True
@@ -818,6 +836,8 @@ class _Search:
                 self.push(lookup, cls)
             elif isinstance(outer, cst.Call) and outer.func is lookup:
                 self.push(outer, cls)
+        if "property" in decorators and self._lookups()[1]:
+            return False  # (review, round 17) `operator.attrgetter("made")(f)` gives its value unseen
         if "property" in decorators:
             # A property's getter runs at each read of the attribute: the read is the value.
             for read in self.nodes.get(cst.Attribute, ()):
@@ -826,8 +846,10 @@ class _Search:
             return True
         for read in self.index.get(name, ()):
             parent = self.parents.get(read)
-            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.Param, cst.NameItem)) or isinstance(parent, cst.Arg) and parent.keyword is read:
+            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.NameItem)) or isinstance(parent, cst.Arg) and parent.keyword is read:
                 continue
+            if isinstance(parent, cst.Param) and parent.name is read:
+                continue  # (review, round 17: not a default, `lambda f=build: f()`, which hands it on)
             target = parent if isinstance(parent, cst.Attribute) and parent.attr is read else read
             outer = self.parents.get(target)
             if not (isinstance(outer, cst.Call) and outer.func is target):
