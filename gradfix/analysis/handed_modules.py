@@ -20,6 +20,14 @@ What is a list of known cases, not a proof: torch's methods that return the modu
 submodules (`_SELF_RETURNING`, `_HOLDING`, `_CONTAINER_GETTERS`), those whose result is no module
 (`_OTHER_RESULTS`), the wrappers (`_WRAPPERS`), the resolvers of a name (`_NAME_RESOLVERS`).
 Names are followed by their text over the whole file (a rebinding only adds reads).
+
+Review, round 17: instances made with no `C(...)` the file shows are followed too (unpicklers and the
+collector, `_INSTANCE_SOURCES`; `X.__new__(C)`; a class called by a lookup of its name); so are a
+wrapper's or container's attributes that give the module (`_WRAPPED_ATTRIBUTES`, the file's
+container keys), a builder's return reached by `getattr`, class-body lambdas as methods. Known
+lists added: `_CALLBACK_TAKING` (torch calls what it is handed with the module), `_NEW_CONTAINERS`
+(what `.append` may add to), `_PASSING_DECORATORS` (a decorated def's parameters are followed only
+under these).
 """
 
 from __future__ import annotations
@@ -41,6 +49,14 @@ _SELF_RETURNING = frozenset({
     "to", "cuda", "cpu", "xpu", "ipu", "mtia", "float", "double", "half", "bfloat16", "type", "train", "eval",
     "requires_grad_", "apply", "share_memory", "to_empty",
 })
+# Review, round 17: torch's `Module` methods that call the function handed to them with the module
+# or its submodules (`apply(fn)`: `fn(m)` for each; a hook: `hook(module, ...)`).
+_CALLBACK_TAKING = frozenset({
+    "apply", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
+    "register_state_dict_post_hook", "_register_state_dict_hook", "register_load_state_dict_pre_hook",
+    "register_load_state_dict_post_hook", "_register_load_state_dict_pre_hook",
+})
 # torch's `Module` methods whose result holds the module or its submodules (`modules()` yields the
 # module itself first): followed as a holder of instances.
 _HOLDING = frozenset({"modules", "children", "named_modules", "named_children", "get_submodule"})
@@ -57,6 +73,19 @@ _WRAPPERS = frozenset({
     "torch.compile", "torch.jit.script", "copy.deepcopy", "copy.copy",
     "collections.OrderedDict", "builtins.list", "builtins.tuple", "builtins.dict", "builtins.reversed",
     "builtins.enumerate", "builtins.zip",
+})
+# Review, round 17: constructors whose result is a new container (`_Search._fresh_container`).
+_NEW_CONTAINERS = frozenset({
+    "builtins.list", "builtins.dict", "builtins.set", "collections.deque", "collections.OrderedDict",
+    "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+    "torch.nn.modules.container.ModuleDict", "torch.nn.modules.container.Sequential",
+})
+# Review, round 17: decorators of a function of the file that call it with the arguments it is
+# called with and keep none (`_Search._passing`; `staticmethod`/`classmethod` by their names).
+_PASSING_DECORATORS = frozenset({
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.autograd.no_grad",
+    "torch.autograd.enable_grad", "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.enable_grad",
+    "torch.autograd.grad_mode.inference_mode",
 })
 # Builtins that only read what they are handed and keep nothing (`print(net)` runs `Module.__repr__`,
 # no `forward`).
@@ -91,6 +120,22 @@ _CONTAINER_GETTERS = frozenset({"values", "items", "pop", "popitem", "get", "__g
 _NAME_RESOLVERS = frozenset({"operator.attrgetter", "operator.methodcaller", "inspect.getattr_static"})
 # Every module class of the file (a submodule reached through a holder may be of any).
 ANY = "*"
+# Review, round 17: calls that give objects made or found where the file shows no `C(...)`: an
+# unpickler rebuilds an instance the file (or an earlier run of it) saved (`torch.save(Prof(), buf)`
+# then `torch.load(buf)`), the collector finds any live one (`gc.get_objects()`). What they give is
+# followed as instances of any module class of the file. (The modules whose every loader is named;
+# `torch.load(..., weights_only=True)` builds no module and is left out.)
+_UNPICKLING_MODULES = frozenset({"pickle", "_pickle", "dill", "cloudpickle", "joblib", "shelve", "jsonpickle", "pickletools"})
+_INSTANCE_SOURCES = frozenset({
+    "torch.load", "torch.serialization.load", "torch.hub.load", "torch.hub.load_state_dict_from_url",
+    "torch.package.PackageImporter", "gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage",
+    "copyreg.__newobj__", "copyreg._reconstructor",
+})
+# Review, round 17: the attributes by which torch's wrappers give the module they wrap
+# (`nn.DataParallel(net).module`, DDP's and FSDP's `.module`, `torch.compile(net)._orig_mod`); a
+# container's submodules are read by the names the file gives them as strings (`ModuleDict({"a":
+# net}).a`, `Sequential(OrderedDict([("enc", net)])).enc`), followed in `_Search.follow`.
+_WRAPPED_ATTRIBUTES = frozenset({"module", "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
 
 
 def module_classes(facts) -> Dict[str, List[cst.ClassDef]]:
@@ -121,8 +166,25 @@ def _torch_module_base(facts, cls: cst.ClassDef) -> bool:
     return False
 
 
-def _forwards(facts, classes) -> List[cst.FunctionDef]:
-    return [s for c in classes for s in c.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+def _forwards(facts, classes) -> List[cst.CSTNode]:
+    """The `forward`s of `classes`: its defs, and a lambda bound to the name in a class body (review,
+    round 17: `forward = lambda self, *a: ...` is run by torch's `Module.__call__` as a def is)."""
+    return [m for c in classes for name, m in _class_methods(c) if name == "forward"]
+
+
+def _class_methods(cls: cst.ClassDef) -> List[Tuple[str, cst.CSTNode]]:
+    """The defs of a class body and the lambdas it binds to a name (`forward = lambda self, x: x`), by name."""
+    out: List[Tuple[str, cst.CSTNode]] = []
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef):
+            out.append((statement.name.value, statement))
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Lambda):
+                    out.extend((t.target.value, small.value) for t in small.targets if isinstance(t.target, cst.Name))
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.value, cst.Lambda) and isinstance(small.target, cst.Name):
+                    out.append((small.target.value, small.value))
+    return out
 
 
 def _descendants(facts, name: str) -> List[cst.ClassDef]:
@@ -134,7 +196,7 @@ def _descendants(facts, name: str) -> List[cst.ClassDef]:
     return out
 
 
-def forwards_of(facts, name: str) -> List[cst.FunctionDef]:
+def forwards_of(facts, name: str) -> List[cst.CSTNode]:
     """The `forward` defs an instance of the class `name` may run: its own, its bases' and its
     subclasses' of the file (`self` in a method may be an instance of a subclass). Where none of
     the file's is its `forward` (torch's runs), every method of those classes but the construction,
@@ -146,7 +208,7 @@ def forwards_of(facts, name: str) -> List[cst.FunctionDef]:
     classes.extend(_descendants(facts, name))
     if not own:
         return list(dict.fromkeys(
-            s for c in classes for s in c.body.body if isinstance(s, cst.FunctionDef) and s.name.value not in ("__init__", "__new__")
+            m for c in classes for name, m in _class_methods(c) if name not in ("__init__", "__new__")
         ))
     return list(dict.fromkeys(_forwards(facts, classes)))
 
@@ -175,8 +237,10 @@ def _name_reads(scope: cst.CSTNode, name: str, parents, index: Optional[Dict[str
             continue
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             continue
-        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
             continue
+        if isinstance(parent, cst.Param) and parent.name is node:
+            continue  # (review, round 17: a parameter's default, `def f(m=prof)`, is a read)
         if _store_target(node, parents):
             continue
         out.append(node)
@@ -201,6 +265,28 @@ def _namespace_holder(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value in _NAMESPACE_ATTRIBUTES
 
 
+def _lookup_by_key(string: cst.SimpleString, parents) -> Optional[cst.BaseExpression]:
+    """The lookup that `string` is the name or key of, where it may find a class or a def of the
+    file: `getattr(o, "Prof")`, `globals()["Prof"]`, `vars(m).get("Prof")` (a namespace's key).
+    None for any other use of the string."""
+    parent = parents.get(string)
+    if isinstance(parent, cst.Arg):
+        call = parents.get(parent)
+        if not isinstance(call, cst.Call):
+            return None
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "getattr" and len(call.args) > 1 and call.args[1] is parent:
+            return call
+        if isinstance(func, cst.Attribute) and func.attr.value in ("get", "pop", "setdefault", "__getitem__") and call.args[0] is parent and _namespace_holder(func.value):
+            return call
+        return None
+    if isinstance(parent, cst.Index):
+        subscript = parents.get(parents.get(parent))
+        if isinstance(subscript, cst.Subscript) and _namespace_holder(subscript.value):
+            return subscript
+    return None
+
+
 def _class_parameter(function: cst.FunctionDef) -> Optional[str]:
     """The parameter a classmethod or `__new__` binds to the class."""
     decorated = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.decorators)
@@ -220,6 +306,7 @@ class _Search:
         self.attributes: Dict[str, Set[str]] = {}
         self._namespace: Optional[bool] = None
         self._lookup_calls: Optional[Tuple[List[cst.Call], bool]] = None
+        self._string_texts: Optional[Set[str]] = None
         self.params: Set[Tuple[int, str, str]] = set()
         self._defs: Dict[str, List[cst.FunctionDef]] = facts.functions_by_name
         self.method_names = frozenset(
@@ -338,10 +425,27 @@ class _Search:
                             outer = self.parents.get(read)
                             if isinstance(outer, cst.Call) and outer.func is read:
                                 self.push(outer, name)
+                            # Review, round 17: `object.__new__(cls)` / `super().__new__(cls)` makes one too.
+                            call = self.parents.get(outer) if isinstance(outer, cst.Arg) and outer.value is read else None
+                            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__new__" and call.args[0] is outer:
+                                self.push(call, name)
         for call in self.nodes.get(cst.Call, ()):
             func = call.func
             if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "type" or isinstance(func, cst.Attribute) and func.attr.value == "__class__":
                 self.push(call, ANY)
+            made = self._made_by_no_call(call, classes)
+            if made is not None:
+                self.push(call, made)
+        for string in self.nodes.get(cst.SimpleString, ()):
+            # Review, round 17: a module class looked up by its name and called where it stands
+            # (`globals()["Prof"]()`, `getattr(sys.modules[__name__], "Prof")()`): the instance it
+            # makes is followed (handed on uncalled, `callees.handed_functions` hands its class on).
+            name = string_value(string)
+            if name in classes:
+                lookup = _lookup_by_key(string, self.parents)
+                outer = self.parents.get(lookup) if lookup is not None else None
+                if isinstance(outer, cst.Call) and outer.func is lookup:
+                    self.push(outer, name)
         while self.todo:
             node, cls = self.todo.pop()
             if cls in self.escaped or ANY in self.escaped:
@@ -352,6 +456,80 @@ class _Search:
 
     def _qualified(self, func: cst.BaseExpression) -> Set[str]:
         return set(self.classifier.qualified(func))
+
+    def _fresh_container(self, name: str, attribute: bool) -> bool:
+        """Every binding of the name `name` in the file (or, with `attribute`, every store of an
+        attribute by the name) is an assignment of a new container: a display, a comprehension, or
+        a call of a constructor of one (`_NEW_CONTAINERS`: `list(...)`, `nn.ModuleList()`; not
+        `callbacks = gc.callbacks`, a parameter, a loop's target, an import)."""
+        if attribute:
+            targets = [n for n in self.nodes.get(cst.Attribute, ()) if n.attr.value == name and _store_target(n, self.parents)]
+            if any(isinstance(self.parents.get(n), cst.Arg) for n in self.nodes.get(cst.SimpleString, ()) if string_value(n) == name):
+                return False  # `setattr(self, "blocks", outside)`
+        else:
+            targets = [
+                n for n in self.index.get(name, ())
+                if _store_target(n, self.parents) or isinstance(self.parents.get(n), (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem))
+            ]
+        if not targets:
+            return False
+        for target in targets:
+            parent = self.parents.get(target)
+            if not (isinstance(parent, cst.AssignTarget) and parent.target is target or isinstance(parent, cst.AnnAssign) and parent.target is target):
+                return False
+            statement = self.parents.get(parent) if isinstance(parent, cst.AssignTarget) else parent
+            value = getattr(statement, "value", None)
+            if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+                continue
+            if not (isinstance(value, cst.Call) and self._qualified(value.func) & _NEW_CONTAINERS):
+                return False
+        return True
+
+    def _file_callable(self, value: cst.BaseExpression) -> bool:
+        """`value` is a def or lambda of the file, or a constant (`apply(fn)`, `register_forward_hook(hook, prepend=True)`)."""
+        if isinstance(value, cst.Lambda) or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+            return True
+        return isinstance(value, cst.Name) and (value.value in self._defs or value.value in ("True", "False", "None"))
+
+    def _strings(self) -> Set[str]:
+        """The names a container's submodules may have by the file: its strings written as a key (of
+        a dict display, `ModuleDict({"a": net})`; first of a pair, `OrderedDict([("enc", net)])`)
+        and keywords of `dict(...)` (`ModuleDict(dict(a=net))`). (Not every string: a buffer's name,
+        `register_buffer("distances", t)`, reads a tensor.)"""
+        if self._string_texts is None:
+            texts: Set[str] = set()
+            for string in self.nodes.get(cst.SimpleString, ()):
+                parent = self.parents.get(string)
+                pair = self.parents.get(parent) if isinstance(parent, cst.Element) else None
+                if (
+                    isinstance(parent, cst.DictElement) and parent.key is string
+                    or isinstance(pair, cst.Tuple) and len(pair.elements) == 2 and pair.elements[0] is parent
+                ):
+                    text = string_value(string)
+                    if text is not None:
+                        texts.add(text)
+            for call in self.nodes.get(cst.Call, ()):
+                if isinstance(call.func, cst.Name) and call.func.value == "dict":
+                    texts.update(a.keyword.value for a in call.args if a.keyword is not None)
+            self._string_texts = texts
+        return self._string_texts
+
+    def _made_by_no_call(self, call: cst.Call, classes) -> Optional[str]:
+        """Review, round 17: the module class (or `ANY`) whose instance `call` gives with no call of
+        the class the file shows: `X.__new__(Prof)` (an instance not yet built: `nn.Module.__init__`
+        then makes it a module), an unpickler's or the collector's result (`_INSTANCE_SOURCES`)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__new__" and call.args and not call.args[0].star:
+            first = call.args[0].value
+            if isinstance(first, cst.Name) and first.value in classes:
+                return first.value
+            return None  # a class parameter's (`cls.__new__(cls)`): `run` follows those
+        qualified = self._qualified(func)
+        if qualified & _INSTANCE_SOURCES or any(q.split(".")[0] in _UNPICKLING_MODULES for q in qualified):
+            if any(a.keyword is not None and a.keyword.value == "weights_only" and isinstance(a.value, cst.Name) and a.value.value == "True" for a in call.args):
+                return None  # `torch.load(f, weights_only=True)` builds tensors and containers only
+            return ANY
+        return None
 
     def follow(self, node: cst.CSTNode, cls: str) -> bool:
         """Whether the use of the value `node` (an instance of `cls`) is proven harmless, after
@@ -378,6 +556,13 @@ class _Search:
             attr = parent.attr.value
             outer = self.parents.get(parent)
             called = isinstance(outer, cst.Call) and outer.func is parent
+            if called and attr in _CALLBACK_TAKING and not all(self._file_callable(a.value) for a in outer.args):
+                # Review, round 17: torch calls the function handed to `apply` with every submodule
+                # (of any class of the file), a hook with the module: one not of the file
+                # (`net.apply(found.append)`) keeps them where the file does not follow them. (A def
+                # or lambda of the file is handed on itself, its body judged as such.)
+                self.escaped.add(ANY)
+                return False
             if called and attr in _HOLDING:
                 self.push(outer, ANY)  # what holds its submodules too (`.modules()`), of any class
                 return True
@@ -395,6 +580,12 @@ class _Search:
                 return True
             if not called and attr in _CALLING_ATTRIBUTES:
                 return False  # `net.__call__` handed as a bound method: it runs `forward` where it is called
+            if not called and (attr in _WRAPPED_ATTRIBUTES or attr in self._strings()):
+                # Review, round 17: `net` may be torch's wrapper or container holding the instance
+                # (followed from `nn.DataParallel(Prof())` as it), whose attribute of that name gives
+                # it (`.module`, `._orig_mod`, a `ModuleDict`'s key): followed as the instance.
+                self.push(parent, cls)
+                return True
             # Another attribute or method: torch's `Module`'s (`net.parameters()`, `net.weight`), or
             # the file's, whose body follows `self` (a `return self` there is followed at its calls).
             # (A submodule of the file read as an attribute, `net.enc`, is followed from its store,
@@ -433,6 +624,14 @@ class _Search:
             return True
         if isinstance(parent, cst.Return):
             return self.returned(parent, cls)
+        if isinstance(parent, cst.Param) and parent.default is node:
+            # Review, round 17: a parameter's default (`def install(m=prof)`): the parameter in the
+            # body of that def or lambda.
+            owner = self.parents.get(self.parents.get(parent))
+            if isinstance(owner, (cst.FunctionDef, cst.Lambda)):
+                self.bind_name(parent.name.value, cls, owner)
+                return True
+            return False
         if isinstance(parent, (cst.Expr, cst.Comparison, cst.ComparisonTarget, cst.If, cst.While, cst.Assert, cst.Del,
                                cst.FormattedStringExpression, cst.UnaryOperation)):
             return True
@@ -471,6 +670,11 @@ class _Search:
         first = bool(call.args) and arg is call.args[0] and arg.keyword is None and not arg.star
         if first and qualified & {"builtins.hasattr", "builtins.setattr", "builtins.delattr"}:
             return True
+        if first and isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_state_dict" and "load_state_dict" not in self.method_names:
+            # Review, round 17: what an unpickler gives (`_INSTANCE_SOURCES`), loaded by torch's
+            # `Module`/`Optimizer.load_state_dict`, which copies its tensors and keeps nothing (not
+            # where a class of the file defines one).
+            return True
         if first and len(call.args) == 1 and "builtins.vars" in qualified:
             # `vars(net)` is `net.__dict__`: what holds its attributes, followed as that holder (stop 35:
             # `print(sorted(vars(lit).keys()))` handed every method of a LightningModule on).
@@ -479,9 +683,10 @@ class _Search:
         if first and "builtins.getattr" in qualified:
             # An attribute by a literal name: followed from the string where it names one bound to
             # a module (`getattr(self, "enc")`); by a computed name it may be any submodule.
+            # Review, round 17: by a literal name that no store of the file binds, a container's
+            # submodule too (`getattr(nn.Sequential(Prof()), "0")`): what it gives is followed as the instance.
             key = call.args[1].value if len(call.args) > 1 else None
-            if key is None or string_value(key) is None:
-                self.push(call, ANY)
+            self.push(call, ANY if key is None or string_value(key) is None else cls)
             return True
         if first and "builtins.type" in qualified and isinstance(self.parents.get(call), (cst.Attribute, cst.Comparison, cst.ComparisonTarget)):
             return True  # `type(net).__name__`, `type(net) is Net`: the class read, not handed on
@@ -490,11 +695,17 @@ class _Search:
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in _ADDING:
             # `layers.append(Block())`, `self.blocks.append(Block())`: the list holds it.
+            # Review, round 17: only a container the file builds (`callbacks = gc.callbacks` then
+            # `callbacks.append(Watch())` hands it to the collector, which calls it): every binding of
+            # the name, or store of the attribute, a new display or an empty builtin container.
             receiver = func.value
-            if isinstance(receiver, cst.Name):
+            if isinstance(receiver, cst.Name) and self._fresh_container(receiver.value, False):
                 self.bind_name(receiver.value, cls)
                 return True
-            if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and self._own_object(receiver.value):
+            if (
+                isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and self._own_object(receiver.value)
+                and self._fresh_container(receiver.attr.value, True)
+            ):
                 self.bind_attribute(receiver.attr.value, cls)
                 return True
             return False
@@ -523,9 +734,11 @@ class _Search:
         position = call.args.index(arg)
         if isinstance(func, cst.Name) and func.value in self.facts.class_names and func.value not in self._defs:
             # `Net(Encoder())`: a parameter of the `__init__`s of that class of the file (and its bases').
+            classes = [k for c in self.facts.class_names[func.value] for k in (c, *self.facts._file_ancestors(c, set()))]
+            if any(c.decorators for c in classes):
+                return False  # (review, round 17) a class decorator may replace `__init__`
             functions = [
-                f for c in self.facts.class_names[func.value] for k in (c, *self.facts._file_ancestors(c, set()))
-                for f in k.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"
+                f for k in classes for f in k.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"
             ]
             return bool(functions) and self._bind_parameters(functions, call, position, True, cls)
         if isinstance(func, cst.Name) and func.value in self._defs:
@@ -545,12 +758,24 @@ class _Search:
         return False
 
     def _bind_parameters(self, functions, call: cst.Call, position: int, method: bool, cls: str) -> bool:
+        # Review, round 17: a decorated function's call runs the decorator's wrapper, which gets the
+        # argument first (`@traced` whose `inner(*args)` hands `args[0]` on): only decorators that
+        # hand the arguments on to the function unchanged and keep nothing (`_PASSING_DECORATORS`).
+        if not all(self._passing(d.decorator) for function in functions for d in function.decorators):
+            return False
         for function in functions:
             bound = self._parameter(function, call, position, method)
             if bound is None:
                 return False
             self.bind_name(bound, cls, function)
         return True
+
+    def _passing(self, decorator: cst.BaseExpression) -> bool:
+        """A decorator whose wrapper calls the function with its arguments and keeps none of them."""
+        if isinstance(decorator, cst.Name) and decorator.value in ("staticmethod", "classmethod") and decorator.value not in self.facts.binding_counts:
+            return True
+        func = decorator.func if isinstance(decorator, cst.Call) else decorator
+        return bool(self._qualified(func) & _PASSING_DECORATORS)
 
     def _is_method(self, function: cst.FunctionDef) -> bool:
         return is_method(function, self.parents)
@@ -589,6 +814,30 @@ class _Search:
         if not decorators <= {"staticmethod", "classmethod", "property"}:
             return False  # a decorator may keep the function, or what it returns
         name = node.name.value
+        # Review, round 17: the function reached by its name as a string (`getattr(f, "build")()`,
+        # `vars(K)["build"](f)`, a property by `getattr(f, "made")`) or by a computed name called
+        # where it stands (`getattr(f, key)()`): what that gives is the return value too (a lookup
+        # not called there hands the function on: `callees.handed_functions` judges it, and the
+        # value it returns is not followed, so not proven).
+        for string in self.nodes.get(cst.SimpleString, ()):
+            lookup = _lookup_by_key(string, self.parents) if string_value(string) == name else None
+            if lookup is None:
+                continue
+            outer = self.parents.get(lookup)
+            if "property" in decorators:
+                self.push(lookup, cls)
+            elif isinstance(outer, cst.Call) and outer.func is lookup:
+                self.push(outer, cls)
+            else:
+                return False
+        for lookup in self._lookups()[0]:
+            outer = self.parents.get(lookup)
+            if "property" in decorators:
+                self.push(lookup, cls)
+            elif isinstance(outer, cst.Call) and outer.func is lookup:
+                self.push(outer, cls)
+        if "property" in decorators and self._lookups()[1]:
+            return False  # (review, round 17) `operator.attrgetter("made")(f)` gives its value unseen
         if "property" in decorators:
             # A property's getter runs at each read of the attribute: the read is the value.
             for read in self.nodes.get(cst.Attribute, ()):
@@ -597,8 +846,10 @@ class _Search:
             return True
         for read in self.index.get(name, ()):
             parent = self.parents.get(read)
-            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.Param, cst.NameItem)) or isinstance(parent, cst.Arg) and parent.keyword is read:
+            if isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.NameItem)) or isinstance(parent, cst.Arg) and parent.keyword is read:
                 continue
+            if isinstance(parent, cst.Param) and parent.name is read:
+                continue  # (review, round 17: not a default, `lambda f=build: f()`, which hands it on)
             target = parent if isinstance(parent, cst.Attribute) and parent.attr is read else read
             outer = self.parents.get(target)
             if not (isinstance(outer, cst.Call) and outer.func is target):
@@ -607,10 +858,10 @@ class _Search:
         return True
 
 
-def handed_module_forwards(facts, classifier) -> List[cst.FunctionDef]:
+def handed_module_forwards(facts, classifier) -> List[cst.CSTNode]:
     """The `forward` defs of the module classes of the file whose instances are handed to code
     outside it (`_Search`)."""
-    out: List[cst.FunctionDef] = []
+    out: List[cst.CSTNode] = []
     for name in sorted(_Search(facts, classifier).run()):
         out.extend(forwards_of(facts, name))
     return list(dict.fromkeys(out))

@@ -1,0 +1,36 @@
+# GF003 safe merge wrong: an instance of a module class of the file kept in the file (`keep.eval()`) is found again by `gc.get_objects()`, which shows no `Prof(...)` call: handed to `sys.setprofile`, its `forward` reads `w.grad` at the `print` between the passes: the first pass's gradient sum before, `None` after the merge.
+import sys
+import gc
+
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+w = torch.randn(3, requires_grad=True)
+seen = []
+
+
+class Prof(nn.Module):
+    def forward(self, frame, event, arg):
+        if event == "c_call" and arg is print:
+            seen.append(None if w.grad is None else round(w.grad.sum().item(), 4))
+
+
+keep = Prof()
+keep.eval()
+sys.setprofile([o for o in gc.get_objects() if isinstance(o, Prof)][0])
+
+
+def step():
+    l1 = (w * 2).tanh().sum()
+    l2 = (w * w).sum()
+    l1.backward(retain_graph=True)
+    print("x")
+    l2.backward()
+
+
+if __name__ == "__main__":
+    step()
+    sys.setprofile(None)
+    print(seen)
+    print(w.grad.tolist())
