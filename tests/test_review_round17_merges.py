@@ -45,7 +45,9 @@ Causes:
   decorated function's call runs the decorator's wrapper, which gets the argument first
   (`@traced def install(m)`, whose `inner(*args)` hands `args[0]` to `sys.setprofile`, Y_16). Now
   only decorators that pass the arguments on and keep none (`_PASSING_DECORATORS`: torch's grad
-  modes; `staticmethod`, `classmethod`: `_Search._passing`), and a class with no decorator.
+  modes; `staticmethod`, `classmethod`: `_Search._passing`), and a class with no decorator. The
+  lead (stop 36) found the same through a class: `Base.install(self)` of a decorated method bound
+  its first parameter unchecked (Y_21; Y_22 undecorated, a near miss).
 - A property's value was followed at reads of its attribute, though the file resolves names by
   `operator.attrgetter` (`attrgetter("made")(Factory())`, Y_18): now not proven where the file
   uses a resolver (`_Search._lookups`). A read of a name as a parameter's default was skipped as a
@@ -87,6 +89,8 @@ EXPECTED = {
     "Y_13_gf003_property_by_getattr_name_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
     "Y_15_gf003_module_forward_lambda_as_profile": ("GF003", f"`a lambda` (line 18) {_HANDED}"),
     "Y_16_gf003_module_through_decorated_function_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
+    "Y_21_gf003_module_through_decorated_base_method_as_profile": ("GF003", f"`forward` (line 31) {_HANDED}"),
+    "Y_22_gf003_module_through_base_method_kept_near_miss": ("GF003", None),
     "Y_18_gf003_property_by_attrgetter_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
     "Y_19_gf003_module_as_parameter_default_as_profile": ("GF003", f"`forward` (line 13) {_HANDED}"),
     # Near misses: a safe fix, executed exact.

@@ -726,6 +726,10 @@ class _Search:
             ]
             if not functions or any(_self_name(f) is None for f in functions):
                 return False
+            # (Stop 36, Y_21: a decorated method's call runs the decorator's wrapper first, as
+            # `_bind_parameters` says.)
+            if not all(self._passing(d.decorator) for f in functions for d in f.decorators):
+                return False
             for function in functions:
                 self.bind_name(_self_name(function), cls, function)
             return True
