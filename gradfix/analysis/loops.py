@@ -31,7 +31,6 @@ earlier call).
 
 from __future__ import annotations
 
-import builtins
 import sys
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -58,6 +57,7 @@ from gradfix.analysis.package_names import REFUSED as _REFUSED_MODULE_NAMES
 from gradfix.analysis.statements import may_catch
 from gradfix.reasons import LOOP, Reason
 from gradfix.analysis.vocabulary import (
+    BUILTIN_NAMES,
     BUILTINS_GRAPH_FREE,
     COLLECTING_METHODS,
     FRESH_LOSSES,
@@ -211,7 +211,7 @@ def graph_free(value: cst.BaseExpression, names: Optional[Callable[[str], bool]]
             return False
         if not isinstance(value, cst.Lambda) and names is None:
             return True
-        return all(name in _BUILTINS or (names is not None and names(name)) for name in free_reads(value))
+        return all(name in BUILTIN_NAMES or (names is not None and names(name)) for name in free_reads(value))
     if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
         # (`[*hs]` holds what `hs` holds.)
         return all(free(e.value) for e in value.elements)
@@ -438,7 +438,7 @@ def loop_reasons(
                         LOOP,
                     )
                 ]
-            if rebinder[1] and name in _BUILTINS and name not in module_bindings:
+            if rebinder[1] and name in BUILTIN_NAMES and name not in module_bindings:
                 return [
                     Reason(
                         f"`{name}` (read on line {line(reads[name])}) is a builtin the file may rebind (a star import, "
@@ -464,7 +464,7 @@ def loop_reasons(
             values += [value for root, value in _inplace_updates(scope.body if isinstance(scope, cst.FunctionDef) else scope) if root == name]
         if carried:
             values += inside.get(name, [])  # what one iteration hands to the next
-        if not values and name not in _BUILTINS:
+        if not values and name not in BUILTIN_NAMES:
             # Bound neither here nor at module level: a variable of an enclosing function, or a
             # `global`/`nonlocal` name bound elsewhere, whatever it holds.
             return [
@@ -2127,7 +2127,7 @@ def module_graph_reads(function: cst.FunctionDef, module: cst.Module) -> List[Tu
                 found.append((name, None))  # `from shared import h`: whatever that module built
             continue
         if name not in module_bindings and name not in writes:
-            if by_string and name not in _BUILTINS:
+            if by_string and name not in BUILTIN_NAMES:
                 found.append((name, None))
             continue
         if name in aliased:
@@ -2417,7 +2417,7 @@ def _iterable_graph_free(iterable: cst.BaseExpression, scope: cst.CSTNode, modul
         if name in params or name in ("self", "cls"):
             return False
         values = bindings.get(name) or module_bindings.get(name) or []
-        if not values and name not in _BUILTINS:
+        if not values and name not in BUILTIN_NAMES:
             return False  # a variable of an enclosing function: whatever it holds
         if name not in bindings:
             if writes is None:
@@ -2433,7 +2433,7 @@ def _reads_only(node: cst.CSTNode, names: Set[str]) -> bool:
     """Whether `node` reads one of `names` as a value, and every name it reads as a value (callees
     aside: `tqdm(loader)`) is one of them or a builtin."""
     found = _value_reads(node)
-    return bool(found & names) and all(name in names or name in _BUILTINS for name in found)
+    return bool(found & names) and all(name in names or name in BUILTIN_NAMES for name in found)
 
 
 def loop_inputs(statement: cst.CSTNode, scope: cst.CSTNode) -> List[str]:
@@ -2735,7 +2735,6 @@ def _bindings_outside(scope: cst.CSTNode, inner: Optional[cst.CSTNode]) -> Dict[
     return out
 
 
-_BUILTINS = frozenset(dir(builtins))
 
 
 def _module_writes(module: cst.Module) -> Dict[str, List[Optional[cst.BaseExpression]]]:

@@ -170,7 +170,7 @@ def node_maps(module: cst.Module) -> NodeMaps:
     module._codegen(state)
     if state.count == len(state.parents) + 1:
         # Every node written once, parents first: the module's nodes in (nearly) walk order.
-        written_order(module, list(state.parents))
+        written_order(module, state.parents)
     written = "".join(state.tokens)
     code = written[: -len(state.tokens[-1])] if state.drop_last else written
     made: List[_Text] = []

@@ -18,7 +18,11 @@ and the rules' own.
 
 from __future__ import annotations
 
+import builtins
 import re
+
+# Every name of Python's builtins module (what a name the file does not bind reads).
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 # -- callees: what may be evaluated once instead of twice (E1, E2) ------------------------
 

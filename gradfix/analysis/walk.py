@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from operator import attrgetter
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 import libcst as cst
 
@@ -191,7 +191,7 @@ def module_nodes(module: cst.Module) -> List[cst.CSTNode]:
 
 # id(module) -> (module, every node but the module, in the order libcst's codegen wrote them): left by
 # `positions.node_maps` (`written_order`), until `forget()`.
-_WRITTEN: Dict[int, Tuple[cst.CSTNode, List[cst.CSTNode]]] = {}
+_WRITTEN: Dict[int, Tuple[cst.CSTNode, Iterable[cst.CSTNode]]] = {}
 
 # The node types whose codegen writes their children in another order than libcst's visit (and
 # `children`) lists them: `AsName` visits its name before the whitespace around `as`, `Del` its
@@ -205,7 +205,7 @@ _WRITTEN_OUT_OF_ORDER = tuple(
 )
 
 
-def written_order(module: cst.Module, nodes: List[cst.CSTNode]) -> None:
+def written_order(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> None:
     """Note the order a codegen pass of `module` wrote its nodes in (`nodes`: each node but the
     module once, parents before children): `module_nodes` is then read off it instead of walking
     the tree again (a fifth of the time of a big file's analysis; stop 36)."""
@@ -223,7 +223,7 @@ def _module_nodes(module: cst.CSTNode) -> Tuple[List[cst.CSTNode], List[cst.CSTN
     return _walked(module)
 
 
-def _from_written(module: cst.CSTNode, nodes: List[cst.CSTNode]) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
+def _from_written(module: cst.CSTNode, nodes: Iterable[cst.CSTNode]) -> Tuple[List[cst.CSTNode], List[cst.CSTNode]]:
     """`_walked(module)` from the order codegen wrote the nodes in. Codegen writes a node, then its
     children one after another, as a pre-order does: both list each subtree as one run of the same
     nodes, so a subtree written out of the visiting order (`_WRITTEN_OUT_OF_ORDER`) is put right

@@ -5,7 +5,6 @@ from __future__ import annotations
 from gradfix.rules.gf002_detached_sum import CODE
 from gradfix.reasons import COEFFICIENT, Reason, Reasons
 
-import builtins
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -24,6 +23,7 @@ from gradfix.analysis.exprs import (
     contains_node,
     detach_receiver,
     is_literal,
+    last_name,
     own_scope_binding_counts,
     read_paths,
     scope_bindings,
@@ -43,7 +43,7 @@ from gradfix.fixes.rewrite import Rewrite
 from gradfix.rules._blocks import BlockVisitor
 from gradfix.analysis.loops import function_parameters
 from gradfix.analysis.statements import class_defs, is_method
-from gradfix.analysis.vocabulary import is_nn_class
+from gradfix.analysis.vocabulary import BUILTIN_NAMES, is_nn_class
 from gradfix.analysis.walk import node_types, nodes_of_type, walk_tree
 
 _STOP_TEXT = re.compile("detach|data")
@@ -393,18 +393,28 @@ class Visitor(BlockVisitor):
         `@dataclass`, attrs, a `NamedTuple` or pydantic base, an imported base."""
         if cls.decorators or cls.keywords:
             return False
-        own = {c.name.value: c for c in class_defs(self.facts.module)}
         for base in cls.bases:
             value = strip_parens(base.value)
             if isinstance(value, cst.Name) and value.value == "object" and not self.classifier.rebinds(("object",)):
                 continue
-            if isinstance(value, cst.Name) and value.value in own and id(own[value.value]) not in within | {id(cls)}:
-                if self.facts.binding_counts.get(value.value) == 1 and self._plain_constructor(own[value.value], within | {id(cls)}):
+            own = self.facts.class_names.get(value.value, ()) if isinstance(value, cst.Name) else ()
+            if own and id(own[-1]) not in within | {id(cls)}:
+                if self.facts.binding_counts.get(value.value) == 1 and self._plain_constructor(own[-1], within | {id(cls)}):
                     continue
                 return False
             if not any(is_nn_class(q) for q in self.classifier.qualified(value)):
                 return False
         return True
+
+    def _within_store_targets(self, kind: type) -> Set[int]:
+        """The ids of the file's nodes of `kind` that stand in a store's target (`x.k = v`, `for
+        x[i] in ...`, `del x.k`): stored into, or part of what is."""
+        return {
+            id(node)
+            for store in nodes_of_type(self.facts.module, _STORING)
+            for target in store_targets(store)
+            for node in nodes_of_type(target, kind)
+        }
 
     def _named_by_string(self, attribute: str) -> Optional[cst.CSTNode]:
         """The first call or store that names `attribute` as a string literal, other than a read
@@ -413,12 +423,7 @@ class Visitor(BlockVisitor):
         `register_buffer("beta", t)`/`register_parameter`, `vars(self)["beta"] = t`). Allowed: the
         name of `getattr`/`hasattr` (a read), a key of a dict display, a subscript read."""
         parents = self.facts.nodes.parents
-        stored = {
-            id(sub)
-            for node in nodes_of_type(self.facts.module, _STORING)
-            for target in store_targets(node)
-            for sub in nodes_of_type(target, cst.Subscript)
-        }
+        stored = self._within_store_targets(cst.Subscript)
         for string in nodes_of_type(self.facts.module, cst.SimpleString):
             if string_value(string) != attribute:
                 continue
@@ -504,7 +509,7 @@ class Visitor(BlockVisitor):
         seen.add(key)
         name = function.name.value
         method = is_method(function, self.facts.nodes.parents)
-        decorators = [_decorator_name(d) for d in function.decorators]
+        decorators = [last_name(strip_parens(d.decorator)) for d in function.decorators]
         if any(d not in ("staticmethod", "classmethod") for d in decorators) or not method and decorators:
             return f"is a parameter of `{name}`, which is decorated (gradfix does not follow the calls of its wrapper)"
         # torch's `Module.__call__` runs `forward`, and a class's `__call__` runs on `obj(x)`: every
@@ -566,7 +571,7 @@ class Visitor(BlockVisitor):
             base = base.value
         if not isinstance(base, cst.Name):
             return True  # `model(x).backward()`: a method of what a call returned
-        if isinstance(func, cst.Name) and func.value in _BUILTIN_NAMES and not self.classifier.rebinds((func.value,)):
+        if isinstance(func, cst.Name) and func.value in BUILTIN_NAMES and not self.classifier.rebinds((func.value,)):
             return False
         return self.facts.sole_imports.qualified(base.value, self.line(base)) is None
 
@@ -666,12 +671,8 @@ class Visitor(BlockVisitor):
             function = self.classifier.enclosing_function(at)
             if function is not None and name in self._passed_in(function):
                 return self._passed_values(function, name, seen)
-            parents = self.facts.nodes.parents
-            scope = parents.get(at)
-            while scope is not None:
-                if isinstance(scope, _SCOPES) and name in binding_counts(scope):
-                    return ""  # a name of an enclosing function's own (`b = torch.ones(3)`, `lambda b: ...`)
-                scope = parents.get(scope)
+            if any(isinstance(scope, _SCOPES) and name in binding_counts(scope) for scope in self._ancestors(at)):
+                return ""  # a name of an enclosing function's own (`b = torch.ones(3)`, `lambda b: ...`)
             bound = self._module_value(name)
             if bound is not None and (self._number_or_argument(bound, bound) or _one_element_tensor(bound, self.classifier)):
                 return None
@@ -691,12 +692,7 @@ class Visitor(BlockVisitor):
             return None
         if any(n.name.value == name for node in nodes_of_type(self.facts.module, cst.Global) for n in node.names):
             return None  # (`global BETA` in a function: bound there too)
-        stored = {
-            id(attribute)
-            for node in nodes_of_type(self.facts.module, _STORING)
-            for target in store_targets(node)
-            for attribute in nodes_of_type(target, cst.Attribute)
-        }
+        stored = self._within_store_targets(cst.Attribute)
         for node in nodes_of_type(self.facts.module, cst.Attribute):
             base = strip_parens(node.value)
             if isinstance(base, cst.Name) and base.value == name and (node.attr.value.endswith("_") or id(node) in stored):
@@ -723,11 +719,7 @@ class Visitor(BlockVisitor):
             for other in class_defs(self.facts.module):
                 if other.name.value in names:
                     continue
-                if any(
-                    (strip_parens(b.value).value if isinstance(strip_parens(b.value), cst.Name)
-                     else strip_parens(b.value).attr.value if isinstance(strip_parens(b.value), cst.Attribute) else None) in names
-                    for b in other.bases
-                ):
+                if any(last_name(strip_parens(b.value)) in names for b in other.bases):
                     names.add(other.name.value)
                     grown = True
         return names
@@ -1132,8 +1124,6 @@ def _real_literal(value: cst.BaseExpression) -> bool:
     return is_literal(value) and not isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
-_BUILTIN_NAMES = frozenset(dir(builtins))
-
 # The nodes whose names are their own scope's (a comprehension's targets too; a class body's, which its
 # methods do not see, taken as theirs too: an overestimate).
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.ClassDef)
@@ -1162,11 +1152,6 @@ def _one_element_tensor(value: cst.BaseExpression, classifier) -> bool:
     if _real_literal(data):
         return not (isinstance(data, cst.Name) and data.value == "None")
     return _one_element_tensor(data, classifier)
-
-
-def _decorator_name(decorator: cst.Decorator) -> Optional[str]:
-    node = strip_parens(decorator.decorator)
-    return node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else None
 
 
 def _stores_attribute_named(statements: Sequence[cst.CSTNode], names: Set[str]) -> bool:

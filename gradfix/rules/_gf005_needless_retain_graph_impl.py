@@ -245,7 +245,7 @@ class Visitor(BlockVisitor):
         of the class around (one `m` defined there); else None."""
         module = self.scopes[0]
         if isinstance(func, cst.Name):
-            if binding_counts(module).get(func.value) != 1:
+            if self.facts.binding_counts.get(func.value) != 1:
                 return None
             found = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == func.value]
             return (found[0], False) if found else None

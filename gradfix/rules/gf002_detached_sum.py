@@ -343,6 +343,12 @@ class _Normal:
         self.parts.append(text)
         self.size += len(text)
 
+    def _append(self, other: "_Normal") -> None:
+        """`other`'s text written here, its stop-gradients moved along with it."""
+        start = self.size
+        self._write(other.text)
+        self.stops |= {(a + start, b + start) for a, b in other.stops}
+
     def _add(self, node, data_operand: bool) -> None:
         if isinstance(node, list):
             self._write("[")
@@ -365,11 +371,11 @@ class _Normal:
         if _squared_difference(node):
             # `(a - b) ** 2` and `(b - a) ** 2` are one computation (`exprs.align_squared`): the
             # two sides in the order of their texts.
-            sides = sorted((node.left.left, node.left.right), key=lambda side: _Normal(side).text)
+            first, second = sorted((_Normal(node.left.left), _Normal(node.left.right)), key=lambda side: side.text)
             self._write("SquaredDifference(")
-            self._add(sides[0], True)
+            self._append(first)
             self._write(", ")
-            self._add(sides[1], True)
+            self._append(second)
             self._write(")")
             return
         self._write(type(node).__name__ + "(")

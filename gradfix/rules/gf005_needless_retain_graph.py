@@ -83,10 +83,10 @@ before later cells), which may backpropagate through the graph again.
 from __future__ import annotations
 
 import ast
-import builtins
 
 from gradfix import prechecks
 from gradfix.analysis.vocabulary import (
+    BUILTIN_NAMES,
     BUILTINS_GRAPH_FREE,
     KEEPS_GRAPH_FREE,
     MODULE_LEAF_METHODS,
@@ -105,7 +105,6 @@ REQUIRED_TOKENS = (b"backward(", prechecks.retain_keyword)
 # better one: the retain goes with it. (The merge of `l1.backward(retain_graph=True)` and a later
 # `l2.backward()` on a loss built afresh, the seed's shape, is GF001's or GF003's.)
 SUPERSEDED_BY = ("GF001", "GF003", "GF004")
-_BUILTINS = frozenset(dir(builtins))
 _CODE_METHODS = STEP_METHODS | MODULE_LEAF_METHODS
 
 def might_match(data: bytes, text: bytes, state: dict) -> bool:
@@ -170,7 +169,7 @@ def _loop_might_match(loop, params) -> bool:
         callees = {id(n.func) for n in ast.walk(loop.iter) if isinstance(n, ast.Call)}
         trusted = params | {"self", "cls"}
         values = [n.id for n in ast.walk(loop.iter) if isinstance(n, ast.Name) and id(n) not in callees]
-        if any(name in trusted for name in values) and all(name in trusted or name in _BUILTINS for name in values):
+        if any(name in trusted for name in values) and all(name in trusted or name in BUILTIN_NAMES for name in values):
             return True
         for node in ast.walk(loop.iter):
             if not isinstance(node, ast.Call):
